@@ -1,0 +1,25 @@
+// WRONG on purpose (suite/cumsum.py): an exclusive scan (each output is the sum of
+// the elements before it), while torch.cumsum is inclusive.
+#include <torch/extension.h>
+
+torch::Tensor forward(torch::Tensor x) {
+  TORCH_CHECK(x.device().is_cpu(), "cumsum: CPU tensor expected");
+  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "cumsum: float32 expected");
+  TORCH_CHECK(x.dim() >= 1, "cumsum: at least one dimension expected");
+  const auto xc = x.contiguous();
+  const int64_t cols = xc.size(-1);
+  const int64_t rows = cols == 0 ? 0 : xc.numel() / cols;
+  auto out = torch::empty(xc.sizes(), xc.options());
+  const float* px = xc.data_ptr<float>();
+  float* po = out.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double running = 0.0;
+    for (int64_t c = 0; c < cols; ++c) {
+      po[r * cols + c] = static_cast<float>(running);
+      running += px[r * cols + c];
+    }
+  }
+  return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward, "cumsum (CPU)"); }

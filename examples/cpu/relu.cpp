@@ -1,0 +1,16 @@
+// Correct CPU solution for suite/relu.py: out = max(x, 0) (fp32).
+#include <torch/extension.h>
+
+torch::Tensor forward(torch::Tensor x) {
+  TORCH_CHECK(x.device().is_cpu(), "relu: CPU tensor expected");
+  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "relu: float32 expected");
+  const auto xc = x.contiguous();
+  auto out = torch::empty(xc.sizes(), xc.options());
+  const float* px = xc.data_ptr<float>();
+  float* po = out.data_ptr<float>();
+  const int64_t n = xc.numel();
+  for (int64_t i = 0; i < n; ++i) po[i] = px[i] > 0.0f ? px[i] : 0.0f;
+  return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward, "relu (CPU)"); }

@@ -1,0 +1,52 @@
+// Correct HIP solution for suite/relu.py: out = max(x, 0) (fp32).
+#include <hip/hip_runtime.h>
+#include <torch/extension.h>
+#include <c10/core/DeviceGuard.h>
+// Launch on PyTorch's current stream: at::hip on ROCm builds of PyTorch, at::cuda when
+// built for NVIDIA through HIP portability headers, the null stream otherwise.
+#if __has_include(<ATen/hip/HIPContext.h>)
+#include <ATen/hip/HIPContext.h>
+#define KV_CURRENT_STREAM() at::hip::getCurrentHIPStream()
+#elif !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_HCC__) && \
+    __has_include(<ATen/cuda/CUDAContext.h>)
+#include <ATen/cuda/CUDAContext.h>
+#define KV_CURRENT_STREAM() at::cuda::getCurrentCUDAStream()
+#else
+#define KV_CURRENT_STREAM() hipStream_t(nullptr)
+#endif
+
+static inline void kv_check_launch(const char* what) {
+  const hipError_t err = hipGetLastError();
+  TORCH_CHECK(err == hipSuccess, what, ": kernel launch failed: ", hipGetErrorString(err));
+}
+
+constexpr int kThreads = 256;
+
+static int grid_for(int64_t n) {
+  return static_cast<int>(std::min<int64_t>((n + kThreads - 1) / kThreads, 4096));
+}
+
+__global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ out, int64_t n) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float v = x[i];
+    out[i] = v > 0.0f ? v : 0.0f;
+  }
+}
+
+torch::Tensor forward(torch::Tensor x) {
+  TORCH_CHECK(x.is_cuda(), "relu: GPU tensor expected");
+  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "relu: float32 expected");
+  const c10::DeviceGuard device_guard(x.device());
+  const auto xc = x.contiguous();
+  auto out = torch::empty(xc.sizes(), xc.options());
+  const int64_t n = xc.numel();
+  if (n == 0) return out;
+  hipStream_t stream = KV_CURRENT_STREAM();
+  hipLaunchKernelGGL(relu_kernel, dim3(grid_for(n)), dim3(kThreads), 0, stream,
+                     xc.data_ptr<float>(), out.data_ptr<float>(), n);
+  kv_check_launch("relu");
+  return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward, "relu (HIP)"); }

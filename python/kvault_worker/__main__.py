@@ -1,0 +1,18 @@
+"""Entry point: `python -m kvault_worker` (docs/worker-protocol.md).
+
+Exits with os._exit so that threads or atexit hooks left behind by task or
+candidate code cannot keep the process alive after `shutdown` or end of input.
+"""
+import os
+import sys
+
+from kvault_worker.protocol import main
+
+if __name__ == "__main__":
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)

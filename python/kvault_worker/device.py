@@ -1,0 +1,154 @@
+"""The device a worker runs on (chosen once, by `hello`) and what `hello` reports.
+
+Functions that later guard candidate code (device synchronisation) are looked up
+here at import time, before any task or candidate code runs, so a candidate that
+reassigns e.g. `torch.cuda.synchronize` does not change what the worker calls.
+"""
+import platform
+import sys
+
+import torch
+
+from kvault_worker.errors import INTERNAL, WorkerError
+
+BACKENDS = ("cpu", "cuda", "hip")
+_cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
+
+
+class Device:
+    """One backend and device index; `torch_device` is what tensors are moved to."""
+
+    def __init__(self, backend, index):
+        self.backend = backend
+        self.index = index
+        self.is_gpu = backend != "cpu"
+        self.torch_device = torch.device("cuda", index) if self.is_gpu else torch.device("cpu")
+
+    def synchronize(self):
+        """Waits for all work on the device, so asynchronous errors surface here."""
+        if self.is_gpu:
+            _cuda_synchronize()
+
+    def release_memory(self):
+        if self.is_gpu:
+            torch.cuda.empty_cache()
+
+
+def open_device(backend, index):
+    """Checks that the backend is usable and makes the device current.
+
+    Raises WorkerError(internal) with the reason when it is not usable.
+    """
+    if backend not in BACKENDS:
+        raise WorkerError(INTERNAL, "unknown backend %r (expected cpu, cuda or hip)" % (backend,))
+    if backend == "cpu":
+        return Device(backend, index)
+    _check_backend(backend, index)
+    torch.cuda.set_device(index)
+    return Device(backend, index)
+
+
+def _check_backend(backend, index):
+    """Raises WorkerError(internal) unless GPU `backend` is usable at `index`."""
+    hip = getattr(torch.version, "hip", None)
+    if backend == "cuda" and torch.version.cuda is None:
+        raise WorkerError(INTERNAL, "backend cuda requested but this PyTorch (%s) is not a CUDA build%s"
+                          % (torch.__version__, " (it is a ROCm build: use backend hip)" if hip else ""))
+    if backend == "hip" and hip is None:
+        raise WorkerError(INTERNAL, "backend hip requested but this PyTorch (%s) is not a ROCm build"
+                          % torch.__version__)
+    if not torch.cuda.is_available():
+        raise WorkerError(INTERNAL, "backend %s requested but torch.cuda.is_available() is False" % backend)
+    count = torch.cuda.device_count()
+    if not 0 <= index < count:
+        raise WorkerError(INTERNAL, "device_index %d requested but only %d device(s) are visible"
+                          % (index, count))
+
+
+def backend_availability(index=0):
+    """Which backends this PyTorch can use, and why the others are not usable.
+
+    Returns (available, reasons): a list such as ["cpu", "cuda"] and a dict from
+    each unusable backend to a one-line reason.
+    """
+    available, reasons = ["cpu"], {}
+    for backend in ("cuda", "hip"):
+        try:
+            _check_backend(backend, index)
+            available.append(backend)
+        except WorkerError as e:
+            reasons[backend] = e.message
+    return available, reasons
+
+
+def device_info(device):
+    """The `device` object of the hello response."""
+    if not device.is_gpu:
+        return {"backend": "cpu", "index": device.index, "name": _cpu_name(),
+                "arch": platform.machine(), "count": 1, "l2_bytes": 0, "driver": None}
+    props = torch.cuda.get_device_properties(device.index)
+    if device.backend == "hip":
+        arch = str(getattr(props, "gcnArchName", "") or "").split(":")[0]
+    else:
+        arch = "sm_%d%d" % (props.major, props.minor)
+    return {"backend": device.backend, "index": device.index, "name": props.name, "arch": arch,
+            "count": torch.cuda.device_count(), "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
+            "driver": _driver_version(device.backend)}
+
+
+def l2_bytes(device):
+    if not device.is_gpu:
+        return 0
+    props = torch.cuda.get_device_properties(device.index)
+    return int(getattr(props, "L2_cache_size", 0) or 0)
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _driver_version(backend):
+    """The driver API version, read cheaply: from PyTorch when it exposes it, else
+    (CUDA) from cuDriverGetVersion in the already loaded libcuda. Never nvidia-smi."""
+    value = None
+    for owner, name in ((torch.cuda, "driver_version"), (torch._C, "_cuda_getDriverVersion")):
+        fn = getattr(owner, name, None)
+        if callable(fn):
+            try:
+                value = fn()
+            except Exception:
+                value = None
+            if isinstance(value, int) and value > 0:
+                break
+    if not (isinstance(value, int) and value > 0) and backend == "cuda":
+        value = _libcuda_driver_version()
+    if not (isinstance(value, int) and value > 0):
+        return None
+    if backend == "cuda":  # CUDA encodes 13.0 as 13000
+        return "%d.%d" % (value // 1000, value % 1000 // 10)
+    return str(value)
+
+
+def _libcuda_driver_version():
+    try:
+        import ctypes
+
+        version = ctypes.c_int(0)
+        if ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version)) == 0:
+            return version.value
+    except (OSError, AttributeError):
+        pass
+    return None
+
+
+def python_info():
+    return {"python": platform.python_version(), "executable": sys.executable,
+            "torch": torch.__version__, "torch_cuda": torch.version.cuda,
+            "torch_hip": getattr(torch.version, "hip", None)}

@@ -1,0 +1,94 @@
+"""Building and calling the reference and the candidate for one input case.
+
+The seeding order is the same for both so that their weights and inputs match:
+
+    seed(s); init = get_init_inputs()
+    seed(s); model = ModelClass(*init).to(device)
+    seed(s); inputs = [x.to(device) for x in get_inputs()]
+    seed(s); output = forward(inputs); device.synchronize()
+
+Errors are attributed by who wrote the code that failed: task code -> task_error,
+ModelNew's constructor -> load_error, the candidate's forward -> runtime_error,
+memory exhaustion anywhere -> oom (errors.attributed).
+"""
+import torch
+
+from kvault_worker.candidates import KERNELBENCH
+from kvault_worker.errors import (LOAD_ERROR, RUNTIME_ERROR, TASK_ERROR, UNSUPPORTED,
+                                  WorkerError, attributed)
+from kvault_worker.seeding import seed
+from kvault_worker.tasks import check_init_inputs, check_inputs
+
+NO_TWIN_MESSAGE = ("task has parameters but no functional twin (module_fn); "
+                   "the extension format cannot receive the weights")
+
+
+def init_inputs(case, s):
+    seed(s)
+    with attributed(TASK_ERROR, "get_init_inputs of case %s raised" % case.name):
+        return check_init_inputs(case.get_init_inputs())
+
+
+def make_inputs(case, s, device):
+    """The case's inputs, made on the CPU with seed `s` and moved to the device."""
+    seed(s)
+    with attributed(TASK_ERROR, "get_inputs of case %s raised" % case.name):
+        inputs = check_inputs(case.get_inputs())
+    with attributed(TASK_ERROR, "moving the inputs of case %s to %s" % (case.name, device.backend)):
+        return [x.to(device.torch_device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def build_model(model_class, init, s, torch_device, kind, label):
+    seed(s)
+    with attributed(kind, "constructing %s raised" % label):
+        return model_class(*init).to(torch_device)
+
+
+def count_parameters(model):
+    """Elements in the parameters and buffers of `model`."""
+    return sum(t.numel() for t in model.parameters()) + sum(t.numel() for t in model.buffers())
+
+
+def reference_forward(task, case, s, device):
+    """Builds Model for the case; returns fn(inputs) -> output."""
+    model = build_model(task.model_class, init_inputs(case, s), s, device.torch_device,
+                        TASK_ERROR, "Model")
+    return lambda inputs: model(*inputs)
+
+
+def candidate_forward(task, candidate, case, s, device):
+    """Builds whatever the candidate needs for the case; returns fn(inputs) -> output.
+
+    Raises unsupported for an extension on a task with weights and no twin.
+    """
+    init = init_inputs(case, s)
+    if candidate.format == KERNELBENCH:
+        model = build_model(candidate.model_new, init, s, device.torch_device, LOAD_ERROR, "ModelNew")
+        return lambda inputs: model(*inputs)
+    forward = candidate.forward
+    if task.has_twin:
+        model = build_model(task.model_class, init, s, device.torch_device, TASK_ERROR, "Model")
+        return lambda inputs: model(*inputs, fn=forward)
+    probe = build_model(task.model_class, init, s, torch.device("cpu"), TASK_ERROR, "Model")
+    if count_parameters(probe) > 0:
+        raise WorkerError(UNSUPPORTED, NO_TWIN_MESSAGE)
+    return lambda inputs: forward(*inputs)
+
+
+def call(fn, inputs, s, device, kind, label):
+    """seed(s), fn(inputs) without autograd, then a device synchronisation, all
+    attributed to `kind`, so asynchronous device errors count against `fn`."""
+    seed(s)
+    with attributed(kind, "%s raised" % label):
+        with torch.no_grad():
+            output = fn(inputs)
+        device.synchronize()
+    return output
+
+
+def call_candidate(fn, inputs, s, device):
+    return call(fn, inputs, s, device, RUNTIME_ERROR, "the candidate's forward")
+
+
+def call_reference(fn, inputs, s, device):
+    return call(fn, inputs, s, device, TASK_ERROR, "the reference forward")

@@ -1,0 +1,108 @@
+"""The CUDA/ROCm paths; skipped without a usable GPU (run these on the GPU machine)."""
+import pytest
+import torch
+
+from conftest import write_file
+from kvault_worker import tensorfile
+
+GPU = torch.cuda.is_available()
+BACKEND = "hip" if getattr(torch.version, "hip", None) else "cuda"
+pytestmark = pytest.mark.skipif(not GPU, reason="needs a CUDA or ROCm GPU visible to PyTorch")
+
+TASK = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(512, 512)
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+def get_inputs():
+    return [torch.randn(2048, 512)]
+"""
+
+CANDIDATE = """
+import torch, torch.nn as nn
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(512, 512)
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+"""
+
+
+@pytest.fixture
+def gpu_worker(start_worker):
+    return start_worker(backend=BACKEND)
+
+
+def load(worker, tmp_path, candidate_source, task_source=TASK):
+    task = write_file(tmp_path, "task.py", task_source)
+    cand = write_file(tmp_path, "cand.py", candidate_source)
+    response = worker.call("load", task=task, candidate={"format": "kernelbench", "path": cand})
+    assert response["ok"], response
+    return task
+
+
+def test_hello_describes_the_gpu(start_worker):
+    client = start_worker(backend=None)
+    hello = client.call("hello", backend=BACKEND, device_index=0)
+    assert hello["ok"], hello
+    device = hello["device"]
+    assert device["backend"] == BACKEND and device["count"] >= 1 and device["name"]
+    assert device["arch"].startswith("gfx" if BACKEND == "hip" else "sm_")
+    assert device["l2_bytes"] > 0
+    if BACKEND == "cuda":
+        assert device["driver"] and device["driver"].count(".") == 1, device
+    expected = ["c10_hip", "torch_hip"] if BACKEND == "hip" else ["c10_cuda", "torch_cuda"]
+    assert hello["build"]["libraries"][4:] == expected
+    other = "cuda" if BACKEND == "hip" else "hip"
+    refused = start_worker(backend=None).call("hello", backend=other, device_index=0)
+    assert refused["kind"] == "internal" and other in refused["message"]
+    assert start_worker(backend=None).call("hello", backend=BACKEND, device_index=99)["kind"] == "internal"
+
+
+def test_reference_and_run_on_the_gpu(gpu_worker, tmp_path):
+    task = load(gpu_worker, tmp_path, CANDIDATE)
+    ref = gpu_worker.call("reference", task=task, case=0, seed=1, out=str(tmp_path / "r.kvt"))
+    cand = gpu_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
+    assert ref["ok"] and cand["ok"], (ref, cand)
+    assert ref["input_digest"] == cand["input_digest"] and cand["inputs_modified"] == []
+    ref_out, header = tensorfile.read(str(tmp_path / "r.kvt"))
+    cand_out, _ = tensorfile.read(str(tmp_path / "c.kvt"))
+    assert header["tensors"][0]["device"] == "cuda:0"
+    assert torch.equal(ref_out, cand_out)
+
+
+def test_timing_uses_cuda_events(gpu_worker, tmp_path):
+    slower = CANDIDATE.replace("return torch.relu(self.lin(x))",
+                               "for _ in range(20):\n            y = torch.relu(self.lin(x))\n        return y")
+    load(gpu_worker, tmp_path, slower)
+    response = gpu_worker.call("time", cases=[0], seed=1000, warmup_ms=20, min_samples=10,
+                               max_samples=50, max_ms=500, flush=True)
+    assert response["ok"], response
+    assert response["method"] == "cuda_events"
+    row = response["timings"][0]
+    assert 10 <= row["reference_samples"] == row["candidate_samples"] <= 50
+    assert 0 < row["reference_ms"] < row["candidate_ms"] < 1000
+    assert row["candidate_ms"] > 5 * row["reference_ms"]
+    assert row["candidate_wall_ms"] >= 0.9 * row["candidate_ms"]
+
+
+def test_asynchronous_device_error_is_the_candidates(gpu_worker, tmp_path):
+    bad_index = CANDIDATE.replace(
+        "return torch.relu(self.lin(x))",
+        "index = torch.tensor([1 << 30], device=x.device)\n        return x.index_select(0, index)")
+    load(gpu_worker, tmp_path, bad_index)
+    response = gpu_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
+    assert response["kind"] == "runtime_error", response
+
+
+def test_device_oom_is_oom(gpu_worker, tmp_path):
+    hungry = CANDIDATE.replace("return torch.relu(self.lin(x))",
+                               "return torch.empty(1 << 50, dtype=torch.uint8, device=x.device)")
+    load(gpu_worker, tmp_path, hungry)
+    response = gpu_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
+    assert response["kind"] == "oom", response
+    assert gpu_worker.call("unload")["ok"]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what KernelVault needs on Debian 12 (apt-get) and builds it into build/.
+# Safe to run again: installs only what is missing, rebuilds incrementally.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  python3 python3-dev python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest
+  hipcc
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$root/build" -j "$(nproc)"
+echo "setup: built $root/build/kvault"

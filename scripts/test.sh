@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets everything up, then runs every test: C++ unit and integration tests (ctest)
+# and the Python worker's tests (pytest). Tests that need a GPU or a missing tool
+# are reported as skipped with the reason.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+"$root/scripts/setup.sh" || exit 1
+source "$root/scripts/env.sh"
+cd "$root"
+export KVAULT_CACHE_DIR="$root/build/test-cache"
+status=0
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1200 || status=1
+"${KVAULT_PYTHON:-python3}" -m pytest python/tests -q -rs || status=1
+exit $status

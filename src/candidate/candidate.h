@@ -1,0 +1,47 @@
+#pragma once
+// Candidate files (docs/candidate-formats.md): what format a file is in and which
+// task it belongs to.
+//
+//   auto c = LoadCandidate("relu.hip");      // extension format, language "hip"
+//   if (!c) -> the outcome is parse_error with c.error()
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace kvault {
+
+enum class CandidateFormat {
+  kExtension,    // one C++/CUDA/HIP translation unit with a PYBIND11 `forward`
+  kKernelBench,  // a Python file defining class ModelNew
+  // Reserved for later issues: kTriton, kNative.
+};
+
+std::string_view ToString(CandidateFormat f);
+
+struct Candidate {
+  std::string path;      // absolute
+  std::string source;
+  CandidateFormat format = CandidateFormat::kExtension;
+  std::string language;  // "cpp", "cuda", "hip" (extension) or "python" (kernelbench)
+  std::string hash;      // SHA-256 of source
+};
+
+// Reads a candidate and decides its format from the file name and content.
+// Error (-> parse_error) for an unreadable or empty file, an unknown extension, an
+// extension-format source without PYBIND11_MODULE, or a .py file without ModelNew.
+Result<Candidate> LoadCandidate(const std::string& path);
+
+// Candidate files of an `eval` folder matched to a task by stem: `<stem>.<ext>` or
+// `<stem>.<label>.<ext>` (several per task). Sorted by path.
+struct CandidateMatch {
+  std::string task;  // stem
+  std::string path;
+};
+// Every regular file in `dir` whose stem (text before the first '.') is in
+// `task_names`; `unmatched` receives the other candidate-like files.
+Result<std::vector<CandidateMatch>> MatchCandidates(const std::string& dir,
+                                                    const std::vector<std::string>& task_names,
+                                                    std::vector<std::string>* unmatched);
+
+}  // namespace kvault

@@ -1,0 +1,66 @@
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/report.h"
+#include "engine/batch.h"
+
+namespace kvault::cli {
+
+int RunEval(const EvalFlags& flags) {
+  auto suite = DiscoverSuite(flags.suite);
+  if (!suite) {
+    std::cerr << "kvault eval: " << suite.error() << "\n";
+    return kExitMisuse;
+  }
+  std::vector<std::string> names;
+  for (const TaskFile& t : *suite) names.push_back(t.name);
+  std::vector<std::string> unmatched;
+  auto matches = MatchCandidates(flags.candidates, names, &unmatched);
+  if (!matches) {
+    std::cerr << "kvault eval: " << matches.error() << "\n";
+    return kExitMisuse;
+  }
+  for (const auto& u : unmatched)
+    std::cerr << "kvault eval: no task for candidate " << u << " (skipped)\n";
+  if (matches->empty()) {
+    std::cerr << "kvault eval: no candidate in " << flags.candidates << " matches a task of "
+              << flags.suite << "\n";
+    return kExitMisuse;
+  }
+  std::vector<EvalJob> jobs;
+  for (const auto& m : *matches)
+    for (const TaskFile& t : *suite)
+      if (t.name == m.task) jobs.push_back({t, m.path});
+
+  auto options = MakeOptions(flags.common, false);
+  if (!options) return kExitMisuse;
+  auto store = Store::Open(ResolveDbPath(flags.db));
+  if (!store) {
+    std::cerr << "kvault eval: " << store.error() << "\n";
+    return kExitInfra;
+  }
+  EvalSettings settings;
+  settings.run = flags.run;
+  settings.jobs = flags.jobs;
+  settings.force = flags.force;
+  std::cerr << "kvault eval: " << jobs.size() << " candidate(s) for " << suite->size()
+            << " task(s) on backend " << ToString(options->backend) << ", " << settings.jobs
+            << " lane(s), run '" << settings.run << "'\n";
+  ProgressPrinter progress(std::cerr, isatty(STDERR_FILENO));
+  auto records = RunBatch(jobs, *options, settings, **store,
+                          [&](const EvalProgress& p) { progress.Update(p); });
+  progress.Finish();
+  if (!records) {
+    std::cerr << "kvault eval: " << records.error() << "\n";
+    return kExitInfra;
+  }
+  if (flags.common.json)
+    std::cout << EvalJson(settings.run, *records).dump() << std::endl;
+  else
+    PrintEvalTable(std::cout, *records);
+  return kExitOk;
+}
+
+}  // namespace kvault::cli

@@ -1,0 +1,64 @@
+// kvault: the command line (docs/cli.md).
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "kvault/build_config.h"
+
+namespace {
+
+void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f) {
+  app->add_option("--backend", f.backend, "cpu | cuda | hip | auto (Default: auto)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "hip"}));
+  app->add_option("--arch", f.arch, "target architecture, e.g. sm_90, gfx942, gfx90a");
+  app->add_option("--reward", f.reward, "paper | hip-rl (Default: paper)")
+      ->check(CLI::IsMember({"paper", "hip-rl"}));
+  app->add_flag("--json", f.json, "machine-readable output");
+  app->add_flag("--no-timing", f.no_timing, "check correctness only");
+  app->add_option("--run-timeout", f.run_timeout_s, "seconds per load/run stage (Default: 60)")
+      ->check(CLI::Range(1, 86400));
+  app->add_option("--compile-timeout", f.compile_timeout_s, "seconds per build (Default: 300)")
+      ->check(CLI::Range(1, 86400));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvault: verify GPU kernels against PyTorch references"};
+  app.set_version_flag("--version", std::string("kvault ") + KVAULT_VERSION);
+  app.require_subcommand(1);
+
+  bool doctor_json = false;
+  auto* doctor = app.add_subcommand("doctor", "toolchains, devices and usable backends");
+  doctor->add_flag("--json", doctor_json, "machine-readable output");
+
+  kvault::cli::VerifyFlags vf;
+  auto* verify = app.add_subcommand("verify", "verify one candidate against one task");
+  verify->add_option("--task", vf.task, "task file (KernelBench format)")->required();
+  verify->add_option("--candidate", vf.candidate, "candidate file")->required();
+  verify->add_flag("--compile-only", vf.compile_only, "build only (works without a GPU)");
+  verify->add_option("--db", vf.db, "also record the attempt in this store");
+  verify->add_option("--run", vf.run, "run name for --db (Default: verify)");
+  AddCommon(verify, vf.common);
+
+  kvault::cli::EvalFlags ef;
+  auto* eval = app.add_subcommand("eval", "verify a folder of candidates against a suite");
+  eval->add_option("--suite", ef.suite, "folder of task files")->required();
+  eval->add_option("--candidates", ef.candidates, "folder of candidates named <task>[.<label>].<ext>")
+      ->required();
+  eval->add_option("--jobs", ef.jobs, "parallel lanes (Default: 1)")->check(CLI::Range(1, 256));
+  eval->add_option("--run", ef.run, "run name in the store (Default: default)");
+  eval->add_option("--db", ef.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
+  eval->add_flag("--force", ef.force, "re-verify candidates the store already has");
+  AddCommon(eval, ef.common);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kvault::cli::kExitMisuse;
+  }
+  if (*doctor) return kvault::cli::RunDoctor(doctor_json);
+  if (*verify) return kvault::cli::RunVerify(vf);
+  if (*eval) return kvault::cli::RunEval(ef);
+  return kvault::cli::kExitMisuse;
+}

@@ -1,0 +1,129 @@
+#include "cli/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace kvault::cli {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string OptMs(const std::optional<double>& v) { return v ? Fixed(*v, 4) + " ms" : "-"; }
+
+std::string Base(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+}  // namespace
+
+void PrintVerification(std::ostream& out, const std::string& task, const std::string& candidate,
+                       const Verification& v) {
+  out << task << " <- " << Base(candidate) << ": " << ToString(v.status);
+  if (v.speedup) out << "  speedup " << Fixed(*v.speedup, 2) << "x";
+  if (v.reference_ms) out << "  (reference " << OptMs(v.reference_ms) << ", candidate "
+                          << OptMs(v.candidate_ms) << ")";
+  out << "  reward " << (v.reward ? Fixed(*v.reward, 3) : std::string("null"));
+  out << "  [" << Fixed(v.seconds, 1) << " s]\n  " << v.message << "\n";
+  if (!v.diagnostics.empty() && v.status != OutcomeStatus::kPassed) {
+    std::string d = v.diagnostics.substr(0, 2000);
+    out << "  --- diagnostics ---\n" << d << (d.size() < v.diagnostics.size() ? "\n  [...]" : "") << "\n";
+  }
+}
+
+EvalTotals Summarize(const std::vector<AttemptRecord>& records) {
+  EvalTotals t;
+  std::map<std::string, bool> solved;
+  double log_sum = 0;
+  size_t n_speed = 0;
+  for (const AttemptRecord& r : records) {
+    ++t.attempts;
+    t.compiled += r.compiled;
+    t.passed += r.correct;
+    t.infra += (r.status == "infra_error" || r.status == "task_error");
+    solved[r.task] = solved[r.task] || r.correct;
+    if (r.correct && r.speedup && *r.speedup > 0) {
+      log_sum += std::log(*r.speedup);
+      ++n_speed;
+    }
+  }
+  t.tasks = solved.size();
+  for (const auto& [_, s] : solved) t.tasks_solved += s;
+  if (n_speed) t.geomean_speedup = std::exp(log_sum / n_speed);
+  return t;
+}
+
+void PrintEvalTable(std::ostream& out, const std::vector<AttemptRecord>& records) {
+  struct Row { size_t attempts = 0, passed = 0; std::optional<double> best; std::map<std::string, int> statuses; };
+  std::map<std::string, Row> rows;
+  for (const AttemptRecord& r : records) {
+    Row& row = rows[r.task];
+    ++row.attempts;
+    row.passed += r.correct;
+    ++row.statuses[r.status];
+    if (r.correct && r.speedup && (!row.best || *r.speedup > *row.best)) row.best = r.speedup;
+  }
+  out << std::left << std::setw(24) << "task" << std::right << std::setw(9) << "attempts"
+      << std::setw(8) << "passed" << std::setw(10) << "best" << "  outcomes\n";
+  out << std::string(78, '-') << "\n";
+  for (const auto& [task, row] : rows) {
+    std::string outcomes;
+    for (const auto& [s, n] : row.statuses) outcomes += s + "=" + std::to_string(n) + " ";
+    out << std::left << std::setw(24) << task << std::right << std::setw(9) << row.attempts
+        << std::setw(8) << row.passed << std::setw(10)
+        << (row.best ? Fixed(*row.best, 2) + "x" : std::string("-")) << "  " << outcomes << "\n";
+  }
+  EvalTotals t = Summarize(records);
+  out << std::string(78, '-') << "\n";
+  out << "tasks " << t.tasks << " (solved " << t.tasks_solved << ")  attempts " << t.attempts
+      << "  compiled " << t.compiled << "  passed " << t.passed << "  not the kernel's fault "
+      << t.infra;
+  if (t.geomean_speedup > 0) out << "  geomean speedup of passed " << Fixed(t.geomean_speedup, 2) << "x";
+  out << "\n";
+}
+
+Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records) {
+  Json attempts = Json::array();
+  for (const AttemptRecord& r : records) {
+    auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+    attempts.push_back(Json{{"task", r.task}, {"candidate", r.candidate_path},
+                            {"candidate_hash", r.candidate_hash}, {"status", r.status},
+                            {"compiled", r.compiled}, {"correct", r.correct},
+                            {"speedup", opt(r.speedup)}, {"reference_ms", opt(r.reference_ms)},
+                            {"candidate_ms", opt(r.candidate_ms)}, {"reward", opt(r.reward)},
+                            {"message", r.message}, {"seconds", r.seconds}});
+  }
+  EvalTotals t = Summarize(records);
+  return Json{{"run", run},
+              {"attempts", attempts},
+              {"totals", {{"tasks", t.tasks}, {"tasks_solved", t.tasks_solved},
+                          {"attempts", t.attempts}, {"compiled", t.compiled},
+                          {"passed", t.passed}, {"not_kernel_fault", t.infra},
+                          {"geomean_speedup", t.geomean_speedup > 0 ? Json(t.geomean_speedup) : Json(nullptr)}}}};
+}
+
+void ProgressPrinter::Update(const EvalProgress& p) {
+  const AttemptRecord& r = *p.last;
+  std::string line = "[" + std::to_string(p.done) + "/" + std::to_string(p.total) + "] " + r.task +
+                     " <- " + Base(r.candidate_path) + ": " + r.status +
+                     (p.skipped ? " (recorded earlier)" : "");
+  if (terminal_) {
+    const int width = 30;
+    int filled = static_cast<int>(width * p.done / std::max<size_t>(1, p.total));
+    out_ << "\r\033[K[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
+         << line << std::flush;
+  } else {
+    out_ << line << "\n" << std::flush;
+  }
+}
+
+void ProgressPrinter::Finish() {
+  if (terminal_) out_ << "\r\033[K" << std::flush;
+}
+
+}  // namespace kvault::cli

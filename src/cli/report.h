@@ -1,0 +1,37 @@
+#pragma once
+// Human and JSON output of verify and eval.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/batch.h"
+#include "engine/verification.h"
+
+namespace kvault::cli {
+
+void PrintVerification(std::ostream& out, const std::string& task, const std::string& candidate,
+                       const Verification& v);
+
+struct EvalTotals {
+  size_t attempts = 0, compiled = 0, passed = 0, infra = 0, tasks = 0, tasks_solved = 0;
+  double geomean_speedup = 0;  // over passed attempts with a speedup; 0 if none
+};
+EvalTotals Summarize(const std::vector<AttemptRecord>& records);
+
+// The per-task table and the totals.
+void PrintEvalTable(std::ostream& out, const std::vector<AttemptRecord>& records);
+Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records);
+
+// One line per finished attempt; on a terminal, a progress bar redrawn in place.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
+  void Update(const EvalProgress& p);
+  void Finish();
+
+ private:
+  std::ostream& out_;
+  bool terminal_;
+};
+
+}  // namespace kvault::cli

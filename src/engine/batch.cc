@@ -1,0 +1,132 @@
+#include "engine/batch.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "engine/fingerprint.h"
+#include "engine/verifier.h"
+#include "kvault/build_config.h"
+
+namespace kvault {
+namespace {
+
+// The arch recorded with an attempt: the flag, else the device's own.
+std::string RecordArch(const EngineOptions& options, const Json& hello) {
+  if (!options.arch.empty()) return options.arch;
+  if (hello.is_object() && hello.contains("device"))
+    return hello["device"].value("arch", std::string());
+  return "";
+}
+
+}  // namespace
+
+AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Candidate* candidate,
+                         const std::string& candidate_path, const EngineOptions& options,
+                         const Verification& v, const Json& environment) {
+  AttemptRecord r;
+  r.run = run;
+  r.task = task.name;
+  r.task_hash = task.hash;
+  r.candidate_path = candidate_path;
+  if (candidate) {
+    r.candidate_hash = candidate->hash;
+    r.candidate_source = candidate->source;
+    r.format = std::string(ToString(candidate->format));
+    r.language = candidate->language;
+  }
+  r.backend = std::string(ToString(options.backend));
+  const Json hello = environment.is_object() && environment.contains("device")
+                         ? Json{{"device", environment["device"]}}
+                         : Json::object();
+  r.arch = RecordArch(options, hello);
+  r.status = std::string(ToString(v.status));
+  r.compiled = v.compiled;
+  r.correct = v.correct;
+  r.speedup = v.speedup;
+  r.reference_ms = v.reference_ms;
+  r.candidate_ms = v.candidate_ms;
+  r.reward = v.reward;
+  r.message = v.message;
+  r.diagnostics = v.diagnostics;
+  r.cases = v.cases;
+  r.environment = environment;
+  r.environment["build"] = v.build;
+  r.engine_version = KVAULT_VERSION;
+  r.seconds = v.seconds;
+  return r;
+}
+
+Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
+                                            const EngineOptions& options,
+                                            const EvalSettings& settings, Store& store,
+                                            const std::function<void(const EvalProgress&)>& progress) {
+  std::vector<AttemptRecord> records(jobs.size());
+  std::atomic<size_t> next{0};
+  std::mutex mu;  // guards done, fatal and progress calls
+  size_t done = 0;
+  std::string fatal;
+
+  auto lane = [&]() {
+    Verifier verifier(options);
+    Json environment;  // filled once the lane's worker answered hello
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!fatal.empty()) return;
+      }
+      const EvalJob& job = jobs[i];
+      if (environment.is_null()) {
+        auto hello = verifier.Hello();
+        environment = EnvironmentFingerprint(hello ? *hello : Json(nullptr));
+      }
+      auto candidate = LoadCandidate(job.candidate_path);
+      const std::string arch = RecordArch(options, environment);
+      bool skipped = false;
+      AttemptRecord rec;
+      if (candidate && !settings.force) {
+        auto found = store.Find(settings.run, job.task.name, candidate->hash,
+                                std::string(ToString(options.backend)), arch);
+        if (found && found->has_value()) {
+          auto status = OutcomeStatusFromString((*found)->status);
+          if (status && !IsInfrastructure(*status)) {
+            rec = std::move(**found);
+            skipped = true;
+          }
+        }
+      }
+      if (!skipped) {
+        Verification v;
+        if (!candidate) {
+          v.status = OutcomeStatus::kParseError;
+          v.message = candidate.error();
+          v.reward = 0.0;
+        } else {
+          v = verifier.Verify(job.task, *candidate);
+        }
+        rec = MakeRecord(settings.run, job.task, candidate ? &*candidate : nullptr,
+                         job.candidate_path, options, v, environment);
+        if (!candidate) rec.candidate_hash = "unreadable:" + job.candidate_path;
+        if (auto st = store.Put(rec); !st) {
+          std::lock_guard<std::mutex> lock(mu);
+          fatal = "cannot write to the store: " + st.error();
+          return;
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      records[i] = std::move(rec);
+      ++done;
+      if (progress) progress(EvalProgress{done, jobs.size(), &records[i], skipped});
+    }
+  };
+
+  const int lanes = std::max(1, std::min<int>(settings.jobs, static_cast<int>(jobs.size())));
+  std::vector<std::thread> threads;
+  for (int l = 1; l < lanes; ++l) threads.emplace_back(lane);
+  lane();
+  for (auto& t : threads) t.join();
+  if (!fatal.empty()) return Error{fatal};
+  return records;
+}
+
+}  // namespace kvault

@@ -1,0 +1,48 @@
+#pragma once
+// Batch evaluation (`kvault eval`): many candidates over a suite, in parallel
+// lanes, each lane a Verifier with its own workers. Every attempt is written to the
+// store as soon as it ends, so an interrupted batch loses at most the attempts in
+// flight, and a re-run skips what is recorded (task_error and infra_error are
+// retried: they are not the candidate's outcome).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "candidate/candidate.h"
+#include "engine/options.h"
+#include "engine/verification.h"
+#include "store/store.h"
+#include "task/task_file.h"
+
+namespace kvault {
+
+struct EvalJob {
+  TaskFile task;
+  std::string candidate_path;
+};
+
+struct EvalSettings {
+  std::string run = "default";
+  int jobs = 1;        // lanes; Default: 1
+  bool force = false;  // re-verify even when the store has a record
+};
+
+struct EvalProgress {
+  size_t done = 0, total = 0;
+  const AttemptRecord* last = nullptr;  // the attempt that just ended
+  bool skipped = false;                 // it was taken from the store
+};
+
+// Runs every job; returns one record per job, in job order. Error only for an
+// infrastructure failure that stops the whole batch (the store cannot be written).
+Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
+                                            const EngineOptions& options,
+                                            const EvalSettings& settings, Store& store,
+                                            const std::function<void(const EvalProgress&)>& progress);
+
+// Turns a verification into the store's record.
+AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Candidate* candidate,
+                         const std::string& candidate_path, const EngineOptions& options,
+                         const Verification& v, const Json& environment);
+
+}  // namespace kvault

@@ -1,0 +1,49 @@
+#pragma once
+// The worker processes of one device: a reference worker (runs only trusted task
+// code) and a candidate worker (runs candidates, and times them against the
+// reference). Workers start lazily, answer `hello` first, and are replaced after
+// any failure. Not thread-safe: one DeviceSession per lane.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/options.h"
+#include "util/json.h"
+#include "util/result.h"
+#include "worker/worker.h"
+
+namespace kvault {
+
+enum class WorkerRole { kReference, kCandidate };
+
+// Starts a worker process; tests substitute fakes.
+using WorkerFactory =
+    std::function<Result<std::unique_ptr<WorkerConnection>>(const WorkerOptions&)>;
+WorkerFactory ProcessWorkerFactory();
+
+class DeviceSession {
+ public:
+  // `hello_backend` is the backend the workers open ("cpu" for --compile-only, where
+  // only build information is needed).
+  DeviceSession(const EngineOptions& options, std::string hello_backend, WorkerFactory factory);
+  ~DeviceSession();
+
+  // The running worker of `role`, started and greeted if needed. Error: the worker
+  // could not start or refused the backend (an infrastructure failure).
+  Result<WorkerConnection*> Get(WorkerRole role);
+  // Kills the worker of `role`; the next Get starts a fresh one.
+  void Discard(WorkerRole role);
+  // The hello answer (device and build information), starting a worker if needed.
+  Result<Json> Hello();
+
+ private:
+  WorkerOptions MakeWorkerOptions() const;
+
+  EngineOptions options_;
+  std::string hello_backend_;
+  WorkerFactory factory_;
+  std::unique_ptr<WorkerConnection> workers_[2];
+  Json hello_;
+};
+
+}  // namespace kvault

@@ -1,0 +1,17 @@
+#include "engine/engine_env.h"
+
+#include "kvault/build_config.h"
+#include "util/env.h"
+
+namespace kvault {
+
+void ApplyEnvironment(EngineOptions& options) {
+  if (auto p = GetEnv("KVAULT_PYTHON"); p && !p->empty()) options.python = *p;
+  options.cache_dir = DefaultCacheDir();
+  if (auto r = GetEnv("KVAULT_SOURCE_ROOT"); r && !r->empty())
+    options.source_root = *r;
+  else
+    options.source_root = KVAULT_DEFAULT_SOURCE_ROOT;
+}
+
+}  // namespace kvault

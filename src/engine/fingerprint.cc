@@ -1,0 +1,44 @@
+#include "engine/fingerprint.h"
+
+#include <sys/utsname.h>
+
+#include <mutex>
+
+#include "kvault/build_config.h"
+#include "toolchain/tools.h"
+
+namespace kvault {
+namespace {
+// Tool discovery runs each compiler's --version: do it once per process.
+const Json& Toolchains() {
+  static std::once_flag once;
+  static Json tools = Json::object();
+  std::call_once(once, [] {
+    for (const ToolInfo& t : DiscoverTools())
+      tools[t.name] = t.found ? Json(t.version) : Json(nullptr);
+  });
+  return tools;
+}
+}  // namespace
+
+Json EnvironmentFingerprint(const Json& hello) {
+  Json env = Json::object();
+  env["engine_version"] = KVAULT_VERSION;
+  if (hello.is_object()) {
+    env["device"] = hello.value("device", Json::object());
+    env["torch"] = hello.value("torch", Json(nullptr));
+    env["torch_cuda"] = hello.value("torch_cuda", Json(nullptr));
+    env["torch_hip"] = hello.value("torch_hip", Json(nullptr));
+    env["python"] = hello.value("python", Json(nullptr));
+  }
+  env["toolchains"] = Toolchains();
+  struct utsname u {};
+  if (uname(&u) == 0) {
+    env["os"] = std::string(u.sysname) + " " + u.release;
+    env["machine"] = u.machine;
+    env["host"] = u.nodename;
+  }
+  return env;
+}
+
+}  // namespace kvault

@@ -1,0 +1,34 @@
+#pragma once
+// Reference outputs computed once per (task, case, seed, device, software) and
+// reused across candidates, runs and processes. Layout under the cache folder:
+//   refs/<key[0:2]>/<key>/output.kvt   the reference's output (docs/tensor-file.md)
+//   refs/<key[0:2]>/<key>/meta.json    {"input_digest": ..., "seconds": ...}
+// An entry is valid only when meta.json exists (written last, atomically).
+// Safe across threads and processes: computing an entry holds a file lock.
+#include <functional>
+#include <string>
+
+#include "util/result.h"
+
+namespace kvault {
+
+struct ReferenceEntry {
+  std::string output_path;
+  std::string input_digest;
+  bool hit = false;
+};
+
+class ReferenceCache {
+ public:
+  explicit ReferenceCache(std::string cache_dir);
+
+  // Computes the entry's output by calling `compute(out_path)`, which writes the
+  // output file and returns the input digest, unless a valid entry exists.
+  Result<ReferenceEntry> GetOrCompute(
+      const std::string& key, const std::function<Result<std::string>(const std::string&)>& compute);
+
+ private:
+  std::string root_;
+};
+
+}  // namespace kvault

@@ -1,0 +1,23 @@
+#include "engine/verification.h"
+
+namespace kvault {
+namespace {
+Json Opt(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+}  // namespace
+
+Json Verification::ToJson() const {
+  return Json{{"status", std::string(ToString(status))},
+              {"compiled", compiled},
+              {"correct", correct},
+              {"speedup", Opt(speedup)},
+              {"reference_ms", Opt(reference_ms)},
+              {"candidate_ms", Opt(candidate_ms)},
+              {"reward", Opt(reward)},
+              {"message", message},
+              {"diagnostics", diagnostics},
+              {"cases", cases},
+              {"build", build},
+              {"seconds", seconds}};
+}
+
+}  // namespace kvault

@@ -1,0 +1,28 @@
+#pragma once
+// The result of verifying one candidate against one task: an outcome value.
+#include <optional>
+#include <string>
+
+#include "engine/outcome.h"
+#include "util/json.h"
+
+namespace kvault {
+
+struct Verification {
+  OutcomeStatus status = OutcomeStatus::kInfraError;
+  bool compiled = false;
+  bool correct = false;
+  std::optional<double> speedup;       // Σ reference ms / Σ candidate ms over performance cases
+  std::optional<double> reference_ms;  // Σ over performance cases (medians)
+  std::optional<double> candidate_ms;
+  std::optional<double> reward;        // null for task_error / infra_error
+  std::string message;                 // one line: why this status
+  std::string diagnostics;             // compiler output or traceback, bounded
+  Json cases = Json::array();          // per case and seed: errors; per perf case: timings
+  Json build = Json::object();         // toolchain, command, cache hit, seconds
+  double seconds = 0;                  // wall time of the whole verification
+
+  Json ToJson() const;
+};
+
+}  // namespace kvault

@@ -1,0 +1,364 @@
+#include "engine/verifier.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "check/compare.h"
+#include "check/tensor_file.h"
+#include "engine/worker_outcome.h"
+#include "toolchain/build.h"
+#include "util/files.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
+namespace kvault {
+namespace {
+
+constexpr int kProtocolVersion = 1;
+
+Verification Outcome(OutcomeStatus s, std::string message) {
+  Verification v;
+  v.status = s;
+  v.message = std::move(message);
+  return v;
+}
+
+// Which backends can run an extension-format source of a language; empty = ok.
+std::string BackendMismatch(const std::string& language, Backend backend) {
+  if (language == "cpp" && backend != Backend::kCpu)
+    return "C++ extension candidates run on the cpu backend, not " + std::string(ToString(backend));
+  if (language == "cuda" && backend != Backend::kCuda)
+    return "CUDA candidates need the cuda backend (an NVIDIA GPU), not " +
+           std::string(ToString(backend));
+  if (language == "hip" && backend == Backend::kCpu)
+    return "HIP candidates need a GPU backend (hip on AMD, cuda on NVIDIA), not cpu";
+  return "";
+}
+
+Language LanguageOf(const std::string& language) {
+  if (language == "cuda") return Language::kCuda;
+  if (language == "hip") return Language::kHip;
+  return Language::kCpp;
+}
+
+}  // namespace
+
+std::vector<int> CorrectnessSeeds(const TaskInfo& task) {
+  std::vector<int> seeds;
+  for (int s = 1; s <= std::max(3, task.seeds); ++s) seeds.push_back(s);
+  return seeds;
+}
+
+Verifier::Verifier(EngineOptions options, WorkerFactory factory)
+    : options_(std::move(options)),
+      session_(options_, options_.compile_only ? "cpu" : std::string(ToString(options_.backend)),
+               std::move(factory)),
+      references_(options_.cache_dir) {}
+
+Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
+  if (auto it = described_.find(task.hash); it != described_.end()) {
+    TaskInfo info = it->second;
+    info.file = task;  // same content, possibly another path
+    return info;
+  }
+  auto w = session_.Get(WorkerRole::kReference);
+  if (!w) return Error{w.error()};
+  WorkerReply r = (*w)->Call(Json{{"op", "describe"}, {"task", task.path}},
+                             options_.timeouts.describe);
+  if (!ReplyOk(r)) {
+    std::string log = (*w)->TakeLog();
+    if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
+    std::string msg = TrustedFailureMessage(r, "task " + task.name);
+    return Error{msg};
+  }
+  auto info = TaskInfoFromDescribe(task, r.response["task"]);
+  if (!info) return Error{info.error()};
+  described_[task.hash] = *info;
+  return info;
+}
+
+bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_path,
+                     std::string* module_name) {
+  auto hello = session_.Hello();
+  if (!hello) {
+    v = Outcome(OutcomeStatus::kInfraError, hello.error());
+    return false;
+  }
+  auto torch = TorchBuildInfo::FromHello((*hello)["build"]);
+  if (!torch) {
+    v = Outcome(OutcomeStatus::kInfraError, "worker gave no usable build information: " + torch.error());
+    return false;
+  }
+  BuildRequest req;
+  req.source_path = c.path;
+  req.language = LanguageOf(c.language);
+  req.backend = options_.backend;
+  req.arch = options_.arch;
+  if (req.arch.empty() && options_.backend != Backend::kCpu)
+    req.arch = (*hello)["device"].value("arch", std::string());
+  req.torch = std::move(*torch);
+  req.compile_only = options_.compile_only;
+  req.out_dir = options_.cache_dir + "/build";
+  auto built = BuildExtension(req, options_.timeouts.compile);
+  if (!built) {
+    v = Outcome(OutcomeStatus::kInfraError, "toolchain unavailable: " + built.error());
+    return false;
+  }
+  v.build = Json{{"toolchain", built->toolchain}, {"command", built->command},
+                 {"cache_hit", built->cache_hit}, {"seconds", built->seconds},
+                 {"arch", req.arch}};
+  if (built->timed_out) {
+    v = Outcome(OutcomeStatus::kTimeout, "compile ran past its limit of " +
+                                             std::to_string(options_.timeouts.compile.count() / 1000) + " s");
+    v.diagnostics = built->diagnostics;
+    return false;
+  }
+  if (!built->ok) {
+    Json build = v.build;
+    v = Outcome(OutcomeStatus::kCompileError, "the compiler rejected the source");
+    v.build = std::move(build);
+    v.diagnostics = built->diagnostics;
+    return false;
+  }
+  v.compiled = true;
+  *module_path = built->artifact;
+  *module_name = built->module_name;
+  return true;
+}
+
+std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int seed,
+                                   const Json& hello) const {
+  KeyHasher h;
+  h.Add("protocol", std::to_string(kProtocolVersion));
+  h.Add("task", task.file.hash);
+  h.Add("case", std::to_string(case_index) + ":" + task.cases[case_index].name);
+  h.Add("seed", std::to_string(seed));
+  h.Add("backend", std::string(ToString(options_.backend)));
+  h.Add("device", hello["device"].value("name", std::string()));
+  h.Add("arch", hello["device"].value("arch", std::string()));
+  h.Add("torch", hello.value("torch", std::string()));
+  h.Add("python", hello.value("python", std::string()));
+  return h.Hex();
+}
+
+bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch) {
+  auto hello = session_.Hello();
+  if (!hello) {
+    v = Outcome(OutcomeStatus::kInfraError, hello.error());
+    return false;
+  }
+  Tolerance tol;
+  tol.rtol = task.rtol;
+  tol.atol = task.atol;
+  tol.nan_policy = task.nan_policy == "forbid" ? Tolerance::NanPolicy::kForbid
+                                               : Tolerance::NanPolicy::kMatch;
+  for (int ci : task.CorrectnessCases()) {
+    const std::string& case_name = task.cases[ci].name;
+    for (int seed : CorrectnessSeeds(task)) {
+      const std::string where = "case " + case_name + " seed " + std::to_string(seed);
+      // Reference first, in the reference worker (trusted code only).
+      auto ref = references_.GetOrCompute(
+          ReferenceKey(task, ci, seed, *hello), [&](const std::string& out) -> Result<std::string> {
+            auto w = session_.Get(WorkerRole::kReference);
+            if (!w) return Error{w.error()};
+            WorkerReply r = (*w)->Call(Json{{"op", "reference"}, {"task", task.file.path},
+                                            {"case", ci}, {"seed", seed}, {"out", out}},
+                                       options_.timeouts.reference);
+            if (!ReplyOk(r)) {
+              (*w)->TakeLog();
+              if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
+              return Error{TrustedFailureMessage(r, "reference " + where)};
+            }
+            return r.response.value("input_digest", std::string());
+          });
+      if (!ref) {
+        v = Outcome(OutcomeStatus::kTaskError, ref.error());
+        return false;
+      }
+      auto w = session_.Get(WorkerRole::kCandidate);
+      if (!w) {
+        v = Outcome(OutcomeStatus::kInfraError, w.error());
+        return false;
+      }
+      const std::string out = scratch + "/out_" + std::to_string(ci) + "_" + std::to_string(seed) + ".kvt";
+      WorkerReply r = (*w)->Call(Json{{"op", "run"}, {"case", ci}, {"seed", seed}, {"out", out}},
+                                 options_.timeouts.run);
+      if (!ReplyOk(r)) {
+        Json build = v.build;
+        v = CandidateFailure(r, "run " + where, options_.timeouts.run, (*w)->TakeLog());
+        v.build = std::move(build);
+        return false;
+      }
+      Json record{{"case", case_name}, {"seed", seed}};
+      if (r.response.value("input_digest", std::string()) != ref->input_digest) {
+        v = Outcome(OutcomeStatus::kTaskError,
+                    "task inputs are not a function of the seed (" + where +
+                        " produced different inputs for reference and candidate)");
+        return false;
+      }
+      const Json& modified = r.response["inputs_modified"];
+      if (modified.is_array() && !modified.empty()) {
+        v.status = OutcomeStatus::kMismatch;
+        v.message = where + ": the candidate modified its input(s) " + modified.dump();
+        record["status"] = "inputs_modified";
+        v.cases.push_back(record);
+        return false;
+      }
+      auto ref_file = TensorFile::Open(ref->output_path);
+      if (!ref_file) {
+        v = Outcome(OutcomeStatus::kInfraError, "reference output unreadable: " + ref_file.error());
+        return false;
+      }
+      auto cand_file = TensorFile::Open(out);
+      if (!cand_file) {
+        v = Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error());
+        return false;
+      }
+      CompareReport cmp = Compare(*ref_file, *cand_file, tol);
+      record["max_abs_error"] = cmp.max_abs_error;
+      record["max_rel_error"] = cmp.max_rel_error;
+      record["mismatched"] = cmp.mismatched;
+      record["compared"] = cmp.compared;
+      record["status"] = cmp.match ? "ok" : "mismatch";
+      if (!cmp.match) {
+        record["message"] = cmp.message;
+        record["worst_path"] = cmp.worst_path;
+        record["worst_index"] = cmp.worst_index;
+      }
+      v.cases.push_back(record);
+      std::error_code ignored;
+      std::filesystem::remove(out, ignored);
+      if (!cmp.match) {
+        v.status = OutcomeStatus::kMismatch;
+        v.message = where + ": " + cmp.message;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void Verifier::Time(const TaskInfo& task, Verification& v) {
+  std::vector<int> perf = task.PerformanceCases();
+  if (perf.empty() || options_.skip_timing) return;
+  auto w = session_.Get(WorkerRole::kCandidate);
+  if (!w) {
+    v = Outcome(OutcomeStatus::kInfraError, w.error());
+    return;
+  }
+  const TimingSettings& t = options_.timing;
+  WorkerReply r = (*w)->Call(Json{{"op", "time"}, {"cases", perf}, {"seed", kTimingSeed},
+                                  {"warmup_ms", t.warmup_ms}, {"min_samples", t.min_samples},
+                                  {"max_samples", t.max_samples}, {"max_ms", t.max_ms},
+                                  {"flush", t.flush}},
+                             options_.timeouts.time);
+  if (!ReplyOk(r)) {
+    Json cases = v.cases, build = v.build;
+    v = CandidateFailure(r, "timing", options_.timeouts.time, (*w)->TakeLog());
+    v.cases = std::move(cases);
+    v.build = std::move(build);
+    return;
+  }
+  double ref_sum = 0, cand_sum = 0;
+  for (const Json& row : r.response["timings"]) {
+    const int ci = row.value("case", 0);
+    const double ref_ms = row.value("reference_ms", 0.0), cand_ms = row.value("candidate_ms", 0.0);
+    ref_sum += ref_ms;
+    cand_sum += cand_ms;
+    Json rec = row;
+    rec["case"] = (ci >= 0 && ci < static_cast<int>(task.cases.size())) ? task.cases[ci].name : "?";
+    rec["kind"] = "timing";
+    rec["method"] = r.response.value("method", std::string());
+    rec["speedup"] = cand_ms > 0 ? Json(ref_ms / cand_ms) : Json(nullptr);
+    v.cases.push_back(rec);
+  }
+  v.reference_ms = ref_sum;
+  v.candidate_ms = cand_sum;
+  if (cand_sum > 0 && std::isfinite(ref_sum / cand_sum)) v.speedup = ref_sum / cand_sum;
+}
+
+Verification Verifier::Finish(Verification v) {
+  if (IsInfrastructure(v.status)) {
+    v.reward.reset();
+    return v;
+  }
+  RewardInput in;
+  in.compiled = v.compiled;
+  in.correct = v.status == OutcomeStatus::kPassed;
+  in.speedup = v.speedup;
+  v.correct = in.correct;
+  v.reward = TurnReward(options_.reward, in);
+  return v;
+}
+
+Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto done = [&](Verification v) {
+    v = Finish(std::move(v));
+    v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return v;
+  };
+  const bool extension = candidate.format == CandidateFormat::kExtension;
+  if (extension) {
+    if (std::string why = BackendMismatch(candidate.language, options_.backend); !why.empty())
+      return done(Outcome(OutcomeStatus::kUnsupported, why));
+  }
+  Verification v;
+  std::string module_path, module_name;
+  if (options_.compile_only) {
+    if (!extension) {
+      v = Outcome(OutcomeStatus::kCompiled, "Python candidates are built when loaded; nothing to compile");
+      v.compiled = true;
+      return done(v);
+    }
+    if (!Build(candidate, v, &module_path, &module_name)) return done(v);
+    v.status = OutcomeStatus::kCompiled;
+    v.message = "compiled for " + v.build.value("arch", std::string("the host"));
+    return done(v);
+  }
+  auto info = Describe(task);
+  if (!info) return done(Outcome(OutcomeStatus::kTaskError, info.error()));
+  if (extension && !info->has_twin && info->num_parameters > 0)
+    return done(Outcome(OutcomeStatus::kUnsupported,
+                        "task " + task.name + " has parameters but no functional twin (module_fn); "
+                        "an extension-format candidate cannot receive its weights"));
+  if (extension && !Build(candidate, v, &module_path, &module_name)) return done(v);
+  auto scratch = TempDir::Create(options_.cache_dir + "/tmp");
+  if (!scratch) return done(Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error()));
+
+  auto w = session_.Get(WorkerRole::kCandidate);
+  if (!w) return done(Outcome(OutcomeStatus::kInfraError, w.error()));
+  Json cand{{"format", std::string(ToString(candidate.format))},
+            {"path", extension ? module_path : candidate.path}};
+  if (extension) cand["module"] = module_name;
+  WorkerReply r = (*w)->Call(Json{{"op", "load"}, {"task", task.path}, {"candidate", cand}},
+                             options_.timeouts.load);
+  v.compiled = true;
+  bool ok = ReplyOk(r);
+  if (!ok) {
+    Json build = v.build;
+    v = CandidateFailure(r, "load", options_.timeouts.load, (*w)->TakeLog());
+    v.build = std::move(build);
+  } else if (CheckCorrectness(*info, v, scratch->path())) {
+    v.status = OutcomeStatus::kPassed;
+    v.message = "all " + std::to_string(info->CorrectnessCases().size()) + " correctness case(s) x " +
+                std::to_string(CorrectnessSeeds(*info).size()) + " seeds match";
+    Time(*info, v);
+    ok = v.status == OutcomeStatus::kPassed;
+  } else {
+    ok = false;
+  }
+  // A candidate that failed may have poisoned its process (CUDA context, heap):
+  // replace the worker. A passing one is unloaded and the worker reused.
+  if (ok) {
+    auto cw = session_.Get(WorkerRole::kCandidate);
+    if (cw && !ReplyOk((*cw)->Call(Json{{"op", "unload"}}, options_.timeouts.load)))
+      session_.Discard(WorkerRole::kCandidate);
+  } else {
+    session_.Discard(WorkerRole::kCandidate);
+  }
+  return done(v);
+}
+
+}  // namespace kvault

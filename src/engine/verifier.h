@@ -1,0 +1,54 @@
+#pragma once
+// Verifier: the verification cascade for one lane (one device, one thread).
+//
+//   Verifier v(options);
+//   Verification out = v.Verify(task, candidate);   // never throws for kernel faults
+//
+// Cascade: format/backend check -> describe task -> build (extension format) ->
+// reference outputs (cached) -> load candidate -> run every correctness case and
+// seed on fresh inputs, compare in this process -> time performance cases,
+// interleaved with the reference -> speedup -> reward.
+// Thread safety: not thread-safe; use one Verifier per lane.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "candidate/candidate.h"
+#include "engine/device_session.h"
+#include "engine/options.h"
+#include "engine/reference_cache.h"
+#include "engine/verification.h"
+#include "task/task_file.h"
+
+namespace kvault {
+
+class Verifier {
+ public:
+  explicit Verifier(EngineOptions options, WorkerFactory factory = {});
+
+  Verification Verify(const TaskFile& task, const Candidate& candidate);
+
+  // Device and software of this lane's workers (for the environment fingerprint).
+  Result<Json> Hello() { return session_.Hello(); }
+
+ private:
+  Result<TaskInfo> Describe(const TaskFile& task);
+  // Fills v with a build outcome; returns the module path (empty on failure).
+  bool Build(const Candidate& c, Verification& v, std::string* module_path,
+             std::string* module_name);
+  bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch);
+  void Time(const TaskInfo& task, Verification& v);
+  std::string ReferenceKey(const TaskInfo& task, int case_index, int seed, const Json& hello) const;
+  Verification Finish(Verification v);
+
+  EngineOptions options_;
+  DeviceSession session_;
+  ReferenceCache references_;
+  std::map<std::string, TaskInfo> described_;  // by task hash
+};
+
+// The correctness seeds of a task: 1..task.seeds.
+std::vector<int> CorrectnessSeeds(const TaskInfo& task);
+constexpr int kTimingSeed = 1000;
+
+}  // namespace kvault

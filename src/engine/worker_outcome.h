@@ -1,0 +1,24 @@
+#pragma once
+// Maps what a worker said (or how it died) to a verification outcome.
+#include <string>
+#include <string_view>
+
+#include "engine/verification.h"
+#include "worker/worker.h"
+
+namespace kvault {
+
+// True when the call succeeded: the worker answered and the answer is ok.
+bool ReplyOk(const WorkerReply& reply);
+
+// The outcome of a failed call on the candidate worker during `stage` ("load",
+// "run case small seed 1", "timing"). `timeout` is the stage's limit, for the
+// message; `log` is the worker's captured output, kept as bounded diagnostics.
+// REQUIRES: !ReplyOk(reply)
+Verification CandidateFailure(const WorkerReply& reply, std::string_view stage,
+                              std::chrono::milliseconds timeout, const std::string& log);
+
+// The one-line message of a failed reply on a trusted (reference) call.
+std::string TrustedFailureMessage(const WorkerReply& reply, std::string_view stage);
+
+}  // namespace kvault

@@ -1,0 +1,155 @@
+#include "store/schema.h"
+
+#include <optional>
+#include <string>
+
+namespace kvault::store_schema {
+namespace {
+
+// Step `version` turns a version-(version-1) database into a version-`version` one.
+// Append new steps; never edit a step that has shipped.
+struct Migration {
+  int version;
+  const char* sql;
+};
+
+constexpr Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE attempts (
+  id               INTEGER PRIMARY KEY,
+  run              TEXT    NOT NULL,
+  task             TEXT    NOT NULL,
+  task_hash        TEXT    NOT NULL,
+  candidate_hash   TEXT    NOT NULL,
+  candidate_path   TEXT    NOT NULL,
+  candidate_source TEXT    NOT NULL,
+  format           TEXT    NOT NULL,
+  language         TEXT    NOT NULL,
+  backend          TEXT    NOT NULL,
+  arch             TEXT    NOT NULL,
+  status           TEXT    NOT NULL,
+  compiled         INTEGER NOT NULL CHECK (compiled IN (0, 1)),
+  correct          INTEGER NOT NULL CHECK (correct IN (0, 1)),
+  speedup          REAL,
+  reference_ms     REAL,
+  candidate_ms     REAL,
+  reward           REAL,
+  message          TEXT    NOT NULL,
+  diagnostics      TEXT    NOT NULL,
+  cases            TEXT    NOT NULL,
+  environment      TEXT    NOT NULL,
+  engine_version   TEXT    NOT NULL,
+  seconds          REAL    NOT NULL,
+  created_at       TEXT    NOT NULL
+);
+-- The record key. Its leading columns (run, task) also serve per-run and
+-- per-(run, task) lookups.
+CREATE UNIQUE INDEX attempts_key ON attempts (run, task, candidate_hash, backend, arch);
+-- All attempts at one task across runs.
+CREATE INDEX attempts_task ON attempts (task);
+)sql"},
+};
+
+constexpr int kLatest = kMigrations[std::size(kMigrations) - 1].version;
+static_assert(kLatest == kSchemaVersion, "kSchemaVersion must equal the last migration");
+
+Result<int64_t> QueryInt(sqlite::Connection& db, const char* sql) {
+  auto stmt = sqlite::Statement::Prepare(db, sql);
+  if (!stmt) return Error{stmt.error()};
+  auto step = stmt->Next();
+  if (!step) return Error{step.error()};
+  if (*step != sqlite::Step::kRow) return Error{std::string("no row from: ") + sql};
+  return stmt->Int64("n");
+}
+
+// The stored version: 0 for an empty database, an error for a foreign one.
+Result<int64_t> ReadVersion(sqlite::Connection& db) {
+  auto has_table = QueryInt(db,
+                            "SELECT count(*) AS n FROM sqlite_master "
+                            "WHERE type = 'table' AND name = 'kvault_schema'");
+  if (!has_table) return Error{has_table.error()};
+  if (*has_table == 0) {
+    auto objects = QueryInt(db, "SELECT count(*) AS n FROM sqlite_master");
+    if (!objects) return Error{objects.error()};
+    if (*objects > 0) {
+      return Error{"an SQLite database that is not a KernelVault store (no kvault_schema table)"};
+    }
+    return int64_t{0};
+  }
+  auto version = QueryInt(db, "SELECT version AS n FROM kvault_schema WHERE id = 1");
+  if (!version) return Error{"cannot read the schema version: " + version.error()};
+  return *version;
+}
+
+Status CheckNotNewer(int64_t version) {
+  if (version <= kSchemaVersion) return Status::Ok();
+  return Error{"written by a newer KernelVault (schema version " + std::to_string(version) +
+               "; this build reads up to " + std::to_string(kSchemaVersion) +
+               "); use a newer kvault or another --db"};
+}
+
+// Rolls back an open transaction unless Commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(sqlite::Connection& db) : db_(db) {}
+  ~Transaction() {
+    if (open_) (void)db_.Exec("ROLLBACK");
+  }
+  Status Begin() {
+    Status s = db_.Exec("BEGIN IMMEDIATE");
+    open_ = s.ok();
+    return s;
+  }
+  Status Commit() {
+    Status s = db_.Exec("COMMIT");
+    if (s.ok()) open_ = false;
+    return s;
+  }
+
+ private:
+  sqlite::Connection& db_;
+  bool open_ = false;
+};
+
+Status SetVersion(sqlite::Connection& db, int version) {
+  auto stmt = sqlite::Statement::Prepare(db, "UPDATE kvault_schema SET version = :v WHERE id = 1");
+  if (!stmt) return Error{stmt.error()};
+  stmt->Bind(":v", int64_t{version});
+  auto step = stmt->Next();
+  if (!step) return Error{step.error()};
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Migrate(sqlite::Connection& db) {
+  // Fast path without a write lock: already current (also works on a file that
+  // another process holds open for writing).
+  auto version = ReadVersion(db);
+  if (!version) return Error{version.error()};
+  if (Status s = CheckNotNewer(*version); !s) return s;
+  if (*version == kSchemaVersion) return Status::Ok();
+
+  Transaction txn(db);
+  if (Status s = txn.Begin(); !s) return Error{"cannot lock for migration: " + s.error()};
+  version = ReadVersion(db);  // another opener may have migrated meanwhile
+  if (!version) return Error{version.error()};
+  if (Status s = CheckNotNewer(*version); !s) return s;
+  if (*version == 0) {
+    Status s = db.Exec(
+        "CREATE TABLE IF NOT EXISTS kvault_schema ("
+        "  id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);"
+        "INSERT OR IGNORE INTO kvault_schema (id, version) VALUES (1, 0);");
+    if (!s) return Error{"cannot create kvault_schema: " + s.error()};
+  }
+  for (const Migration& m : kMigrations) {
+    if (m.version <= *version) continue;
+    if (Status s = db.Exec(m.sql); !s) {
+      return Error{"migration to version " + std::to_string(m.version) + " failed: " + s.error()};
+    }
+    if (Status s = SetVersion(db, m.version); !s) return s;
+  }
+  return txn.Commit();
+}
+
+}  // namespace kvault::store_schema

@@ -1,0 +1,23 @@
+#pragma once
+// The store's schema and its versioned migrations (docs/store.md).
+//
+// The version lives in table kvault_schema (one row, id = 1). Migration steps are
+// applied in order inside one BEGIN IMMEDIATE transaction, so concurrent openers
+// of a new file serialize and the schema is created exactly once.
+#include "store/sqlite.h"
+#include "util/result.h"
+
+namespace kvault::store_schema {
+
+// The version this build writes and reads. A file with a higher version is refused.
+inline constexpr int kSchemaVersion = 1;
+
+// Brings the database on `db` to kSchemaVersion. Errors (each names no path; the
+// caller adds it):
+//   - the file is not an SQLite database, or is corrupt;
+//   - it is an SQLite database with other tables and no kvault_schema table;
+//   - it was written by a newer schema version than kSchemaVersion.
+// REQUIRES: no transaction is open on `db`.
+Status Migrate(sqlite::Connection& db);
+
+}  // namespace kvault::store_schema

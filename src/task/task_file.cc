@@ -1,0 +1,95 @@
+#include "task/task_file.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "util/files.h"
+#include "util/sha256.h"
+
+namespace kvault {
+namespace fs = std::filesystem;
+
+Result<TaskFile> LoadTaskFile(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  if (ec) return Error{"cannot resolve task path " + path + ": " + ec.message()};
+  if (p.extension() != ".py") return Error{"task " + path + " is not a .py file"};
+  auto source = ReadFile(p.string());
+  if (!source) return Error{"cannot read task " + path + ": " + source.error()};
+  TaskFile t;
+  t.name = p.stem().string();
+  t.path = p.string();
+  t.source = std::move(*source);
+  t.hash = Sha256Hex(t.source);
+  return t;
+}
+
+Result<std::vector<TaskFile>> DiscoverSuite(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Error{"suite " + dir + " is not a folder"};
+  std::vector<std::string> paths;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const fs::path& p = entry.path();
+    if (entry.is_regular_file() && p.extension() == ".py" && !p.filename().string().starts_with("_"))
+      paths.push_back(p.string());
+  }
+  if (ec) return Error{"cannot list suite " + dir + ": " + ec.message()};
+  std::sort(paths.begin(), paths.end());
+  std::vector<TaskFile> tasks;
+  for (const auto& p : paths) {
+    auto t = LoadTaskFile(p);
+    if (!t) return Error{t.error()};
+    tasks.push_back(std::move(*t));
+  }
+  if (tasks.empty()) return Error{"suite " + dir + " holds no task (*.py)"};
+  return tasks;
+}
+
+std::vector<int> TaskInfo::CorrectnessCases() const {
+  std::vector<int> out;
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].correctness) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::vector<int> TaskInfo::PerformanceCases() const {
+  std::vector<int> out;
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].performance) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+Result<TaskInfo> TaskInfoFromDescribe(const TaskFile& file, const Json& task) {
+  if (!task.is_object() || !task.contains("cases") || !task["cases"].is_array())
+    return Error{"describe answer for " + file.name + " lacks a cases list"};
+  TaskInfo info;
+  info.file = file;
+  try {
+    info.has_twin = task.value("has_twin", false);
+    info.num_parameters = task.value("num_parameters", int64_t{0});
+    for (const Json& c : task["cases"]) {
+      CaseInfo ci;
+      ci.name = c.at("name").get<std::string>();
+      ci.correctness = c.value("correctness", true);
+      ci.performance = c.value("performance", true);
+      info.cases.push_back(std::move(ci));
+    }
+    if (task.contains("meta") && task["meta"].is_object()) {
+      const Json& m = task["meta"];
+      if (m.contains("rtol") && m["rtol"].is_number()) info.rtol = m["rtol"].get<double>();
+      if (m.contains("atol") && m["atol"].is_number()) info.atol = m["atol"].get<double>();
+      if (m.contains("nan_policy") && m["nan_policy"].is_string())
+        info.nan_policy = m["nan_policy"].get<std::string>();
+      if (m.contains("seeds") && m["seeds"].is_number_integer())
+        info.seeds = std::max(3, m["seeds"].get<int>());
+    }
+  } catch (const Json::exception& e) {
+    return Error{"describe answer for " + file.name + " is malformed: " + e.what()};
+  }
+  if (info.cases.empty()) return Error{"task " + file.name + " has no input case"};
+  if (info.CorrectnessCases().empty())
+    return Error{"task " + file.name + " has no correctness case"};
+  return info;
+}
+
+}  // namespace kvault

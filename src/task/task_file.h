@@ -1,0 +1,54 @@
+#pragma once
+// Task files and suites (docs/task-format.md). A task is one Python file in
+// KernelBench's format; a suite is a folder of them. What a task *contains*
+// (cases, twin, metadata) is learned from the worker's `describe` (TaskInfo).
+//
+//   auto suite = DiscoverSuite("examples/suite");
+//   for (const TaskFile& t : *suite) ...
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/json.h"
+#include "util/result.h"
+
+namespace kvault {
+
+struct TaskFile {
+  std::string name;    // file stem
+  std::string path;    // absolute
+  std::string source;  // file contents
+  std::string hash;    // SHA-256 of source
+};
+
+// Reads one task file. Error if it cannot be read or is not a .py file.
+Result<TaskFile> LoadTaskFile(const std::string& path);
+
+// Every *.py in `dir` (not recursive; names starting with '_' skipped), sorted by
+// name. Error if `dir` is not a readable folder or holds no task.
+Result<std::vector<TaskFile>> DiscoverSuite(const std::string& dir);
+
+struct CaseInfo {
+  std::string name;
+  bool correctness = true;
+  bool performance = true;
+};
+
+struct TaskInfo {
+  TaskFile file;
+  bool has_twin = false;
+  int64_t num_parameters = 0;
+  std::vector<CaseInfo> cases;
+  std::optional<double> rtol, atol;  // unset: defaults by output dtype
+  std::string nan_policy = "match";  // "match" | "forbid"
+  int seeds = 3;                     // correctness seeds per case, >= 3
+
+  std::vector<int> CorrectnessCases() const;
+  std::vector<int> PerformanceCases() const;
+};
+
+// Builds a TaskInfo from the `task` object of a describe response. Error if the
+// object does not follow docs/worker-protocol.md.
+Result<TaskInfo> TaskInfoFromDescribe(const TaskFile& file, const Json& task);
+
+}  // namespace kvault

@@ -1,0 +1,155 @@
+#include "toolchain/build.h"
+
+#include <chrono>
+
+#include "kvault/build_config.h"
+#include "toolchain/compile_cache.h"
+#include "toolchain/flags.h"
+#include "toolchain/tools.h"
+#include "util/env.h"
+#include "util/files.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace kvault {
+namespace {
+
+constexpr size_t kMaxDiagnostics = 16 * 1024;
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool TorchHasHip(const TorchBuildInfo& torch) {
+  for (const std::string& dir : torch.include_paths)
+    if (FileExists(dir + "/c10/hip/HIPStream.h")) return true;
+  return false;
+}
+
+// torch/version.h from the first include path holding it, "" if none: catches a
+// PyTorch upgraded in place when the worker reports no version.
+std::string TorchVersionHeader(const TorchBuildInfo& torch) {
+  for (const std::string& dir : torch.include_paths) {
+    for (const char* rel : {"/torch/version.h", "/torch/csrc/api/include/torch/version.h"}) {
+      if (auto text = ReadFile(dir + rel)) return *text;
+    }
+  }
+  return "";
+}
+
+std::string Label(const CompilerSetup& setup, const std::string& identity, const std::string& variant) {
+  std::string label = ToolName(setup.tool);
+  if (std::string v = ShortVersion(setup.tool, identity); !v.empty()) label += " " + v;
+  if (!variant.empty()) label += " (" + variant + ")";
+  return label;
+}
+
+// Everything that decides the artifact's bytes, field by field.
+Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
+                           const std::string& source, const std::string& identity) {
+  auto cmd = AssembleCommand(req, setup, {"<source>", "<module>", "<output>"});
+  if (!cmd) return Error{cmd.error()};
+  KeyHasher h;
+  h.Add("kvault-build", "1");
+  h.Add("source", source);
+  h.Add("language", ToString(req.language));
+  h.Add("backend", ToString(req.backend));
+  h.Add("arch", req.arch);
+  h.Add("compile_only", req.compile_only ? "1" : "0");
+  h.Add("command", ShellQuote(cmd->argv));
+  h.Add("compiler", identity);
+  h.Add("torch_version", req.torch.torch_version);
+  h.Add("torch_version_header", TorchVersionHeader(req.torch));
+  if (req.language == Language::kHip) {
+    auto digest = DirectoryDigest(setup.include_hip_dir);
+    if (!digest) return Error{"HIP portability headers: " + digest.error()};
+    h.Add("include_hip", *digest);
+  }
+  return h;
+}
+
+// A hit reports the stored build's command, toolchain and diagnostics.
+BuildResult FromCache(const CompileCache::Entry& e, BuildResult r,
+                      std::chrono::steady_clock::time_point start) {
+  r.ok = true;
+  r.cache_hit = true;
+  r.artifact = e.artifact;
+  r.command = e.meta.value("command", std::string());
+  r.toolchain = e.meta.value("toolchain", std::string());
+  r.diagnostics = e.meta.value("diagnostics", std::string());
+  r.seconds = SecondsSince(start);
+  return r;
+}
+
+}  // namespace
+
+std::string DefaultIncludeHipDir() {
+  if (auto root = GetEnv("KVAULT_SOURCE_ROOT"); root && !root->empty()) return *root + "/include_hip";
+  return std::string(KVAULT_DEFAULT_SOURCE_ROOT) + "/include_hip";
+}
+
+Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::milliseconds timeout) {
+  auto start = std::chrono::steady_clock::now();
+  auto tool = ToolFor(req.language, req.backend);
+  if (!tool) return Error{tool.error()};
+  CompilerSetup setup;
+  setup.tool = *tool;
+  setup.tool_path = ToolPath(*tool);
+  setup.include_hip_dir = req.include_hip_dir.empty() ? DefaultIncludeHipDir() : req.include_hip_dir;
+  setup.torch_has_hip = TorchHasHip(req.torch);
+  auto identity = ToolIdentity(setup.tool_path);
+  if (!identity)
+    return Error{ToolName(*tool) + " is not usable (set " + ToolEnvVar(*tool) + "): " + identity.error()};
+  auto source = ReadFile(req.source_path);
+  if (!source) return Error{source.error()};
+  auto key = BuildKey(req, setup, *source, *identity);
+  if (!key) return Error{key.error()};
+
+  BuildResult r;
+  r.key = key->Hex();
+  r.module_name = ModuleNameForKey(r.key);
+  const std::string artifact_name = r.module_name + (req.compile_only ? ".o" : ".so");
+  CompileCache cache(req.out_dir.empty() ? DefaultCacheDir() + "/build" : req.out_dir);
+  if (auto hit = cache.Lookup(r.key, artifact_name)) return FromCache(*hit, std::move(r), start);
+  // Another process may be building the same entry; wait for it rather than compile
+  // twice. A lock that cannot be had in time only costs the sharing, so go on without.
+  auto lock = cache.Lock(r.key, timeout);
+  if (lock) {
+    if (auto hit = cache.Lookup(r.key, artifact_name)) return FromCache(*hit, std::move(r), start);
+  }
+
+  auto scratch = TempDir::Create("", "kvault-build");
+  if (!scratch) return Error{scratch.error()};
+  std::string built = scratch->Join(artifact_name);
+  auto cmd = AssembleCommand(req, setup, {req.source_path, r.module_name, built});
+  if (!cmd) return Error{cmd.error()};
+  r.command = ShellQuote(cmd->argv);
+  r.toolchain = Label(setup, *identity, cmd->variant);
+  CommandSpec spec;
+  spec.argv = cmd->argv;
+  spec.cwd = scratch->path();
+  auto run = RunCommand(spec, timeout);
+  if (!run) return Error{ToolName(*tool) + " could not be started: " + run.error()};
+  r.diagnostics = Truncate(run->output, kMaxDiagnostics);
+  r.timed_out = run->timed_out;
+  if (run->timed_out || run->exit_code != 0) {
+    if (!run->timed_out && run->exit_code != 0 && r.diagnostics.empty())
+      r.diagnostics = ToolName(*tool) + " " + DescribeTermination(run->exit_code, run->term_signal);
+    r.seconds = SecondsSince(start);
+    return r;
+  }
+  if (!FileExists(built))
+    return Error{ToolName(*tool) + " exited 0 but wrote no " + artifact_name};
+  Json meta{{"key_fields", key->Describe()}, {"command", r.command},
+            {"toolchain", r.toolchain}, {"diagnostics", r.diagnostics},
+            {"compile_seconds", run->seconds}};
+  auto stored = cache.Store(r.key, artifact_name, built, meta);
+  if (!stored) return Error{"compile cache: " + stored.error()};
+  r.ok = true;
+  r.artifact = *stored;
+  r.seconds = SecondsSince(start);
+  return r;
+}
+
+}  // namespace kvault

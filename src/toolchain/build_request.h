@@ -1,0 +1,48 @@
+#pragma once
+// The value types of one extension build: what to build and what came of it.
+#include <string>
+#include <vector>
+
+#include "toolchain/backend.h"
+#include "toolchain/torch_build_info.h"
+
+namespace kvault {
+
+// One extension-format candidate: a single translation unit that exposes `forward`
+// through PYBIND11_MODULE(TORCH_EXTENSION_NAME, m). The module name is not chosen by
+// the caller: it is derived from the build's cache key (BuildResult::module_name).
+struct BuildRequest {
+  std::string source_path;
+  Language language = Language::kCpp;
+  Backend backend = Backend::kCpu;
+  // "sm_90" (nvcc), "gfx90a" (hipcc), ignored for the cpu backend. Default: "" = the
+  // compiler's own default target.
+  std::string arch;
+  TorchBuildInfo torch;
+  // Compile to an object file only (-c): no link, no .so. The only way to check HIP
+  // sources for AMD targets on a machine whose PyTorch has no HIP support.
+  bool compile_only = false;
+  // The build cache: entries live at <out_dir>/<key[0:2]>/<key>/.
+  // Default: "" = DefaultCacheDir() + "/build" (util/env.h).
+  std::string out_dir;
+  // Appended to the compiler's flags (before the source file); part of the cache key.
+  std::vector<std::string> extra_flags;
+  // The HIP portability headers (include_hip/). Default: "" = $KVAULT_SOURCE_ROOT/
+  // include_hip, else <source root at build time>/include_hip.
+  std::string include_hip_dir;
+};
+
+struct BuildResult {
+  bool ok = false;            // compiled (and linked unless compile_only)
+  std::string artifact;       // when ok: the .so, or the .o when compile_only
+  std::string module_name;    // "kv_" + first 16 hex digits of the cache key
+  std::string diagnostics;    // the compiler's output, at most 16 KiB (head and tail)
+  bool timed_out = false;     // the compiler ran past the timeout and was killed
+  double seconds = 0;         // wall time of BuildExtension, cache lookups included
+  bool cache_hit = false;     // served from the cache without compiling
+  std::string command;        // the command line, shell-quoted, for the record
+  std::string toolchain;      // e.g. "nvcc 13.0 (hip-on-nvidia)", "g++ 12.2.0"
+  std::string key;            // the cache key (64 hex digits)
+};
+
+}  // namespace kvault

@@ -1,0 +1,268 @@
+// BuildExtension with fake compiler scripts: cache, flags, failures, timeouts.
+#include "toolchain/build.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <thread>
+
+#include "toolchain/compile_cache.h"
+#include "toolchain/fake_compiler_for_test.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace kvault {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::FakeCompiler;
+
+constexpr milliseconds kTimeout{20'000};
+
+class BuildTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    work_ = std::make_unique<TempDir>(TempDir::Create("", "kvault-buildtest").value());
+    source_ = work_->Join("relu.cpp");
+    WriteSource("torch::Tensor forward(torch::Tensor x) { return x.relu(); }\n");
+  }
+  void TearDown() override {
+    unsetenv("KVAULT_CXX");
+    unsetenv("KVAULT_NVCC");
+    unsetenv("KVAULT_HIPCC");
+  }
+  void WriteSource(const std::string& text) { ASSERT_TRUE(WriteFileAtomic(source_, text).ok()); }
+
+  BuildRequest Request() const {
+    BuildRequest r;
+    r.source_path = source_;
+    r.language = Language::kCpp;
+    r.backend = Backend::kCpu;
+    r.torch.include_paths = {work_->Join("torch-include")};
+    r.torch.library_paths = {work_->Join("torch-lib")};
+    r.torch.python_include = "/py";
+    r.torch.torch_version = "1.13.0";
+    r.out_dir = work_->Join("cache");
+    return r;
+  }
+
+  std::unique_ptr<TempDir> work_;
+  std::string source_;
+};
+
+TEST_F(BuildTest, BuildsThenServesFromTheCache) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  auto first = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_TRUE(first->ok) << first->diagnostics;
+  EXPECT_FALSE(first->cache_hit);
+  EXPECT_EQ(first->key.size(), 64u);
+  EXPECT_EQ(first->module_name, "kv_" + first->key.substr(0, 16));
+  EXPECT_EQ(first->artifact, work_->Join("cache") + "/" + first->key.substr(0, 2) + "/" + first->key +
+                                 "/" + first->module_name + ".so");
+  EXPECT_EQ(*ReadFile(first->artifact), "object built by fakecc\n");
+  EXPECT_NE(first->command.find("-DTORCH_EXTENSION_NAME=" + first->module_name), std::string::npos);
+  EXPECT_NE(first->command.find(source_), std::string::npos);
+  EXPECT_NE(first->diagnostics.find("fake warning"), std::string::npos);
+  EXPECT_EQ(first->toolchain, "g++ 9.9.9");
+  EXPECT_EQ(cc.Calls(), 1);
+
+  auto second = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(second.ok()) << second.error();
+  EXPECT_TRUE(second->ok);
+  EXPECT_TRUE(second->cache_hit);
+  EXPECT_EQ(second->artifact, first->artifact);
+  EXPECT_EQ(second->module_name, first->module_name);
+  EXPECT_NE(second->diagnostics.find("fake warning"), std::string::npos);  // kept with the entry
+  EXPECT_EQ(cc.Calls(), 1);
+}
+
+TEST_F(BuildTest, SameSourceElsewhereHitsTheCache) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  auto first = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(first.ok() && first->ok);
+  BuildRequest moved = Request();
+  moved.source_path = work_->Join("copy.cpp");
+  ASSERT_TRUE(WriteFileAtomic(moved.source_path, *ReadFile(source_)).ok());
+  auto second = BuildExtension(moved, kTimeout);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->cache_hit);
+  EXPECT_EQ(cc.Calls(), 1);
+}
+
+TEST_F(BuildTest, EveryKeyInputChangesTheKey) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  auto base = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(base.ok() && base->ok);
+  std::vector<std::string> keys = {base->key};
+  auto expect_new_key = [&](const BuildRequest& r, const char* what) {
+    auto b = BuildExtension(r, kTimeout);
+    ASSERT_TRUE(b.ok()) << what << ": " << b.error();
+    EXPECT_FALSE(b->cache_hit) << what;
+    for (const std::string& k : keys) EXPECT_NE(b->key, k) << what;
+    EXPECT_NE(b->module_name, base->module_name) << what;
+    keys.push_back(b->key);
+  };
+  BuildRequest r = Request();
+  r.extra_flags = {"-DVARIANT=2"};
+  expect_new_key(r, "extra flag");
+  r = Request();
+  r.torch.torch_version = "1.13.1";
+  expect_new_key(r, "torch version");
+  r = Request();
+  r.torch.cxx11_abi = false;
+  expect_new_key(r, "abi");
+  r = Request();
+  r.compile_only = true;
+  expect_new_key(r, "compile only");
+  WriteSource("torch::Tensor forward(torch::Tensor x) { return x.relu() * 1; }\n");
+  expect_new_key(Request(), "source");
+  FakeCompiler other(FakeCompiler::kWritesOutput, "fakecc (KernelVault test) 10.0.0");
+  setenv("KVAULT_CXX", other.path().c_str(), 1);
+  expect_new_key(Request(), "compiler version");
+}
+
+TEST_F(BuildTest, CompileOnlyStoresTheObjectFile) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  BuildRequest r = Request();
+  r.compile_only = true;
+  auto b = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_TRUE(b->ok);
+  EXPECT_TRUE(EndsWith(b->artifact, "/" + b->module_name + ".o")) << b->artifact;
+  EXPECT_NE(b->command.find(" -c "), std::string::npos);
+  EXPECT_EQ(b->command.find("-shared"), std::string::npos);
+}
+
+TEST_F(BuildTest, ARejectedSourceIsAResultNotAnError) {
+  FakeCompiler cc(FakeCompiler::kRejects);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  auto b = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_FALSE(b->ok);
+  EXPECT_FALSE(b->timed_out);
+  EXPECT_TRUE(b->artifact.empty());
+  EXPECT_NE(b->diagnostics.find("error: expected ';'"), std::string::npos);
+  // Failures are not cached: the next attempt compiles again.
+  auto again = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->cache_hit);
+  EXPECT_EQ(cc.Calls(), 2);
+}
+
+TEST_F(BuildTest, DiagnosticsAreBounded) {
+  FakeCompiler cc(FakeCompiler::kFloods);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  auto b = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_FALSE(b->ok);
+  EXPECT_LE(b->diagnostics.size(), 16u * 1024 + 100);
+  EXPECT_NE(b->diagnostics.find("bytes omitted"), std::string::npos);
+}
+
+TEST_F(BuildTest, ACompilerPastTheTimeoutIsKilled) {
+  FakeCompiler cc(FakeCompiler::kHangs);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  auto start = std::chrono::steady_clock::now();
+  auto b = BuildExtension(Request(), milliseconds(500));
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_FALSE(b->ok);
+  EXPECT_TRUE(b->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST_F(BuildTest, AMissingCompilerIsAnInfrastructureError) {
+  setenv("KVAULT_CXX", work_->Join("no-such-compiler").c_str(), 1);
+  auto b = BuildExtension(Request(), kTimeout);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().find("KVAULT_CXX"), std::string::npos) << b.error();
+}
+
+TEST_F(BuildTest, AMissingSourceIsAnInfrastructureError) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  BuildRequest r = Request();
+  r.source_path = work_->Join("missing.cpp");
+  EXPECT_FALSE(BuildExtension(r, kTimeout).ok());
+  EXPECT_EQ(cc.Calls(), 0);
+}
+
+TEST_F(BuildTest, ACompilerThatWritesNothingIsAnInfrastructureError) {
+  FakeCompiler cc(FakeCompiler::kWritesNothing);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  EXPECT_FALSE(BuildExtension(Request(), kTimeout).ok());
+}
+
+TEST_F(BuildTest, UnsupportedPairsAreErrors) {
+  BuildRequest r = Request();
+  r.language = Language::kCuda;
+  EXPECT_FALSE(BuildExtension(r, kTimeout).ok());
+}
+
+TEST_F(BuildTest, ConcurrentBuildsOfOneSourceCompileOnce) {
+  FakeCompiler cc(FakeCompiler::kSlowWrites);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  Result<BuildResult> a = Error{"unset"}, b = Error{"unset"};
+  std::thread ta([&] { a = BuildExtension(Request(), kTimeout); });
+  std::thread tb([&] { b = BuildExtension(Request(), kTimeout); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->ok && b->ok);
+  EXPECT_EQ(a->artifact, b->artifact);
+  EXPECT_NE(a->cache_hit, b->cache_hit);
+  EXPECT_EQ(cc.Calls(), 1);
+}
+
+TEST_F(BuildTest, HipOnNvidiaKeysOnThePortabilityHeaders) {
+  FakeCompiler nvcc(FakeCompiler::kWritesOutput, "Cuda compilation tools, release 13.0, V13.0.88");
+  setenv("KVAULT_NVCC", nvcc.path().c_str(), 1);
+  BuildRequest r = Request();
+  r.language = Language::kHip;
+  r.backend = Backend::kCuda;
+  r.arch = "sm_90";
+  for (const char* name : {"hip_a", "hip_b"}) {
+    ASSERT_TRUE(EnsureDir(work_->Join(name) + "/hip").ok());
+    ASSERT_TRUE(WriteFileAtomic(work_->Join(name) + "/hip/hip_runtime.h", std::string("// ") + name).ok());
+  }
+  r.include_hip_dir = work_->Join("hip_a");
+  auto a = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_TRUE(a->ok);
+  EXPECT_EQ(a->toolchain, "nvcc 13.0 (hip-on-nvidia)");
+  EXPECT_NE(a->command.find("-I " + work_->Join("hip_a")), std::string::npos) << a->command;
+  EXPECT_NE(a->command.find("-x cu"), std::string::npos);
+  r.include_hip_dir = work_->Join("hip_b");
+  auto b = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_NE(a->key, b->key);
+  r.include_hip_dir = work_->Join("no_such_dir");
+  EXPECT_FALSE(BuildExtension(r, kTimeout).ok());
+}
+
+TEST_F(BuildTest, HipccAgainstTorchWithoutHipNeedsCompileOnly) {
+  FakeCompiler hipcc(FakeCompiler::kWritesOutput, "HIP version: 5.2.21153-0");
+  setenv("KVAULT_HIPCC", hipcc.path().c_str(), 1);
+  BuildRequest r = Request();
+  r.language = Language::kHip;
+  r.backend = Backend::kHip;
+  r.arch = "gfx90a";
+  ASSERT_TRUE(EnsureDir(work_->Join("include_hip/compile_only")).ok());
+  ASSERT_TRUE(WriteFileAtomic(work_->Join("include_hip/compile_only/x.h"), "//").ok());
+  r.include_hip_dir = work_->Join("include_hip");
+  EXPECT_FALSE(BuildExtension(r, kTimeout).ok());
+  r.compile_only = true;
+  auto b = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_TRUE(b->ok);
+  EXPECT_EQ(b->toolchain, "hipcc 5.2.21153-0 (compile-only shims)");
+  EXPECT_NE(b->command.find("--offload-arch=gfx90a"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvault

@@ -1,0 +1,59 @@
+#pragma once
+// Assembles compiler command lines for extension builds. Pure functions: no files
+// are read and nothing is run, so every flag decision is unit-testable.
+//
+//   CompilerSetup setup{Tool::kNvcc, "/usr/local/cuda/bin/nvcc", "/src/include_hip", false};
+//   auto cmd = AssembleCommand(request, setup, {"/tmp/relu.hip", "kv_0123", "/tmp/kv_0123.so"});
+//   RunCommand({.argv = cmd->argv}, timeout);
+#include <string>
+#include <vector>
+
+#include "toolchain/build_request.h"
+#include "toolchain/tools.h"
+#include "util/result.h"
+
+namespace kvault {
+
+// Facts about this machine that shape the command, gathered by BuildExtension.
+struct CompilerSetup {
+  Tool tool = Tool::kCxx;
+  std::string tool_path;        // argv[0]
+  std::string include_hip_dir;  // the HIP portability headers (include_hip/)
+  bool torch_has_hip = false;   // the torch headers are a ROCm build's (c10/hip/ exists)
+};
+
+// The per-build names in the command. BuildExtension first assembles the command with
+// placeholders (for the cache key), then with real paths.
+struct CommandSlots {
+  std::string source;
+  std::string module_name;
+  std::string output;
+};
+
+struct CompileCommand {
+  std::vector<std::string> argv;
+  // How the source is compiled, for labels: "", "hip-on-nvidia",
+  // "compile-only shims" (hipcc against a PyTorch without HIP).
+  std::string variant;
+};
+
+// Which compiler builds `language` for `backend`: cpp/cpu -> g++, cuda/cuda -> nvcc,
+// hip/cuda -> nvcc with the portability headers, hip/hip -> hipcc. Error for any other
+// pair (e.g. a .cu source on the cpu backend).
+Result<Tool> ToolFor(Language language, Backend backend);
+
+// The full command line. Error when the request cannot be expressed: an unsupported
+// language/backend pair, a malformed arch, or a full (linked) HIP build against a
+// PyTorch without HIP.
+Result<CompileCommand> AssembleCommand(const BuildRequest& request, const CompilerSetup& setup,
+                                       const CommandSlots& slots);
+
+// The flags that select the GPU target: {"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}
+// for "sm_90", {"--offload-arch=gfx90a"} for "gfx90a", {} for "". Error when `arch`
+// does not fit the tool.
+Result<std::vector<std::string>> ArchFlags(Tool tool, const std::string& arch);
+
+// Joins argv into one line a POSIX shell would split back into argv.
+std::string ShellQuote(const std::vector<std::string>& argv);
+
+}  // namespace kvault

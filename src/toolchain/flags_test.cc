@@ -1,0 +1,179 @@
+#include "toolchain/flags.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace kvault {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+TorchBuildInfo Torch() {
+  TorchBuildInfo t;
+  t.include_paths = {"/t/include", "/t/include/torch/csrc/api/include"};
+  t.library_paths = {"/t/lib"};
+  t.libraries = {"c10", "torch", "torch_cpu", "torch_python"};
+  t.python_include = "/py/include";
+  return t;
+}
+
+BuildRequest Request(Language l, Backend b, std::string arch = "") {
+  BuildRequest r;
+  r.language = l;
+  r.backend = b;
+  r.arch = std::move(arch);
+  r.torch = Torch();
+  return r;
+}
+
+CompilerSetup MakeSetup(Tool tool, bool torch_has_hip = false) {
+  return CompilerSetup{tool, "/bin/" + ToolName(tool), "/src/include_hip", torch_has_hip};
+}
+
+const CommandSlots kSlots{"/c/relu.src", "kv_0123456789abcdef", "/o/out"};
+
+bool Has(const Argv& a, const std::string& s) { return std::find(a.begin(), a.end(), s) != a.end(); }
+// Index of `s` in `a`, or -1.
+long At(const Argv& a, const std::string& s) {
+  auto it = std::find(a.begin(), a.end(), s);
+  return it == a.end() ? -1 : it - a.begin();
+}
+
+TEST(ToolFor, PicksTheCompilerPerLanguageAndBackend) {
+  EXPECT_EQ(*ToolFor(Language::kCpp, Backend::kCpu), Tool::kCxx);
+  EXPECT_EQ(*ToolFor(Language::kCuda, Backend::kCuda), Tool::kNvcc);
+  EXPECT_EQ(*ToolFor(Language::kHip, Backend::kCuda), Tool::kNvcc);
+  EXPECT_EQ(*ToolFor(Language::kHip, Backend::kHip), Tool::kHipcc);
+  EXPECT_FALSE(ToolFor(Language::kCuda, Backend::kCpu).ok());
+  EXPECT_FALSE(ToolFor(Language::kCuda, Backend::kHip).ok());
+  EXPECT_FALSE(ToolFor(Language::kHip, Backend::kCpu).ok());
+  EXPECT_FALSE(ToolFor(Language::kCpp, Backend::kCuda).ok());
+}
+
+TEST(ArchFlags, MapsTargetsPerTool) {
+  EXPECT_EQ(*ArchFlags(Tool::kNvcc, "sm_90"), (Argv{"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}));
+  EXPECT_EQ(*ArchFlags(Tool::kNvcc, "sm_90a"), (Argv{"-gencode", "arch=compute_90a,code=[sm_90a,compute_90a]"}));
+  EXPECT_EQ(*ArchFlags(Tool::kHipcc, "gfx90a"), (Argv{"--offload-arch=gfx90a"}));
+  EXPECT_EQ(*ArchFlags(Tool::kHipcc, "gfx90a:xnack-"), (Argv{"--offload-arch=gfx90a:xnack-"}));
+  EXPECT_TRUE(ArchFlags(Tool::kNvcc, "")->empty());
+  EXPECT_TRUE(ArchFlags(Tool::kCxx, "x86_64")->empty());
+  EXPECT_FALSE(ArchFlags(Tool::kNvcc, "gfx942").ok());
+  EXPECT_FALSE(ArchFlags(Tool::kHipcc, "sm_90").ok());
+  EXPECT_FALSE(ArchFlags(Tool::kNvcc, "sm_90; rm -rf /").ok());
+}
+
+TEST(AssembleCommand, HostCxxBuildsASharedObjectAgainstTorch) {
+  auto cmd = AssembleCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx), kSlots);
+  ASSERT_TRUE(cmd.ok()) << cmd.error();
+  const Argv& a = cmd->argv;
+  EXPECT_EQ(a[0], "/bin/g++");
+  for (const char* f : {"-O2", "-std=c++17", "-fPIC", "-shared", "-D_GLIBCXX_USE_CXX11_ABI=1",
+                        "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=kv_0123456789abcdef",
+                        "-L/t/lib", "-Wl,-rpath,/t/lib", "-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"})
+    EXPECT_TRUE(Has(a, f)) << f;
+  EXPECT_EQ(a[At(a, "/t/include") - 1], "-isystem");
+  EXPECT_EQ(a[At(a, "/py/include") - 1], "-isystem");
+  EXPECT_EQ(a[At(a, "-o") + 1], "/o/out");
+  EXPECT_LT(At(a, "/c/relu.src"), At(a, "-lc10"));  // libraries after the source
+  EXPECT_FALSE(Has(a, "-c"));
+  EXPECT_EQ(cmd->variant, "");
+}
+
+TEST(AssembleCommand, FollowsTheTorchAbiAndDefaultsTheLibraries) {
+  BuildRequest r = Request(Language::kCpp, Backend::kCpu);
+  r.torch.cxx11_abi = false;
+  r.torch.libraries.clear();
+  auto cmd = AssembleCommand(r, MakeSetup(Tool::kCxx), kSlots);
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_TRUE(Has(cmd->argv, "-D_GLIBCXX_USE_CXX11_ABI=0"));
+  EXPECT_TRUE(Has(cmd->argv, "-ltorch_python"));
+}
+
+TEST(AssembleCommand, CompileOnlyStopsAtTheObjectFile) {
+  BuildRequest r = Request(Language::kCpp, Backend::kCpu);
+  r.compile_only = true;
+  r.extra_flags = {"-DEXTRA=1"};
+  auto cmd = AssembleCommand(r, MakeSetup(Tool::kCxx), kSlots);
+  ASSERT_TRUE(cmd.ok());
+  const Argv& a = cmd->argv;
+  EXPECT_TRUE(Has(a, "-c"));
+  EXPECT_FALSE(Has(a, "-shared"));
+  EXPECT_FALSE(Has(a, "-lc10"));
+  EXPECT_LT(At(a, "-DEXTRA=1"), At(a, "/c/relu.src"));
+}
+
+TEST(AssembleCommand, NvccForCuda) {
+  auto cmd = AssembleCommand(Request(Language::kCuda, Backend::kCuda, "sm_90"), MakeSetup(Tool::kNvcc), kSlots);
+  ASSERT_TRUE(cmd.ok()) << cmd.error();
+  const Argv& a = cmd->argv;
+  EXPECT_EQ(a[0], "/bin/nvcc");
+  EXPECT_EQ(a[At(a, "-gencode") + 1], "arch=compute_90,code=[sm_90,compute_90]");
+  EXPECT_EQ(a[At(a, "-Xcompiler") + 1], "-fPIC");
+  for (const char* f : {"--expt-relaxed-constexpr", "-D__CUDA_NO_HALF_OPERATORS__",
+                        "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-lc10_cuda", "-ltorch_cuda", "-shared"})
+    EXPECT_TRUE(Has(a, f)) << f;
+  EXPECT_EQ(a[At(a, "-cudart") + 1], "shared");
+  EXPECT_EQ(a[At(a, "-Xlinker") + 1], "-rpath,/t/lib");
+  EXPECT_FALSE(Has(a, "-x"));
+  EXPECT_FALSE(Has(a, "/src/include_hip"));
+}
+
+TEST(AssembleCommand, HipOnNvidiaPutsThePortabilityHeadersFirst) {
+  auto cmd = AssembleCommand(Request(Language::kHip, Backend::kCuda, "sm_90"), MakeSetup(Tool::kNvcc), kSlots);
+  ASSERT_TRUE(cmd.ok()) << cmd.error();
+  const Argv& a = cmd->argv;
+  EXPECT_EQ(cmd->variant, "hip-on-nvidia");
+  long hip = At(a, "/src/include_hip");
+  ASSERT_GT(hip, 0);
+  EXPECT_EQ(a[hip - 1], "-I");
+  EXPECT_LT(hip, At(a, "/t/include"));
+  EXPECT_EQ(a[At(a, "-x") + 1], "cu");
+  EXPECT_EQ(At(a, "-x") + 2, At(a, "/c/relu.src"));
+  EXPECT_FALSE(Has(a, "-D__CUDA_NO_BFLOAT16_CONVERSIONS__"));  // hip_bfloat16 converts
+}
+
+TEST(AssembleCommand, HipccOnRocm) {
+  auto cmd = AssembleCommand(Request(Language::kHip, Backend::kHip, "gfx942"),
+                             MakeSetup(Tool::kHipcc, /*torch_has_hip=*/true), kSlots);
+  ASSERT_TRUE(cmd.ok()) << cmd.error();
+  const Argv& a = cmd->argv;
+  for (const char* f : {"--offload-arch=gfx942", "-fPIC", "-shared", "-DUSE_ROCM=1",
+                        "-lc10_hip", "-ltorch_hip", "-lamdhip64", "-Wl,-rpath,/t/lib"})
+    EXPECT_TRUE(Has(a, f)) << f;
+  EXPECT_FALSE(Has(a, "/src/include_hip/compile_only"));
+  EXPECT_EQ(cmd->variant, "");
+}
+
+TEST(AssembleCommand, HipccWithoutTorchHipOnlyCompileChecksWithShims) {
+  BuildRequest r = Request(Language::kHip, Backend::kHip, "gfx90a");
+  auto linked = AssembleCommand(r, MakeSetup(Tool::kHipcc), kSlots);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().find("compile_only"), std::string::npos);
+  r.compile_only = true;
+  auto cmd = AssembleCommand(r, MakeSetup(Tool::kHipcc), kSlots);
+  ASSERT_TRUE(cmd.ok()) << cmd.error();
+  const Argv& a = cmd->argv;
+  EXPECT_EQ(cmd->variant, "compile-only shims");
+  long shims = At(a, "/src/include_hip/compile_only");
+  ASSERT_GT(shims, 0);
+  EXPECT_LT(shims, At(a, "/t/include"));
+  EXPECT_TRUE(Has(a, "-c"));
+  EXPECT_FALSE(Has(a, "-lc10_hip"));
+}
+
+TEST(AssembleCommand, RejectsWhatCannotBeBuilt) {
+  EXPECT_FALSE(AssembleCommand(Request(Language::kCuda, Backend::kCpu), MakeSetup(Tool::kNvcc), kSlots).ok());
+  EXPECT_FALSE(AssembleCommand(Request(Language::kCuda, Backend::kCuda, "gfx90a"), MakeSetup(Tool::kNvcc), kSlots).ok());
+  EXPECT_FALSE(AssembleCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kNvcc), kSlots).ok());
+}
+
+TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(ShellQuote({"g++", "-O2", "-DX=1", "/a/b.cc"}), "g++ -O2 -DX=1 /a/b.cc");
+  EXPECT_EQ(ShellQuote({"nvcc", "arch=compute_90,code=[sm_90,compute_90]"}),
+            "nvcc 'arch=compute_90,code=[sm_90,compute_90]'");
+  EXPECT_EQ(ShellQuote({"a b", "it's", ""}), "'a b' 'it'\\''s' ''");
+}
+
+}  // namespace
+}  // namespace kvault

@@ -1,0 +1,213 @@
+// BuildExtension with the real compilers of this machine. Each test skips, with the
+// reason, when its compiler or PyTorch's headers are missing. Slow (seconds to a
+// minute each): PyTorch's headers dominate.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "kvault/build_config.h"
+#include "toolchain/build.h"
+#include "toolchain/tools.h"
+#include "util/env.h"
+#include "util/files.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace kvault {
+namespace {
+
+using std::chrono::seconds;
+
+std::string SourceRoot() {
+  auto root = GetEnv("KVAULT_SOURCE_ROOT");
+  return root && !root->empty() ? *root : std::string(KVAULT_DEFAULT_SOURCE_ROOT);
+}
+
+std::string TestData(const std::string& name) { return SourceRoot() + "/src/toolchain/testdata/" + name; }
+
+std::string Python() {
+  auto p = GetEnv("KVAULT_TEST_PYTHON");
+  return p && !p->empty() ? *p : "/usr/bin/python3";
+}
+
+// The `build` object a worker's hello would report, asked from the test Python;
+// Error (a skip reason) when that Python has no torch.
+Result<TorchBuildInfo> LocalTorch() {
+  static const char* kProbe =
+      "import json, sysconfig, torch\n"
+      "from torch.utils import cpp_extension as c\n"
+      "print(json.dumps({'include_paths': c.include_paths(), 'library_paths': c.library_paths(),\n"
+      " 'libraries': ['c10', 'torch', 'torch_cpu', 'torch_python'],\n"
+      " 'cxx11_abi': bool(torch._C._GLIBCXX_USE_CXX11_ABI),\n"
+      " 'python_include': sysconfig.get_paths()['include'],\n"
+      " 'ext_suffix': sysconfig.get_config_var('EXT_SUFFIX'), 'torch_version': torch.__version__}))\n";
+  CommandSpec spec;
+  spec.argv = {Python(), "-c", kProbe};
+  auto r = RunCommand(spec, seconds(120));
+  if (!r) return Error{r.error()};
+  if (r->exit_code != 0) return Error{Python() + " has no usable torch: " + Truncate(r->output, 300)};
+  std::string out = r->output;
+  size_t brace = out.find('{');
+  Json j = Json::parse(brace == std::string::npos ? "" : out.substr(brace), nullptr, false);
+  if (j.is_discarded()) return Error{"cannot parse torch probe output: " + Truncate(out, 300)};
+  return TorchBuildInfo::FromHello(j);
+}
+
+// "sm_90" when the test Python's torch sees an NVIDIA GPU; Error (a skip reason) if not.
+Result<std::string> CudaArch() {
+  CommandSpec spec;
+  spec.argv = {Python(), "-c",
+               "import torch\n"
+               "assert torch.cuda.is_available() and torch.version.cuda, 'no CUDA device for torch'\n"
+               "print('sm_%d%d' % torch.cuda.get_device_capability(0))\n"};
+  auto r = RunCommand(spec, seconds(120));
+  if (!r) return Error{r.error()};
+  if (r->exit_code != 0) return Error{Truncate(r->output, 300)};
+  return std::string(Trim(r->output.substr(r->output.rfind("sm_"))));
+}
+
+// Imports the extension at `path` as module `name` in the test Python and runs
+// `body` (which sees it as `m`); returns the output, Error unless it exits 0.
+Result<std::string> RunWithModule(const std::string& name, const std::string& path,
+                                  const std::string& body) {
+  CommandSpec py;
+  py.argv = {Python(), "-c",
+             "import sys, torch, importlib.machinery, importlib.util\n"
+             "name, path = sys.argv[1], sys.argv[2]\n"
+             "loader = importlib.machinery.ExtensionFileLoader(name, path)\n"
+             "m = importlib.util.module_from_spec(importlib.util.spec_from_file_location(name, path, loader=loader))\n"
+             "loader.exec_module(m)\n" + body,
+             name, path};
+  auto run = RunCommand(py, seconds(120));
+  if (!run) return Error{run.error()};
+  if (run->exit_code != 0) return Error{run->output};
+  return run->output;
+}
+
+bool ToolRuns(Tool tool) { return ToolIdentity(ToolPath(tool)).ok(); }
+
+class RealCompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TempDir::Create("", "kvault-realcc");
+    ASSERT_TRUE(dir.ok());
+    work_ = std::make_unique<TempDir>(std::move(*dir));
+  }
+  BuildRequest Request(const std::string& source, Language l, Backend b, const std::string& arch) {
+    BuildRequest r;
+    r.source_path = source;
+    r.language = l;
+    r.backend = b;
+    r.arch = arch;
+    r.out_dir = work_->Join("cache");
+    r.include_hip_dir = SourceRoot() + "/include_hip";
+    return r;
+  }
+  std::unique_ptr<TempDir> work_;
+};
+
+// The whole CPU path: g++ builds the .so, then Python imports it and calls forward.
+TEST_F(RealCompilerTest, GxxBuildsATorchExtensionThatPythonLoads) {
+  if (!ToolRuns(Tool::kCxx)) GTEST_SKIP() << "g++ not found";
+  auto torch = LocalTorch();
+  if (!torch) GTEST_SKIP() << torch.error();
+  BuildRequest req = Request(TestData("relu_extension.cpp"), Language::kCpp, Backend::kCpu, "");
+  req.torch = *torch;
+  auto b = BuildExtension(req, seconds(300));
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_TRUE(b->ok) << b->command << "\n" << b->diagnostics;
+  std::cout << "[ timing ] g++ extension build: " << b->seconds << " s (" << b->toolchain << ")\n";
+  EXPECT_TRUE(FileExists(b->artifact));
+
+  auto out = RunWithModule(b->module_name, b->artifact,
+                           "print(m.forward(torch.tensor([-1.0, 2.0, -3.0, 4.0])).tolist())\n");
+  ASSERT_TRUE(out.ok()) << out.error();
+  EXPECT_NE(out->find("[0.0, 2.0, 0.0, 4.0]"), std::string::npos) << *out;
+
+  auto again = BuildExtension(req, seconds(300));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->cache_hit);
+  EXPECT_LT(again->seconds, 2.0);
+}
+
+TEST_F(RealCompilerTest, GxxRejectsABrokenSource) {
+  if (!ToolRuns(Tool::kCxx)) GTEST_SKIP() << "g++ not found";
+  std::string src = work_->Join("broken.cpp");
+  ASSERT_TRUE(WriteFileAtomic(src, "int forward( { return 0 }\n").ok());
+  BuildRequest req = Request(src, Language::kCpp, Backend::kCpu, "");
+  req.torch.include_paths = {"/nonexistent"};
+  auto b = BuildExtension(req, seconds(60));
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_FALSE(b->ok);
+  EXPECT_NE(b->diagnostics.find("error"), std::string::npos) << b->diagnostics;
+}
+
+// HIP sample kernels (no PyTorch needed) through the portability headers.
+TEST_F(RealCompilerTest, NvccCompilesHipSourceThroughThePortabilityHeaders) {
+  if (!ToolRuns(Tool::kNvcc)) GTEST_SKIP() << "nvcc not found";
+  BuildRequest req = Request(TestData("hip_sample_kernels.hip"), Language::kHip, Backend::kCuda, "sm_90");
+  req.torch.include_paths = {"/nonexistent"};
+  req.compile_only = true;
+  auto b = BuildExtension(req, seconds(300));
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_TRUE(b->ok) << b->command << "\n" << b->diagnostics;
+  EXPECT_EQ(b->diagnostics.find("warning"), std::string::npos) << b->diagnostics;
+  EXPECT_NE(b->toolchain.find("hip-on-nvidia"), std::string::npos);
+  std::cout << "[ timing ] nvcc HIP sample compile: " << b->seconds << " s\n";
+}
+
+// The same sample with Debian's real HIP headers for an AMD target.
+TEST_F(RealCompilerTest, HipccCompilesPlainHipForGfx90a) {
+  if (!ToolRuns(Tool::kHipcc)) GTEST_SKIP() << "hipcc not found";
+  BuildRequest req = Request(TestData("hip_sample_kernels.hip"), Language::kHip, Backend::kHip, "gfx90a");
+  req.torch.include_paths = {"/nonexistent"};
+  req.compile_only = true;
+  auto b = BuildExtension(req, seconds(300));
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_TRUE(b->ok) << b->command << "\n" << b->diagnostics;
+}
+
+// An extension-format HIP source with PyTorch's headers, compile-only for gfx90a
+// against a PyTorch without HIP: needs include_hip/compile_only/.
+TEST_F(RealCompilerTest, HipccCompileChecksAHipExtensionForGfx90a) {
+  if (!ToolRuns(Tool::kHipcc)) GTEST_SKIP() << "hipcc not found";
+  auto torch = LocalTorch();
+  if (!torch) GTEST_SKIP() << torch.error();
+  BuildRequest req = Request(TestData("hip_extension.hip"), Language::kHip, Backend::kHip, "gfx90a");
+  req.torch = *torch;
+  req.compile_only = true;
+  auto b = BuildExtension(req, seconds(300));
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_TRUE(b->ok) << b->command << "\n" << b->diagnostics;
+  std::cout << "[ timing ] hipcc HIP extension compile-only: " << b->seconds << " s (" << b->toolchain
+            << ")\n";
+}
+
+// The HIP extension built for NVIDIA through the portability headers, loaded by a
+// CUDA build of PyTorch and run on the GPU. Runs only where torch sees a GPU.
+TEST_F(RealCompilerTest, HipExtensionRunsOnNvidia) {
+  if (!ToolRuns(Tool::kNvcc)) GTEST_SKIP() << "nvcc not found";
+  auto torch = LocalTorch();
+  if (!torch) GTEST_SKIP() << torch.error();
+  auto arch = CudaArch();
+  if (!arch) GTEST_SKIP() << arch.error();
+  BuildRequest req = Request(TestData("hip_extension.hip"), Language::kHip, Backend::kCuda, *arch);
+  req.torch = *torch;
+  auto b = BuildExtension(req, seconds(600));
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_TRUE(b->ok) << b->command << "\n" << b->diagnostics;
+  std::cout << "[ timing ] nvcc HIP extension build: " << b->seconds << " s (" << b->toolchain << ")\n";
+  auto out = RunWithModule(b->module_name, b->artifact,
+                           "torch.manual_seed(0)\n"
+                           "x = torch.randn(10000, device='cuda')\n"
+                           "assert torch.equal(m.forward(x), torch.relu(x)), 'relu'\n"
+                           "sums, pos = m.warp_stats(x)\n"
+                           "xp = torch.cat([x, x.new_zeros((-x.numel()) % 32)]).view(-1, 32)\n"
+                           "assert torch.allclose(sums, xp.sum(1), rtol=1e-5, atol=1e-4), 'warp sums'\n"
+                           "assert torch.equal(pos.long(), (xp > 0).sum(1)), 'ballot counts'\n"
+                           "print('HIP on NVIDIA ok', torch.__version__)\n");
+  ASSERT_TRUE(out.ok()) << out.error();
+  EXPECT_NE(out->find("HIP on NVIDIA ok"), std::string::npos) << *out;
+}
+
+}  // namespace
+}  // namespace kvault

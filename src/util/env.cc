@@ -1,0 +1,29 @@
+#include "util/env.h"
+
+#include <cstdlib>
+
+namespace kvault {
+namespace {
+
+std::optional<std::string> NonEmpty(const char* name) {
+  auto v = GetEnv(name);
+  if (v && v->empty()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::string> GetEnv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+std::string DefaultCacheDir() {
+  if (auto dir = NonEmpty("KVAULT_CACHE_DIR")) return *dir;
+  if (auto xdg = NonEmpty("XDG_CACHE_HOME")) return *xdg + "/kvault";
+  if (auto home = NonEmpty("HOME")) return *home + "/.cache/kvault";
+  return "/tmp/kvault-cache";
+}
+
+}  // namespace kvault

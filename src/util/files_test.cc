@@ -1,0 +1,138 @@
+#include "util/files.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace kvault {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(FilesTest, ReadMissingNamesPath) {
+  auto r = ReadFile("/nonexistent/kvault/file.txt");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("/nonexistent/kvault/file.txt"), std::string::npos);
+}
+
+TEST(FilesTest, WriteAtomicRoundTripAndReplace) {
+  auto dir = TempDir::Create("", "kvault-files");
+  ASSERT_TRUE(dir) << dir.error();
+  std::string path = dir->Join("data.bin");
+  std::string binary("a\0b\xff", 4);
+  ASSERT_TRUE(WriteFileAtomic(path, binary));
+  EXPECT_EQ(*ReadFile(path), binary);
+  ASSERT_TRUE(WriteFileAtomic(path, "second"));
+  EXPECT_EQ(*ReadFile(path), "second");
+  // No temporary files left behind.
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir->path())) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+TEST(FilesTest, WriteAtomicIntoMissingDirFails) {
+  Status s = WriteFileAtomic("/nonexistent/kvault/x", "y");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("/nonexistent/kvault/x"), std::string::npos);
+}
+
+TEST(FilesTest, LargeFile) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  std::string big(3 << 20, 'k');
+  big[12345] = 'z';
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("big"), big));
+  EXPECT_EQ(*ReadFile(dir->Join("big")), big);
+}
+
+TEST(FilesTest, TempDirRemovedWithContents) {
+  std::string path;
+  {
+    auto dir = TempDir::Create("", "kvault-td");
+    ASSERT_TRUE(dir) << dir.error();
+    path = dir->path();
+    EXPECT_NE(path.find("kvault-td-"), std::string::npos);
+    ASSERT_TRUE(EnsureDir(dir->Join("a/b/c")));
+    ASSERT_TRUE(WriteFileAtomic(dir->Join("a/b/c/f"), "x"));
+    EXPECT_TRUE(FileExists(dir->Join("a/b/c/f")));
+    TempDir moved = std::move(*dir);
+    EXPECT_EQ(moved.path(), path);
+    EXPECT_TRUE(FileExists(path));
+  }
+  EXPECT_FALSE(FileExists(path));
+}
+
+TEST(FilesTest, TempDirUnderGivenParent) {
+  auto outer = TempDir::Create();
+  ASSERT_TRUE(outer);
+  std::string parent = outer->Join("cache/tmp");  // does not exist yet
+  auto inner = TempDir::Create(parent, "scratch");
+  ASSERT_TRUE(inner) << inner.error();
+  EXPECT_TRUE(inner->path().starts_with(parent + "/scratch-")) << inner->path();
+  EXPECT_TRUE(FileExists(inner->path()));
+}
+
+TEST(FilesTest, EnsureDirOverFileFails) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("f"), "x"));
+  EXPECT_FALSE(EnsureDir(dir->Join("f")));
+  EXPECT_TRUE(EnsureDir(dir->path()));
+}
+
+TEST(FileLockTest, ExcludesWithinProcess) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  std::string lock_path = dir->Join("entry.lock");
+  auto held = FileLock::Acquire(lock_path);
+  ASSERT_TRUE(held) << held.error();
+  auto again = FileLock::TryAcquire(lock_path);
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_FALSE(again->has_value());
+  auto timed = FileLock::Acquire(lock_path, std::chrono::milliseconds(50));
+  ASSERT_FALSE(timed);
+  EXPECT_NE(timed.error().find("timed out"), std::string::npos);
+  { FileLock released = std::move(*held); }
+  auto now_free = FileLock::TryAcquire(lock_path);
+  ASSERT_TRUE(now_free);
+  EXPECT_TRUE(now_free->has_value());
+}
+
+TEST(FileLockTest, ExcludesAcrossProcesses) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  std::string lock_path = dir->Join("entry.lock");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // child: hold the lock for 300 ms, then exit (which releases it)
+    auto lock = FileLock::Acquire(lock_path);
+    char c = lock ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::usleep(300 * 1000);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(c, 'y');
+  auto busy = FileLock::TryAcquire(lock_path);
+  ASSERT_TRUE(busy);
+  EXPECT_FALSE(busy->has_value());
+  auto start = std::chrono::steady_clock::now();
+  auto got = FileLock::Acquire(lock_path, std::chrono::seconds(10));
+  ASSERT_TRUE(got) << got.error();
+  EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+}
+
+}  // namespace
+}  // namespace kvault

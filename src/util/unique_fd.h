@@ -1,0 +1,42 @@
+#pragma once
+// UniqueFd: sole owner of a POSIX file descriptor; closes it on destruction.
+// Movable, not copyable. Not thread-safe (like any value type).
+//
+//   UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+//   if (!fd) return Error{...};
+//   read(fd.get(), buf, n);
+#include <unistd.h>
+
+#include <utility>
+
+namespace kvault {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  explicit operator bool() const { return valid(); }
+  // Gives up ownership without closing.
+  int release() { return std::exchange(fd_, -1); }
+  // Closes the current descriptor (if any) and owns `fd` instead.
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace kvault

@@ -1,0 +1,23 @@
+# `verify --compile-only --backend hip --arch gfx90a` works on a machine with no GPU.
+source "$(dirname "$0")/lib.sh"
+command -v "${KVAULT_HIPCC:-hipcc}" >/dev/null || skip "hipcc not installed"
+need_torch
+ex="$KVAULT_SOURCE_ROOT/examples"
+n=0
+for c in "$ex"/hip/*.hip; do
+  case "$c" in *.wrong-*|*.bad-*) continue;; esac
+  stem=$(basename "$c"); stem=${stem%%.*}
+  "$KVAULT" verify --task "$ex/suite/$stem.py" --candidate "$c" --backend hip --arch gfx90a \
+    --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
+  s=$(json_get "$TMP/o.json" 'j["status"]')
+  [ "$s" = compiled ] || { cat "$TMP/o.json"; fail "$c: $s"; }
+  n=$((n+1))
+done
+[ "$n" -ge 12 ] || fail "only $n HIP solutions compiled"
+# A broken source is a compile_error with diagnostics, exit 0.
+printf '#include <hip/hip_runtime.h>\n#include <torch/extension.h>\n__global__ void k( { }\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n' > "$TMP/broken.hip"
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/broken.hip" --backend hip --arch gfx90a \
+  --compile-only --json > "$TMP/b.json" || fail "exit $? for a compile error"
+[ "$(json_get "$TMP/b.json" 'j["status"]')" = compile_error ] || fail "broken source not a compile_error"
+[ -n "$(json_get "$TMP/b.json" 'j["diagnostics"]')" ] || fail "no diagnostics"
+echo "ok: $n HIP solutions compiled for gfx90a"
