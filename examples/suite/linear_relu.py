@@ -20,7 +20,7 @@ class Model(nn.Module):
         return fn(x, self.linear.weight, self.linear.bias)
 
 
-BATCH, IN_FEATURES, OUT_FEATURES = 128, 512, 256
+BATCH, IN_FEATURES, OUT_FEATURES = 64, 512, 256
 
 
 def get_inputs():

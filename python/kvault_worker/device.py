@@ -45,6 +45,10 @@ def open_device(backend, index):
         return Device(backend, index)
     _check_backend(backend, index)
     torch.cuda.set_device(index)
+    # fp32 means fp32: references must not silently run in TF32 (cuDNN convolutions
+    # default to it), or correct fp32 kernels would be compared against a lossy answer.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     return Device(backend, index)
 
 

@@ -81,7 +81,15 @@ def is_out_of_memory(exc):
     oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
     if oom_type is not None and isinstance(exc, oom_type):
         return True
-    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+    if not isinstance(exc, RuntimeError):
+        return False
+    text = str(exc).lower()
+    return any(marker in text for marker in _OOM_MARKERS)
+
+
+# How PyTorch's allocators word exhaustion: CUDA/HIP ("out of memory") and the CPU
+# allocator ("can't allocate memory", "not enough memory").
+_OOM_MARKERS = ("out of memory", "can't allocate memory", "not enough memory")
 
 
 def error_from(kind, exc, what):

@@ -24,6 +24,8 @@ def test_bound_traceback_keeps_head_and_tail():
     (MemoryError(), "oom"),
     (RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB"), "oom"),
     (RuntimeError("HIP out of memory"), "oom"),
+    (RuntimeError("[enforce fail at alloc_cpu.cpp:75] DefaultCPUAllocator: can't allocate memory: you tried to allocate 9007199254740992 bytes"), "oom"),
+    (RuntimeError("DefaultCPUAllocator: not enough memory: you tried to allocate 8 bytes"), "oom"),
     (RuntimeError("CUDA error: an illegal memory access was encountered"), "runtime_error"),
     (SystemExit(2), "runtime_error"),
     (ValueError("x"), "runtime_error"),

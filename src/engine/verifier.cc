@@ -85,7 +85,7 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
     v = Outcome(OutcomeStatus::kInfraError, hello.error());
     return false;
   }
-  auto torch = TorchBuildInfo::FromHello((*hello)["build"]);
+  auto torch = TorchBuildInfo::FromHelloResponse(*hello);
   if (!torch) {
     v = Outcome(OutcomeStatus::kInfraError, "worker gave no usable build information: " + torch.error());
     return false;
@@ -100,6 +100,7 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
   req.torch = std::move(*torch);
   req.compile_only = options_.compile_only;
   req.out_dir = options_.cache_dir + "/build";
+  req.include_hip_dir = options_.source_root + "/include_hip";
   auto built = BuildExtension(req, options_.timeouts.compile);
   if (!built) {
     v = Outcome(OutcomeStatus::kInfraError, "toolchain unavailable: " + built.error());

@@ -5,6 +5,7 @@
 #include "kvault/build_config.h"
 #include "toolchain/compile_cache.h"
 #include "toolchain/flags.h"
+#include "toolchain/pch.h"
 #include "toolchain/tools.h"
 #include "util/env.h"
 #include "util/files.h"
@@ -27,17 +28,6 @@ bool TorchHasHip(const TorchBuildInfo& torch) {
   return false;
 }
 
-// torch/version.h from the first include path holding it, "" if none: catches a
-// PyTorch upgraded in place when the worker reports no version.
-std::string TorchVersionHeader(const TorchBuildInfo& torch) {
-  for (const std::string& dir : torch.include_paths) {
-    for (const char* rel : {"/torch/version.h", "/torch/csrc/api/include/torch/version.h"}) {
-      if (auto text = ReadFile(dir + rel)) return *text;
-    }
-  }
-  return "";
-}
-
 std::string Label(const CompilerSetup& setup, const std::string& identity, const std::string& variant) {
   std::string label = ToolName(setup.tool);
   if (std::string v = ShortVersion(setup.tool, identity); !v.empty()) label += " " + v;
@@ -58,9 +48,7 @@ Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
   h.Add("arch", req.arch);
   h.Add("compile_only", req.compile_only ? "1" : "0");
   h.Add("command", ShellQuote(cmd->argv));
-  h.Add("compiler", identity);
-  h.Add("torch_version", req.torch.torch_version);
-  h.Add("torch_version_header", TorchVersionHeader(req.torch));
+  AddToolchainKeyFields(h, identity, req.torch);  // compiler, torch_version, torch_version_header
   if (req.language == Language::kHip) {
     auto digest = DirectoryDigest(setup.include_hip_dir);
     if (!digest) return Error{"HIP portability headers: " + digest.error()};
@@ -78,8 +66,30 @@ BuildResult FromCache(const CompileCache::Entry& e, BuildResult r,
   r.command = e.meta.value("command", std::string());
   r.toolchain = e.meta.value("toolchain", std::string());
   r.diagnostics = e.meta.value("diagnostics", std::string());
+  r.pch = e.meta.value("pch", false);
+  r.pch_note = e.meta.value("pch_note", std::string());
   r.seconds = SecondsSince(start);
   return r;
+}
+
+// The precompiled PyTorch header for this build, "" (and `note` set) when it does not
+// apply or cannot be had: the caller then compiles without it. $KVAULT_PCH=0 turns
+// it off.
+std::string PchFor(const BuildRequest& req, const CompilerSetup& setup, const std::string& source,
+                   const std::string& identity, const std::string& cache_root,
+                   std::chrono::milliseconds timeout, std::string& note) {
+  if (setup.tool != Tool::kCxx) {
+    note = "precompiled headers are for g++ only";
+  } else if (GetEnv("KVAULT_PCH").value_or("1") == "0") {
+    note = "turned off (KVAULT_PCH=0)";
+  } else if (!PchApplies(source)) {
+    note = "the source does not start with #include <torch/extension.h> (after standard headers only)";
+  } else if (auto pch = EnsurePrecompiledHeader(req, setup, identity, cache_root, timeout); !pch) {
+    note = pch.error();
+  } else {
+    return *pch;
+  }
+  return "";
 }
 
 }  // namespace
@@ -110,7 +120,8 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   r.key = key->Hex();
   r.module_name = ModuleNameForKey(r.key);
   const std::string artifact_name = r.module_name + (req.compile_only ? ".o" : ".so");
-  CompileCache cache(req.out_dir.empty() ? DefaultCacheDir() + "/build" : req.out_dir);
+  const std::string cache_root = req.out_dir.empty() ? DefaultCacheDir() + "/build" : req.out_dir;
+  CompileCache cache(cache_root);
   if (auto hit = cache.Lookup(r.key, artifact_name)) return FromCache(*hit, std::move(r), start);
   // Another process may be building the same entry; wait for it rather than compile
   // twice. A lock that cannot be had in time only costs the sharing, so go on without.
@@ -122,7 +133,10 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   auto scratch = TempDir::Create("", "kvault-build");
   if (!scratch) return Error{scratch.error()};
   std::string built = scratch->Join(artifact_name);
-  auto cmd = AssembleCommand(req, setup, {req.source_path, r.module_name, built});
+  // The precompiled header changes how the source is compiled, not what it compiles
+  // to, so it is not part of the key; build.json records which path was taken.
+  const std::string pch = PchFor(req, setup, *source, *identity, cache_root, timeout, r.pch_note);
+  auto cmd = AssembleCommand(req, setup, {req.source_path, r.module_name, built, pch});
   if (!cmd) return Error{cmd.error()};
   r.command = ShellQuote(cmd->argv);
   r.toolchain = Label(setup, *identity, cmd->variant);
@@ -133,6 +147,9 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   if (!run) return Error{ToolName(*tool) + " could not be started: " + run.error()};
   r.diagnostics = Truncate(run->output, kMaxDiagnostics);
   r.timed_out = run->timed_out;
+  // -Winvalid-pch: g++ found the .gch but read the header as text instead.
+  r.pch = !pch.empty() && r.diagnostics.find("[-Winvalid-pch]") == std::string::npos;
+  if (!pch.empty() && !r.pch) r.pch_note = "g++ rejected the precompiled header (see the diagnostics)";
   if (run->timed_out || run->exit_code != 0) {
     if (!run->timed_out && run->exit_code != 0 && r.diagnostics.empty())
       r.diagnostics = ToolName(*tool) + " " + DescribeTermination(run->exit_code, run->term_signal);
@@ -143,7 +160,7 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
     return Error{ToolName(*tool) + " exited 0 but wrote no " + artifact_name};
   Json meta{{"key_fields", key->Describe()}, {"command", r.command},
             {"toolchain", r.toolchain}, {"diagnostics", r.diagnostics},
-            {"compile_seconds", run->seconds}};
+            {"compile_seconds", run->seconds}, {"pch", r.pch}, {"pch_note", r.pch_note}};
   auto stored = cache.Store(r.key, artifact_name, built, meta);
   if (!stored) return Error{"compile cache: " + stored.error()};
   r.ok = true;

@@ -43,6 +43,10 @@ struct BuildResult {
   std::string command;        // the command line, shell-quoted, for the record
   std::string toolchain;      // e.g. "nvcc 13.0 (hip-on-nvidia)", "g++ 12.2.0"
   std::string key;            // the cache key (64 hex digits)
+  // g++ compiled the source with the precompiled PyTorch header (toolchain/pch.h) and
+  // did not reject it. On a cache hit: how the stored artifact was built.
+  bool pch = false;
+  std::string pch_note;       // when !pch: why not (not g++, preamble, build failed, ...)
 };
 
 }  // namespace kvault

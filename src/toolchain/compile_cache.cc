@@ -1,6 +1,11 @@
 #include "toolchain/compile_cache.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -9,6 +14,37 @@
 namespace kvault {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// torch/version.h from the first include path holding it, "" if none.
+std::string TorchVersionHeader(const TorchBuildInfo& torch) {
+  for (const std::string& dir : torch.include_paths) {
+    for (const char* rel : {"/torch/version.h", "/torch/csrc/api/include/torch/version.h"}) {
+      if (auto text = ReadFile(dir + rel)) return *text;
+    }
+  }
+  return "";
+}
+
+// fsync(2) of the file or directory at `path`.
+Status SyncPath(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return Error{"cannot fsync " + path + ": " + std::strerror(err)};
+  return Status();
+}
+
+}  // namespace
+
+void AddToolchainKeyFields(KeyHasher& h, const std::string& compiler_identity, const TorchBuildInfo& torch) {
+  h.Add("compiler", compiler_identity);
+  h.Add("torch_version", torch.torch_version);
+  h.Add("torch_version_header", TorchVersionHeader(torch));
+}
 
 std::string ModuleNameForKey(const std::string& key) { return "kv_" + key.substr(0, 16); }
 
@@ -70,6 +106,19 @@ Result<std::string> CompileCache::Store(const std::string& key, const std::strin
   if (Status s = WriteFileAtomic(dir + "/build.json", meta.dump(2) + "\n"); !s) return Error{s.error()};
   std::string artifact = dir + "/" + artifact_name;
   if (Status s = WriteFileAtomic(artifact, *bytes); !s) return Error{s.error()};
+  return artifact;
+}
+
+Result<std::string> CompileCache::StoreByMove(const std::string& key, const std::string& artifact_name,
+                                              const std::string& built_file, const Json& meta) const {
+  std::string dir = EntryDir(key);
+  if (Status s = EnsureDir(dir); !s) return Error{s.error()};
+  if (Status s = WriteFileAtomic(dir + "/build.json", meta.dump(2) + "\n"); !s) return Error{s.error()};
+  if (Status s = SyncPath(built_file); !s) return Error{s.error()};
+  std::string artifact = dir + "/" + artifact_name;
+  if (::rename(built_file.c_str(), artifact.c_str()) != 0)
+    return Error{"cannot move " + built_file + " to " + artifact + ": " + std::strerror(errno)};
+  if (Status s = SyncPath(dir); !s) return Error{s.error()};
   return artifact;
 }
 

@@ -18,6 +18,7 @@
 #include "util/json.h"
 #include "util/result.h"
 #include "util/sha256.h"
+#include "toolchain/torch_build_info.h"
 
 namespace kvault {
 
@@ -29,6 +30,13 @@ std::string ModuleNameForKey(const std::string& key);
 // sorted order; cached per directory for the life of the process. Error when `dir`
 // is not a readable directory.
 Result<std::string> DirectoryDigest(const std::string& dir);
+
+// Adds the fields every cache key shares, in this order: "compiler" (the compiler's
+// --version output), "torch_version" (the worker's) and "torch_version_header" (the
+// text of torch/version.h from the first include path holding it, "" if none: catches
+// a PyTorch upgraded in place when the worker reports no version). Used by build
+// entries and precompiled headers alike.
+void AddToolchainKeyFields(KeyHasher& h, const std::string& compiler_identity, const TorchBuildInfo& torch);
 
 class CompileCache {
  public:
@@ -52,6 +60,13 @@ class CompileCache {
   // `meta` as build.json) and returns the stored path.
   Result<std::string> Store(const std::string& key, const std::string& artifact_name,
                             const std::string& built_file, const Json& meta) const;
+
+  // As Store, but moves `built_file` into place (fsync, then rename(2)) instead of
+  // copying it through memory: for artifacts of hundreds of MB (a precompiled header).
+  // REQUIRES: `built_file` is on the cache's file system (e.g. in a TempDir under
+  // root()); Error otherwise.
+  Result<std::string> StoreByMove(const std::string& key, const std::string& artifact_name,
+                                  const std::string& built_file, const Json& meta) const;
 
  private:
   std::string root_;

@@ -23,7 +23,8 @@ class FakeCompiler {
     kRejects,       // prints a compiler-style error, exits 1
     kFloods,        // prints 100,000 bytes, exits 1
     kHangs,         // sleeps 60 s
-    kWritesNothing  // exits 0 without writing the output
+    kWritesNothing,  // exits 0 without writing the output
+    kRejectsPch      // as kWritesOutput, plus g++'s -Winvalid-pch warning when given -include
   };
 
   // `version_line` is what `--version` prints. `refuse_args_with`: any invocation
@@ -39,6 +40,10 @@ class FakeCompiler {
       case kFloods: body = "head -c 100000 /dev/zero | tr '\\0' 'e'\nexit 1\n"; break;
       case kHangs: body = "sleep 60\n"; break;
       case kWritesNothing: body = "exit 0\n"; break;
+      case kRejectsPch:
+        body = "case \"$*\" in *' -include '*) echo \"cc1plus: warning: x.h.gch: not used because"
+               " \\`__OPTIMIZE__' not defined [-Winvalid-pch]\";; esac\nwrite_out \"$@\"\n";
+        break;
     }
     std::ostringstream s;
     s << "#!/bin/bash\n"

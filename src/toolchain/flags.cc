@@ -43,11 +43,12 @@ std::vector<std::string> Libraries(const TorchBuildInfo& torch, Backend backend)
   return libs;
 }
 
-// -D and -isystem flags every extension build shares.
+// -D and -isystem flags every extension build shares. `module` "" leaves out
+// -DTORCH_EXTENSION_NAME (the precompiled header's build).
 std::vector<std::string> TorchCompileFlags(const TorchBuildInfo& torch, const std::string& module) {
   std::vector<std::string> f = {std::string("-D_GLIBCXX_USE_CXX11_ABI=") + (torch.cxx11_abi ? "1" : "0"),
-                                "-DTORCH_API_INCLUDE_EXTENSION_H",
-                                "-DTORCH_EXTENSION_NAME=" + module};
+                                "-DTORCH_API_INCLUDE_EXTENSION_H"};
+  if (!module.empty()) f.push_back("-DTORCH_EXTENSION_NAME=" + module);
   for (const std::string& dir : torch.include_paths) Append(f, {"-isystem", dir});
   if (!torch.python_include.empty()) Append(f, {"-isystem", torch.python_include});
   return f;
@@ -65,6 +66,9 @@ std::vector<std::string> LinkFlags(const TorchBuildInfo& torch, Backend backend,
   for (const std::string& lib : Libraries(torch, backend)) f.push_back("-l" + lib);
   return f;
 }
+
+// g++'s own flags, shared by candidate and precompiled-header compiles.
+const std::vector<std::string> kCxxFlags = {"-O2", "-std=c++17", "-fPIC"};
 
 }  // namespace
 
@@ -112,7 +116,7 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   a.push_back(setup.tool_path);
   switch (*tool) {
     case Tool::kCxx:
-      Append(a, {"-O2", "-std=c++17", "-fPIC"});
+      Append(a, kCxxFlags);
       break;
     case Tool::kNvcc:
       Append(a, {"-O3", "-std=c++17", "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr"});
@@ -137,6 +141,10 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   Append(a, req.extra_flags);
   if (*tool == Tool::kNvcc && req.language == Language::kHip) Append(a, {"-x", "cu"});
   if (*tool == Tool::kHipcc) Append(a, {"-x", "hip"});
+  if (!slots.pch_header.empty()) {
+    if (*tool != Tool::kCxx) return Error{"internal: a precompiled header is for g++ only"};
+    Append(a, {"-Winvalid-pch", "-include", slots.pch_header});
+  }
   a.push_back(slots.source);
   if (req.compile_only) {
     Append(a, {"-c", "-o", slots.output});
@@ -145,6 +153,22 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   Append(a, {"-shared", "-o", slots.output});
   if (*tool == Tool::kNvcc) Append(a, {"-cudart", "shared"});
   Append(a, LinkFlags(req.torch, req.backend, *tool));
+  return cmd;
+}
+
+Result<CompileCommand> AssemblePchCommand(const BuildRequest& req, const CompilerSetup& setup,
+                                          const std::string& header, const std::string& output) {
+  auto tool = ToolFor(req.language, req.backend);
+  if (!tool) return Error{tool.error()};
+  if (*tool != Tool::kCxx || setup.tool != Tool::kCxx)
+    return Error{"precompiled headers are built for g++ (cpp on cpu) only"};
+  CompileCommand cmd;
+  std::vector<std::string>& a = cmd.argv;
+  a.push_back(setup.tool_path);
+  Append(a, kCxxFlags);
+  Append(a, TorchCompileFlags(req.torch, /*module=*/""));
+  Append(a, req.extra_flags);
+  Append(a, {"-x", "c++-header", header, "-o", output});
   return cmd;
 }
 

@@ -28,6 +28,11 @@ struct CommandSlots {
   std::string source;
   std::string module_name;
   std::string output;
+  // g++ only: a header whose precompiled form (<header>.gch) sits beside it, built by
+  // AssemblePchCommand with this request. When set, `-Winvalid-pch -include <header>`
+  // go right before the source, so a rejected .gch shows up in the diagnostics (and
+  // g++ then reads the header as text: same result, no speed-up). Default: "" = none.
+  std::string pch_header = "";
 };
 
 struct CompileCommand {
@@ -47,6 +52,16 @@ Result<Tool> ToolFor(Language language, Backend backend);
 // PyTorch without HIP.
 Result<CompileCommand> AssembleCommand(const BuildRequest& request, const CompilerSetup& setup,
                                        const CommandSlots& slots);
+
+// The command that precompiles `header` into `output` (a .gch) for g++ candidate
+// builds of `request`: exactly AssembleCommand's compile flags (optimisation, -std,
+// -fPIC, the ABI and torch defines, every -isystem, the extra flags, in that order)
+// minus -DTORCH_EXTENSION_NAME, then `-x c++-header <header> -o <output>`. The module
+// name stays out because g++ rejects a .gch when a macro defined at its creation is
+// defined differently at use; a macro defined only at use is harmless as long as the
+// header never mentions it (PyTorch's headers do not). Error for nvcc/hipcc requests.
+Result<CompileCommand> AssemblePchCommand(const BuildRequest& request, const CompilerSetup& setup,
+                                          const std::string& header, const std::string& output);
 
 // The flags that select the GPU target: {"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}
 // for "sm_90", {"--offload-arch=gfx90a"} for "gfx90a", {} for "". Error when `arch`

@@ -168,6 +168,68 @@ TEST(AssembleCommand, RejectsWhatCannotBeBuilt) {
   EXPECT_FALSE(AssembleCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kNvcc), kSlots).ok());
 }
 
+// g++ uses a .gch only when it was made with the flags of the compile using it.
+TEST(AssemblePchCommand, HasTheCandidateCompileFlagsExceptTheModuleName) {
+  for (bool compile_only : {false, true}) {
+    BuildRequest r = Request(Language::kCpp, Backend::kCpu);
+    r.extra_flags = {"-DEXTRA=1", "-march=native"};
+    r.compile_only = compile_only;
+    CommandSlots slots = kSlots;
+    slots.pch_header = "/cache/pch/ab/abcd/kvault_torch_pch.h";
+    auto cand = AssembleCommand(r, MakeSetup(Tool::kCxx), slots);
+    auto pch = AssemblePchCommand(r, MakeSetup(Tool::kCxx), "/s/kvault_torch_pch.h", "/s/kvault_torch_pch.h.gch");
+    ASSERT_TRUE(cand.ok() && pch.ok());
+    // The candidate's argv up to its -Winvalid-pch, without the module's define ...
+    Argv compile(cand->argv.begin(), cand->argv.begin() + At(cand->argv, "-Winvalid-pch"));
+    compile.erase(compile.begin() + At(compile, "-DTORCH_EXTENSION_NAME=kv_0123456789abcdef"));
+    // ... is the PCH command up to its -x.
+    const Argv& p = pch->argv;
+    EXPECT_EQ(Argv(p.begin(), p.begin() + At(p, "-x")), compile);
+    EXPECT_EQ(Argv(p.begin() + At(p, "-x"), p.end()),
+              (Argv{"-x", "c++-header", "/s/kvault_torch_pch.h", "-o", "/s/kvault_torch_pch.h.gch"}));
+    for (const char* f : {"-O2", "-std=c++17", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1", "-DEXTRA=1"})
+      EXPECT_TRUE(Has(p, f)) << f;
+    EXPECT_FALSE(Has(p, "-shared"));
+    EXPECT_FALSE(Has(p, "-c"));
+  }
+}
+
+TEST(AssemblePchCommand, FollowsTheTorchAbi) {
+  BuildRequest r = Request(Language::kCpp, Backend::kCpu);
+  r.torch.cxx11_abi = false;
+  auto pch = AssemblePchCommand(r, MakeSetup(Tool::kCxx), "/h", "/h.gch");
+  ASSERT_TRUE(pch.ok());
+  EXPECT_TRUE(Has(pch->argv, "-D_GLIBCXX_USE_CXX11_ABI=0"));
+}
+
+TEST(AssemblePchCommand, IsForGxxOnly) {
+  EXPECT_FALSE(AssemblePchCommand(Request(Language::kCuda, Backend::kCuda, "sm_90"), MakeSetup(Tool::kNvcc), "/h", "/o").ok());
+  EXPECT_FALSE(AssemblePchCommand(Request(Language::kHip, Backend::kHip, "gfx90a"),
+                                  MakeSetup(Tool::kHipcc, true), "/h", "/o").ok());
+  CommandSlots slots = kSlots;
+  slots.pch_header = "/h";
+  EXPECT_FALSE(AssembleCommand(Request(Language::kCuda, Backend::kCuda, "sm_90"), MakeSetup(Tool::kNvcc), slots).ok());
+}
+
+TEST(AssembleCommand, ForcesThePchInRightBeforeTheSource) {
+  CommandSlots slots = kSlots;
+  slots.pch_header = "/cache/pch/ab/abcd/kvault_torch_pch.h";
+  auto cmd = AssembleCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx), slots);
+  ASSERT_TRUE(cmd.ok()) << cmd.error();
+  const Argv& a = cmd->argv;
+  long src = At(a, "/c/relu.src");
+  ASSERT_GE(src, 3);
+  EXPECT_EQ(Argv(a.begin() + src - 3, a.begin() + src),
+            (Argv{"-Winvalid-pch", "-include", "/cache/pch/ab/abcd/kvault_torch_pch.h"}));
+  EXPECT_TRUE(Has(a, "-DTORCH_EXTENSION_NAME=kv_0123456789abcdef"));
+  // Without a header the command is as it always was.
+  auto plain = AssembleCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx), kSlots);
+  ASSERT_TRUE(plain.ok());
+  Argv without = a;
+  without.erase(without.begin() + src - 3, without.begin() + src);
+  EXPECT_EQ(plain->argv, without);
+}
+
 TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(ShellQuote({"g++", "-O2", "-DX=1", "/a/b.cc"}), "g++ -O2 -DX=1 /a/b.cc");
   EXPECT_EQ(ShellQuote({"nvcc", "arch=compute_90,code=[sm_90,compute_90]"}),

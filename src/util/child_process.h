@@ -70,6 +70,10 @@ class ChildProcess {
   // or -1 when the kernel offers none; then poll HasExited() on a short tick.
   int exit_fd() const { return exit_fd_.get(); }
 
+  // Test hook: while set, Spawn gives children no exit_fd(), exercising the polling
+  // fallback that kernels without pidfd need. Process-wide; thread-safe.
+  static void DisableExitFdForTesting(bool disable);
+
   // True once the child has terminated. Does not reap it, so KillGroup() stays safe.
   bool HasExited() const;
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -59,7 +60,10 @@ Result<std::string> ResolveProgram(const std::string& name, const std::vector<st
   return Error{"cannot start '" + name + "': not found in PATH"};
 }
 
+std::atomic<bool> exit_fd_disabled{false};
+
 int OpenExitFd(pid_t pid) {
+  if (exit_fd_disabled.load()) return -1;
 #ifdef SYS_pidfd_open
   long fd = ::syscall(SYS_pidfd_open, pid, 0);
   if (fd >= 0) {
@@ -143,6 +147,8 @@ Result<ChildProcess> ChildProcess::Spawn(const Spec& spec) {
   if (rc != 0) return Error{"cannot start '" + name + "': " + std::strerror(rc)};
   return ChildProcess(pid, UniqueFd(OpenExitFd(pid)));
 }
+
+void ChildProcess::DisableExitFdForTesting(bool disable) { exit_fd_disabled.store(disable); }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),

@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "util/child_process.h"
 #include "util/files.h"
 #include "util/testing/process_helpers.h"
 
@@ -89,6 +90,22 @@ TEST(RunCommandTest, LeftoverBackgroundProcessesDoNotHoldUpTheResult) {
   pid_t grandchild = testing::ReadPidFile(pidfile);
   ASSERT_GT(grandchild, 0);
   EXPECT_TRUE(testing::ProcessGone(grandchild));
+}
+
+// The same supervision without a pidfd (older kernels): exit is noticed by polling.
+TEST(RunCommandTest, WorksWithoutExitFd) {
+  ChildProcess::DisableExitFdForTesting(true);
+  CommandResult ok = Sh("echo hi; exit 5");
+  CommandResult timeout = Sh("sleep 30", milliseconds(200));
+  auto start = std::chrono::steady_clock::now();
+  CommandResult leftover = Sh("sleep 30 & echo done");
+  auto leftover_time = std::chrono::steady_clock::now() - start;
+  ChildProcess::DisableExitFdForTesting(false);
+  EXPECT_EQ(ok.exit_code, 5);
+  EXPECT_EQ(ok.output, "hi\n");
+  EXPECT_TRUE(timeout.timed_out);
+  EXPECT_EQ(leftover.output, "done\n");
+  EXPECT_LT(leftover_time, seconds(5));
 }
 
 TEST(RunCommandTest, MissingProgramIsAnError) {

@@ -136,6 +136,10 @@ std::optional<WorkerReply> ProcessWorker::TakeResponse(int64_t id) {
     scanned_ = pending_.size();
     return std::nullopt;
   }
+  if (newline > max_response_bytes_) {
+    return Fail(WorkerFailure::kProtocol,
+                "response line longer than " + std::to_string(max_response_bytes_) + " bytes");
+  }
   std::string line = pending_.substr(0, newline);
   pending_.erase(0, newline + 1);
   scanned_ = 0;

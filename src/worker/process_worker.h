@@ -7,6 +7,10 @@
 // timeout, death or protocol violation it SIGKILLs the whole group and reaps the
 // child. SIGPIPE never reaches the engine from a write to a dead worker.
 //
+// Output is drained only inside Call() and TakeLog(): a worker that prints more than
+// its log pipe holds (1 MiB where the kernel allows) while no call is in progress
+// waits until the next one.
+//
 // Thread safety: one caller at a time (see WorkerConnection).
 #include <sys/types.h>
 

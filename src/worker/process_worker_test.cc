@@ -388,6 +388,19 @@ TEST_F(ProcessWorkerTest, WorkerNotReadingRequestsTimesOut) {
   EXPECT_EQ(r.failure, WorkerFailure::kTimeout);
 }
 
+TEST_F(ProcessWorkerTest, SupervisesWithoutExitFd) {
+  ChildProcess::DisableExitFdForTesting(true);
+  auto crash = StartShell("read line <&3; kill -SEGV $$");
+  auto hang = StartShell("read line <&3; sleep 3600");
+  ChildProcess::DisableExitFdForTesting(false);
+  ASSERT_TRUE(crash && hang);
+  WorkerReply r = CallOp(*crash, {{"op", "x"}});
+  EXPECT_EQ(r.failure, WorkerFailure::kDied);
+  EXPECT_EQ(r.detail, "worker killed by signal 11 (SIGSEGV)");
+  r = CallOp(*hang, {{"op", "x"}}, milliseconds(200));
+  EXPECT_EQ(r.failure, WorkerFailure::kTimeout);
+}
+
 TEST_F(ProcessWorkerTest, StartFailsForMissingProgram) {
   WorkerOptions options;
   options.argv = {"kvault-no-such-python", "-m", "kvault_worker"};
