@@ -21,6 +21,7 @@ struct CommonFlags {
   bool no_timing = false;
   int run_timeout_s = 0;      // 0: the default (docs/cli.md)
   int compile_timeout_s = 0;
+  int load_timeout_s = 0;
 };
 
 // Resolves flags and environment into engine options; prints the reason and returns

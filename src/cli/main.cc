@@ -14,7 +14,9 @@ void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f) {
       ->check(CLI::IsMember({"paper", "hip-rl"}));
   app->add_flag("--json", f.json, "machine-readable output");
   app->add_flag("--no-timing", f.no_timing, "check correctness only");
-  app->add_option("--run-timeout", f.run_timeout_s, "seconds per load/run stage (Default: 60)")
+  app->add_option("--run-timeout", f.run_timeout_s, "seconds per run of one case and seed (Default: 60)")
+      ->check(CLI::Range(1, 86400));
+  app->add_option("--load-timeout", f.load_timeout_s, "seconds to load a candidate (Default: 300)")
       ->check(CLI::Range(1, 86400));
   app->add_option("--compile-timeout", f.compile_timeout_s, "seconds per build (Default: 300)")
       ->check(CLI::Range(1, 86400));

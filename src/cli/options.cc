@@ -13,7 +13,8 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
   o.compile_only = compile_only;
   o.skip_timing = flags.no_timing;
   if (flags.run_timeout_s > 0)
-    o.timeouts.run = o.timeouts.load = std::chrono::seconds(flags.run_timeout_s);
+    o.timeouts.run = std::chrono::seconds(flags.run_timeout_s);
+  if (flags.load_timeout_s > 0) o.timeouts.load = std::chrono::seconds(flags.load_timeout_s);
   if (flags.compile_timeout_s > 0) o.timeouts.compile = std::chrono::seconds(flags.compile_timeout_s);
   auto reward = RewardKindFromString(flags.reward);
   if (!reward) {

@@ -16,7 +16,7 @@ struct StageTimeouts {
   milliseconds start{120'000};    // worker start + hello (importing torch)
   milliseconds describe{60'000};
   milliseconds reference{120'000};
-  milliseconds load{60'000};
+  milliseconds load{300'000};     // KernelBench candidates may compile inline sources here
   milliseconds run{60'000};       // one case and seed
   milliseconds time{300'000};     // all performance cases
 };

@@ -28,6 +28,7 @@ class BuildTest : public ::testing::Test {
     WriteSource("torch::Tensor forward(torch::Tensor x) { return x.relu(); }\n");
   }
   void TearDown() override {
+    unsetenv("KVAULT_PCH");
     unsetenv("KVAULT_CXX");
     unsetenv("KVAULT_NVCC");
     unsetenv("KVAULT_HIPCC");
@@ -217,6 +218,154 @@ TEST_F(BuildTest, ConcurrentBuildsOfOneSourceCompileOnce) {
   EXPECT_EQ(a->artifact, b->artifact);
   EXPECT_NE(a->cache_hit, b->cache_hit);
   EXPECT_EQ(cc.Calls(), 1);
+}
+
+constexpr char kTorchSource[] =
+    "#include <cmath>\n#include <torch/extension.h>\n"
+    "torch::Tensor forward(torch::Tensor x) { return x.relu(); }\n";
+
+// The header every g++ command forced in, "" if none.
+std::string ForcedInclude(const std::string& command) {
+  size_t at = command.find(" -include ");
+  if (at == std::string::npos) return "";
+  at += 10;
+  return command.substr(at, command.find(' ', at) - at);
+}
+
+TEST_F(BuildTest, TorchSourcesShareOnePrecompiledHeader) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  WriteSource(kTorchSource);
+  auto first = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_TRUE(first->ok);
+  EXPECT_TRUE(first->pch) << first->pch_note;
+  EXPECT_EQ(first->pch_note, "");
+  EXPECT_EQ(cc.Calls(), 2);  // the header, then the candidate
+  std::string header = ForcedInclude(first->command);
+  EXPECT_TRUE(StartsWith(header, work_->Join("cache") + "/pch/")) << first->command;
+  EXPECT_TRUE(EndsWith(header, "/kvault_torch_pch.h")) << header;
+  EXPECT_TRUE(FileExists(header + ".gch"));
+  EXPECT_NE(first->command.find("-Winvalid-pch"), std::string::npos);
+  auto meta = Json::parse(*ReadFile(work_->Join("cache") + "/" + first->key.substr(0, 2) + "/" + first->key +
+                                    "/build.json"));
+  EXPECT_EQ(meta["pch"], true);
+
+  WriteSource(std::string(kTorchSource) + "// another candidate\n");
+  auto second = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(second.ok()) << second.error();
+  EXPECT_TRUE(second->ok && second->pch);
+  EXPECT_NE(second->key, first->key);
+  EXPECT_EQ(ForcedInclude(second->command), header);
+  EXPECT_EQ(cc.Calls(), 3);  // the candidate only
+
+  WriteSource(kTorchSource);
+  auto hit = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_TRUE(hit->cache_hit);
+  EXPECT_TRUE(hit->pch);  // as stored
+  EXPECT_EQ(cc.Calls(), 3);
+}
+
+TEST_F(BuildTest, ThePchDoesNotChangeTheKey) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  WriteSource(kTorchSource);
+  setenv("KVAULT_PCH", "0", 1);
+  BuildRequest plain_req = Request();
+  plain_req.out_dir = work_->Join("plain-cache");
+  auto plain = BuildExtension(plain_req, kTimeout);
+  unsetenv("KVAULT_PCH");
+  auto pch = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(plain.ok() && pch.ok());
+  EXPECT_FALSE(plain->pch);
+  EXPECT_NE(plain->pch_note.find("KVAULT_PCH=0"), std::string::npos) << plain->pch_note;
+  EXPECT_EQ(ForcedInclude(plain->command), "");
+  EXPECT_TRUE(pch->pch);
+  EXPECT_EQ(plain->key, pch->key);
+  EXPECT_EQ(plain->module_name, pch->module_name);
+}
+
+TEST_F(BuildTest, AFailedPchBuildFallsBackToThePlainCompile) {
+  // The script refuses header compiles (exit 1, not logged as a call).
+  FakeCompiler cc(FakeCompiler::kWritesOutput, "fakecc (KernelVault test) 9.9.9", "c++-header");
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  WriteSource(kTorchSource);
+  auto b = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_TRUE(b->ok);
+  EXPECT_FALSE(b->pch);
+  EXPECT_NE(b->pch_note.find("failed"), std::string::npos) << b->pch_note;
+  EXPECT_EQ(ForcedInclude(b->command), "");
+  EXPECT_EQ(cc.Calls(), 1);
+  // The next candidate does not try again.
+  WriteSource(std::string(kTorchSource) + "// another candidate\n");
+  auto next = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->ok);
+  EXPECT_FALSE(next->pch);
+  EXPECT_NE(next->pch_note.find("failed.json"), std::string::npos) << next->pch_note;
+}
+
+TEST_F(BuildTest, APchThatGxxRejectsIsReported) {
+  FakeCompiler cc(FakeCompiler::kRejectsPch);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  WriteSource(kTorchSource);
+  auto b = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_TRUE(b->ok);
+  EXPECT_FALSE(b->pch);
+  EXPECT_NE(b->pch_note.find("rejected"), std::string::npos) << b->pch_note;
+  EXPECT_NE(b->diagnostics.find("[-Winvalid-pch]"), std::string::npos);
+}
+
+TEST_F(BuildTest, SourcesThatDoNotStartWithTorchSkipThePch) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  for (const char* src : {"int forward();\n", "#define NDEBUG\n#include <torch/extension.h>\n"}) {
+    WriteSource(src);
+    auto b = BuildExtension(Request(), kTimeout);
+    ASSERT_TRUE(b.ok()) << b.error();
+    EXPECT_TRUE(b->ok);
+    EXPECT_FALSE(b->pch);
+    EXPECT_NE(b->pch_note.find("does not start with"), std::string::npos) << b->pch_note;
+    EXPECT_EQ(ForcedInclude(b->command), "");
+  }
+  EXPECT_EQ(cc.Calls(), 2);
+  EXPECT_FALSE(FileExists(work_->Join("cache") + "/pch"));
+}
+
+TEST_F(BuildTest, ConcurrentCandidatesBuildThePchOnce) {
+  FakeCompiler cc(FakeCompiler::kSlowWrites);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  BuildRequest ra = Request(), rb = Request();
+  ra.source_path = work_->Join("a.cpp");
+  rb.source_path = work_->Join("b.cpp");
+  ASSERT_TRUE(WriteFileAtomic(ra.source_path, std::string(kTorchSource) + "// a\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(rb.source_path, std::string(kTorchSource) + "// b\n").ok());
+  Result<BuildResult> a = Error{"unset"}, b = Error{"unset"};
+  std::thread ta([&] { a = BuildExtension(ra, kTimeout); });
+  std::thread tb([&] { b = BuildExtension(rb, kTimeout); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->ok && a->pch && b->ok && b->pch);
+  EXPECT_EQ(ForcedInclude(a->command), ForcedInclude(b->command));
+  EXPECT_EQ(cc.Calls(), 3);  // one header, two candidates
+}
+
+TEST_F(BuildTest, OtherCompilersGetNoPch) {
+  FakeCompiler nvcc(FakeCompiler::kWritesOutput, "Cuda compilation tools, release 13.0, V13.0.88");
+  setenv("KVAULT_NVCC", nvcc.path().c_str(), 1);
+  WriteSource(kTorchSource);
+  BuildRequest r = Request();
+  r.language = Language::kCuda;
+  r.backend = Backend::kCuda;
+  auto b = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_FALSE(b->pch);
+  EXPECT_EQ(ForcedInclude(b->command), "");
+  EXPECT_EQ(nvcc.Calls(), 1);
 }
 
 TEST_F(BuildTest, HipOnNvidiaKeysOnThePortabilityHeaders) {

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
+#include <map>
+
 #include "kvault/build_config.h"
 #include "toolchain/build.h"
 #include "toolchain/tools.h"
@@ -106,15 +109,19 @@ class RealCompilerTest : public ::testing::Test {
 };
 
 // The whole CPU path: g++ builds the .so, then Python imports it and calls forward.
+// Without the precompiled header (GxxSharesOnePrecompiledHeader covers that path).
 TEST_F(RealCompilerTest, GxxBuildsATorchExtensionThatPythonLoads) {
   if (!ToolRuns(Tool::kCxx)) GTEST_SKIP() << "g++ not found";
   auto torch = LocalTorch();
   if (!torch) GTEST_SKIP() << torch.error();
   BuildRequest req = Request(TestData("relu_extension.cpp"), Language::kCpp, Backend::kCpu, "");
   req.torch = *torch;
+  setenv("KVAULT_PCH", "0", 1);
   auto b = BuildExtension(req, seconds(300));
+  unsetenv("KVAULT_PCH");
   ASSERT_TRUE(b.ok()) << b.error();
   ASSERT_TRUE(b->ok) << b->command << "\n" << b->diagnostics;
+  EXPECT_FALSE(b->pch);
   std::cout << "[ timing ] g++ extension build: " << b->seconds << " s (" << b->toolchain << ")\n";
   EXPECT_TRUE(FileExists(b->artifact));
 
@@ -127,6 +134,69 @@ TEST_F(RealCompilerTest, GxxBuildsATorchExtensionThatPythonLoads) {
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->cache_hit);
   EXPECT_LT(again->seconds, 2.0);
+}
+
+// The .gch files under <cache>/pch, with their modification times.
+std::map<std::string, std::filesystem::file_time_type> GchFiles(const std::string& cache) {
+  std::map<std::string, std::filesystem::file_time_type> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(cache + "/pch", ec);
+       !ec && it != std::filesystem::end(it); it.increment(ec))
+    if (EndsWith(it->path().string(), ".gch")) out[it->path().string()] = it->last_write_time(ec);
+  return out;
+}
+
+// Three candidates through one precompiled header: the first builds it and loads in
+// Python; a broken one reports the right line; a third, correct one reuses the .gch.
+TEST_F(RealCompilerTest, GxxSharesOnePrecompiledHeader) {
+  if (!ToolRuns(Tool::kCxx)) GTEST_SKIP() << "g++ not found";
+  auto torch = LocalTorch();
+  if (!torch) GTEST_SKIP() << torch.error();
+  BuildRequest req = Request(TestData("relu_extension.cpp"), Language::kCpp, Backend::kCpu, "");
+  req.torch = *torch;
+  auto b = BuildExtension(req, seconds(300));
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_TRUE(b->ok) << b->command << "\n" << b->diagnostics;
+  EXPECT_TRUE(b->pch) << b->pch_note << "\n" << b->diagnostics;
+  std::cout << "[ timing ] g++ extension build, precompiled header built first: " << b->seconds << " s\n";
+  auto gch = GchFiles(work_->Join("cache"));
+  ASSERT_EQ(gch.size(), 1u);
+  auto out = RunWithModule(b->module_name, b->artifact,
+                           "print(m.forward(torch.tensor([-1.0, 2.0, -3.0, 4.0])).tolist())\n");
+  ASSERT_TRUE(out.ok()) << out.error();
+  EXPECT_NE(out->find("[0.0, 2.0, 0.0, 4.0]"), std::string::npos) << *out;
+
+  // Diagnostics keep the candidate's own line numbers (the error is on line 6).
+  std::string broken = work_->Join("broken.cpp");
+  ASSERT_TRUE(WriteFileAtomic(broken,
+                              "// a candidate that does not compile\n"
+                              "#include <cmath>\n"
+                              "#include <torch/extension.h>\n"
+                              "\n"
+                              "torch::Tensor forward(torch::Tensor x) {\n"
+                              "  return undeclared_function(x);\n"
+                              "}\n")
+                  .ok());
+  BuildRequest bad_req = Request(broken, Language::kCpp, Backend::kCpu, "");
+  bad_req.torch = *torch;
+  auto bad = BuildExtension(bad_req, seconds(300));
+  ASSERT_TRUE(bad.ok()) << bad.error();
+  EXPECT_FALSE(bad->ok);
+  EXPECT_TRUE(bad->pch) << bad->pch_note << "\n" << bad->diagnostics;
+  EXPECT_NE(bad->diagnostics.find("broken.cpp:6:"), std::string::npos) << bad->diagnostics;
+  EXPECT_EQ(bad->diagnostics.find("kvault_torch_pch"), std::string::npos) << bad->diagnostics;
+
+  std::string second = work_->Join("relu_again.cpp");
+  ASSERT_TRUE(WriteFileAtomic(second, *ReadFile(TestData("relu_extension.cpp")) + "// a second candidate\n").ok());
+  BuildRequest second_req = Request(second, Language::kCpp, Backend::kCpu, "");
+  second_req.torch = *torch;
+  auto again = BuildExtension(second_req, seconds(300));
+  ASSERT_TRUE(again.ok()) << again.error();
+  ASSERT_TRUE(again->ok) << again->diagnostics;
+  EXPECT_FALSE(again->cache_hit);
+  EXPECT_TRUE(again->pch) << again->pch_note << "\n" << again->diagnostics;
+  std::cout << "[ timing ] g++ extension build with the precompiled header: " << again->seconds << " s\n";
+  EXPECT_EQ(GchFiles(work_->Join("cache")), gch);  // the same .gch, not rebuilt
 }
 
 TEST_F(RealCompilerTest, GxxRejectsABrokenSource) {
