@@ -1,0 +1,194 @@
+// The verification cascade against scripted workers: no process, no PyTorch.
+#include "engine/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include "check/testing/tensor_file_writer.h"
+#include "util/files.h"
+#include "worker/fake_worker.h"
+
+namespace kvault {
+namespace {
+
+using testing::TensorFileWriter;
+
+// Writes a float32 tensor file with `values` to `path`.
+void WriteOutput(const std::string& path, const std::vector<float>& values) {
+  TensorFileWriter w;
+  w.SetTree(w.Add<float>({static_cast<int64_t>(values.size())}, values));
+  ASSERT_TRUE(w.WriteTo(path));
+}
+
+class VerifierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TempDir::Create();
+    ASSERT_TRUE(dir);
+    dir_ = std::make_unique<TempDir>(std::move(*dir));
+    options_.cache_dir = dir_->path();
+    options_.backend = Backend::kCpu;
+    task_ = TaskFile{"relu", dir_->path() + "/relu.py", "source", "taskhash"};
+    candidate_ = Candidate{dir_->path() + "/relu_new.py", "class ModelNew: ...",
+                           CandidateFormat::kKernelBench, "python", "candhash"};
+  }
+
+  // Each started worker is a FakeWorker scripted by Script(); kept for inspection.
+  WorkerFactory Factory() {
+    return [this](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+      auto w = std::make_unique<FakeWorker>();
+      Script(*w);
+      started_.push_back(w.get());
+      return std::unique_ptr<WorkerConnection>(std::move(w));
+    };
+  }
+
+  void Script(FakeWorker& w) {
+    w.Handle("hello", [](const Json&) {
+      return FakeWorker::Ok(Json{{"protocol", 1}, {"torch", "t"}, {"python", "p"},
+                                 {"device", {{"name", "cpu"}, {"arch", "x86_64"}}},
+                                 {"build", Json::object()}});
+    });
+    w.Handle("describe", [this](const Json&) { return describe_; });
+    w.Handle("reference", [this](const Json& r) {
+      ++references_;
+      WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+    });
+    w.Handle("load", [](const Json&) { return FakeWorker::Ok(); });
+    w.Handle("run", [this](const Json& r) {
+      if (run_) return run_(r);
+      WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+    });
+    w.Handle("time", [](const Json&) {
+      return FakeWorker::Ok(Json{{"method", "monotonic_clock"},
+                                 {"timings", {{{"case", 0}, {"reference_ms", 2.0}, {"candidate_ms", 1.0}}}}});
+    });
+    w.Handle("unload", [](const Json&) { return FakeWorker::Ok(); });
+  }
+
+  Verification Verify() {
+    Verifier v(options_, Factory());
+    return v.Verify(task_, candidate_);
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  EngineOptions options_;
+  TaskFile task_;
+  Candidate candidate_;
+  std::vector<FakeWorker*> started_;  // owned by the verifier; valid during Verify only
+  int references_ = 0;
+  std::function<WorkerReply(const Json&)> run_;
+  WorkerReply describe_ = FakeWorker::Ok(Json{
+      {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
+                {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true}}}}}}});
+};
+
+TEST_F(VerifierTest, MatchingCandidatePassesWithSpeedupAndReward) {
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_TRUE(v.correct);
+  ASSERT_TRUE(v.speedup);
+  EXPECT_DOUBLE_EQ(*v.speedup, 2.0);
+  ASSERT_TRUE(v.reward);
+  EXPECT_DOUBLE_EQ(*v.reward, 0.4 + 1.0 + 0.375);  // paper reward at s = 2
+  EXPECT_EQ(references_, 3);  // one case x three seeds
+}
+
+TEST_F(VerifierTest, ReferencesAreComputedOnceAcrossVerifications) {
+  Verify();
+  Verify();
+  EXPECT_EQ(references_, 3);
+}
+
+TEST_F(VerifierTest, WrongValuesAreAMismatchNamingTheCase) {
+  run_ = [](const Json& r) {
+    WriteOutput(r["out"], {0, 1, 2.5f});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("case default seed 1"), std::string::npos) << v.message;
+  EXPECT_DOUBLE_EQ(*v.reward, 0.4);
+}
+
+TEST_F(VerifierTest, ModifiedInputsAreAMismatch) {
+  run_ = [](const Json& r) {
+    WriteOutput(r["out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", {0}}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("modified"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierTest, WorkerDeathIsACrashAndTheWorkerIsReplaced) {
+  run_ = [](const Json&) {
+    WorkerReply r;
+    r.failure = WorkerFailure::kDied;
+    r.detail = "worker killed by signal 11 (SIGSEGV)";
+    r.term_signal = 11;
+    return r;
+  };
+  Verifier verifier(options_, Factory());
+  Verification v = verifier.Verify(task_, candidate_);
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash);
+  EXPECT_NE(v.message.find("SIGSEGV"), std::string::npos) << v.message;
+  run_ = nullptr;
+  size_t before = started_.size();
+  EXPECT_EQ(verifier.Verify(task_, candidate_).status, OutcomeStatus::kPassed);
+  EXPECT_EQ(started_.size(), before + 1);  // a fresh candidate worker
+}
+
+TEST_F(VerifierTest, RuntimeErrorKindsMapToStatuses) {
+  for (auto [kind, status] : std::vector<std::pair<std::string, OutcomeStatus>>{
+           {"runtime_error", OutcomeStatus::kRuntimeError}, {"oom", OutcomeStatus::kOom},
+           {"load_error", OutcomeStatus::kLoadError}, {"internal", OutcomeStatus::kInfraError}}) {
+    run_ = [kind = kind](const Json&) {
+      WorkerReply r;
+      r.response = Json{{"ok", false}, {"kind", kind}, {"message", "boom"}};
+      return r;
+    };
+    Verification v = Verify();
+    EXPECT_EQ(v.status, status) << kind;
+    EXPECT_EQ(v.reward.has_value(), status != OutcomeStatus::kInfraError) << kind;
+  }
+}
+
+TEST_F(VerifierTest, BrokenTaskIsATaskErrorWithoutReward) {
+  describe_.response = Json{{"ok", false}, {"kind", "task_error"}, {"message", "task defines no class Model"}};
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kTaskError);
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_NE(v.message.find("no class Model"), std::string::npos);
+}
+
+TEST_F(VerifierTest, IrreproducibleInputsAreTheTasksFault) {
+  run_ = [](const Json& r) {
+    WriteOutput(r["out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "other"}, {"inputs_modified", Json::array()}});
+  };
+  EXPECT_EQ(Verify().status, OutcomeStatus::kTaskError);
+}
+
+TEST_F(VerifierTest, ExtensionOnTaskWithParametersAndNoTwinIsUnsupported) {
+  describe_ = FakeWorker::Ok(Json{
+      {"task", {{"name", "lin"}, {"has_twin", false}, {"num_parameters", 10},
+                {"cases", {{{"name", "default"}}}}}}});
+  candidate_.format = CandidateFormat::kExtension;
+  candidate_.language = "cpp";
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kUnsupported);
+  EXPECT_NE(v.message.find("functional twin"), std::string::npos);
+}
+
+TEST_F(VerifierTest, ExtensionLanguageMustSuitTheBackend) {
+  candidate_.format = CandidateFormat::kExtension;
+  candidate_.language = "cuda";
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kUnsupported);
+  EXPECT_TRUE(started_.empty());  // decided before any worker starts
+}
+
+}  // namespace
+}  // namespace kvault

@@ -1,0 +1,58 @@
+#include "task/task_file.h"
+
+#include <gtest/gtest.h>
+
+#include "util/files.h"
+
+namespace kvault {
+namespace {
+
+TEST(TaskFileTest, SuiteListsPythonFilesSortedSkippingPrivateOnes) {
+  auto d = TempDir::Create();
+  ASSERT_TRUE(d);
+  for (const char* n : {"b.py", "a.py", "_helper.py", "notes.md"})
+    ASSERT_TRUE(WriteFileAtomic(d->path() + "/" + n, "x = 1\n"));
+  auto suite = DiscoverSuite(d->path());
+  ASSERT_TRUE(suite) << suite.error();
+  ASSERT_EQ(suite->size(), 2u);
+  EXPECT_EQ((*suite)[0].name, "a");
+  EXPECT_EQ((*suite)[1].name, "b");
+  EXPECT_EQ((*suite)[0].hash, (*suite)[1].hash);  // same content
+}
+
+TEST(TaskFileTest, EmptyOrMissingSuiteIsAnError) {
+  auto d = TempDir::Create();
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(DiscoverSuite(d->path()));
+  EXPECT_FALSE(DiscoverSuite(d->path() + "/nope"));
+  EXPECT_FALSE(LoadTaskFile(d->path() + "/x.txt"));
+}
+
+TEST(TaskFileTest, DescribeAnswerBecomesTaskInfo) {
+  TaskFile f{"t", "/t.py", "", "h"};
+  Json task = {{"has_twin", true}, {"num_parameters", 12},
+               {"cases", {{{"name", "small"}, {"correctness", true}, {"performance", false}},
+                          {{"name", "big"}, {"correctness", false}, {"performance", true}}}},
+               {"meta", {{"rtol", 1e-3}, {"atol", nullptr}, {"nan_policy", "forbid"}, {"seeds", 5}}}};
+  auto info = TaskInfoFromDescribe(f, task);
+  ASSERT_TRUE(info) << info.error();
+  EXPECT_TRUE(info->has_twin);
+  EXPECT_EQ(info->CorrectnessCases(), std::vector<int>{0});
+  EXPECT_EQ(info->PerformanceCases(), std::vector<int>{1});
+  EXPECT_DOUBLE_EQ(*info->rtol, 1e-3);
+  EXPECT_FALSE(info->atol);
+  EXPECT_EQ(info->nan_policy, "forbid");
+  EXPECT_EQ(info->seeds, 5);
+}
+
+TEST(TaskFileTest, MalformedDescribeAnswersAreErrors) {
+  TaskFile f{"t", "/t.py", "", "h"};
+  EXPECT_FALSE(TaskInfoFromDescribe(f, Json::object()));
+  EXPECT_FALSE(TaskInfoFromDescribe(f, Json{{"cases", Json::array()}}));
+  EXPECT_FALSE(TaskInfoFromDescribe(f, Json{{"cases", {{{"correctness", true}}}}}));  // no name
+  EXPECT_FALSE(TaskInfoFromDescribe(
+      f, Json{{"cases", {{{"name", "p"}, {"correctness", false}, {"performance", true}}}}}));
+}
+
+}  // namespace
+}  // namespace kvault
