@@ -10,7 +10,7 @@ function(kvault_component name)
     list(REMOVE_ITEM _srcs ${_tests})
   endif()
   add_library(kvault_${name} STATIC ${_srcs})
-  target_include_directories(kvault_${name} PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
+  target_include_directories(kvault_${name} PUBLIC ${CMAKE_SOURCE_DIR}/src
                              ${CMAKE_BINARY_DIR}/generated)
   target_link_libraries(kvault_${name} PUBLIC ${ARGN})
   if(KVAULT_BUILD_TESTS AND _tests)

@@ -7,4 +7,4 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/scripts/env.sh"
 cd "$root"
 exec build/kvault eval --suite examples/suite --candidates examples/cpu --backend cpu \
-  --jobs "$(nproc)" --run demo "$@"
+  --jobs "$(nproc)" --run-timeout 20 --run demo "$@"

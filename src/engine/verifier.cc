@@ -107,7 +107,7 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
     return false;
   }
   v.build = Json{{"toolchain", built->toolchain}, {"command", built->command},
-                 {"cache_hit", built->cache_hit}, {"seconds", built->seconds},
+                 {"cache_hit", built->cache_hit}, {"seconds", built->seconds}, {"pch", built->pch},
                  {"arch", req.arch}};
   if (built->timed_out) {
     v = Outcome(OutcomeStatus::kTimeout, "compile ran past its limit of " +

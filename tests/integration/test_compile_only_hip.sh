@@ -4,16 +4,17 @@ command -v "${KVAULT_HIPCC:-hipcc}" >/dev/null || skip "hipcc not installed"
 need_torch
 ex="$KVAULT_SOURCE_ROOT/examples"
 n=0
-for c in "$ex"/hip/*.hip; do
-  case "$c" in *.wrong-*|*.bad-*) continue;; esac
-  stem=$(basename "$c"); stem=${stem%%.*}
+# A representative subset (each build parses PyTorch's headers for ~30 s of CPU):
+# fp32, a functional twin, fp16, bf16, a shared-memory reduction.
+for stem in relu layer_norm gelu_tanh swiglu softmax; do
+  c="$ex/hip/$stem.hip"
   "$KVAULT" verify --task "$ex/suite/$stem.py" --candidate "$c" --backend hip --arch gfx90a \
     --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
   s=$(json_get "$TMP/o.json" 'j["status"]')
   [ "$s" = compiled ] || { cat "$TMP/o.json"; fail "$c: $s"; }
   n=$((n+1))
 done
-[ "$n" -ge 12 ] || fail "only $n HIP solutions compiled"
+[ "$n" -eq 5 ] || fail "only $n HIP solutions compiled"
 # A broken source is a compile_error with diagnostics, exit 0.
 printf '#include <hip/hip_runtime.h>\n#include <torch/extension.h>\n__global__ void k( { }\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n' > "$TMP/broken.hip"
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/broken.hip" --backend hip --arch gfx90a \
