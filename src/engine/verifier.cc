@@ -24,6 +24,15 @@ Verification Outcome(OutcomeStatus s, std::string message) {
   return v;
 }
 
+// Replaces v's outcome by `failure`, keeping what v already knows: the build
+// record, the per-case records, and that it compiled.
+void Settle(Verification& v, Verification failure) {
+  failure.build = std::move(v.build);
+  failure.cases = std::move(v.cases);
+  failure.compiled = failure.compiled || v.compiled;
+  v = std::move(failure);
+}
+
 // Which backends can run an extension-format source of a language; empty = ok.
 std::string BackendMismatch(const std::string& language, Backend backend) {
   if (language == "cpp" && backend != Backend::kCpu)
@@ -82,12 +91,12 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
                      std::string* module_name) {
   auto hello = session_.Hello();
   if (!hello) {
-    v = Outcome(OutcomeStatus::kInfraError, hello.error());
+    Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
     return false;
   }
   auto torch = TorchBuildInfo::FromHelloResponse(*hello);
   if (!torch) {
-    v = Outcome(OutcomeStatus::kInfraError, "worker gave no usable build information: " + torch.error());
+    Settle(v, Outcome(OutcomeStatus::kInfraError, "worker gave no usable build information: " + torch.error()));
     return false;
   }
   BuildRequest req;
@@ -103,22 +112,20 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
   req.include_hip_dir = options_.source_root + "/include_hip";
   auto built = BuildExtension(req, options_.timeouts.compile);
   if (!built) {
-    v = Outcome(OutcomeStatus::kInfraError, "toolchain unavailable: " + built.error());
+    Settle(v, Outcome(OutcomeStatus::kInfraError, "toolchain unavailable: " + built.error()));
     return false;
   }
   v.build = Json{{"toolchain", built->toolchain}, {"command", built->command},
                  {"cache_hit", built->cache_hit}, {"seconds", built->seconds}, {"pch", built->pch},
                  {"arch", req.arch}};
   if (built->timed_out) {
-    v = Outcome(OutcomeStatus::kTimeout, "compile ran past its limit of " +
-                                             std::to_string(options_.timeouts.compile.count() / 1000) + " s");
+    Settle(v, Outcome(OutcomeStatus::kTimeout, "compile ran past its limit of " +
+                                             std::to_string(options_.timeouts.compile.count() / 1000) + " s"));
     v.diagnostics = built->diagnostics;
     return false;
   }
   if (!built->ok) {
-    Json build = v.build;
-    v = Outcome(OutcomeStatus::kCompileError, "the compiler rejected the source");
-    v.build = std::move(build);
+    Settle(v, Outcome(OutcomeStatus::kCompileError, "the compiler rejected the source"));
     v.diagnostics = built->diagnostics;
     return false;
   }
@@ -146,7 +153,7 @@ std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int see
 bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch) {
   auto hello = session_.Hello();
   if (!hello) {
-    v = Outcome(OutcomeStatus::kInfraError, hello.error());
+    Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
     return false;
   }
   Tolerance tol;
@@ -174,28 +181,26 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
             return r.response.value("input_digest", std::string());
           });
       if (!ref) {
-        v = Outcome(OutcomeStatus::kTaskError, ref.error());
+        Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
         return false;
       }
       auto w = session_.Get(WorkerRole::kCandidate);
       if (!w) {
-        v = Outcome(OutcomeStatus::kInfraError, w.error());
+        Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
         return false;
       }
       const std::string out = scratch + "/out_" + std::to_string(ci) + "_" + std::to_string(seed) + ".kvt";
       WorkerReply r = (*w)->Call(Json{{"op", "run"}, {"case", ci}, {"seed", seed}, {"out", out}},
                                  options_.timeouts.run);
       if (!ReplyOk(r)) {
-        Json build = v.build;
-        v = CandidateFailure(r, "run " + where, options_.timeouts.run, (*w)->TakeLog());
-        v.build = std::move(build);
+        Settle(v, CandidateFailure(r, "run " + where, options_.timeouts.run, (*w)->TakeLog()));
         return false;
       }
       Json record{{"case", case_name}, {"seed", seed}};
       if (r.response.value("input_digest", std::string()) != ref->input_digest) {
-        v = Outcome(OutcomeStatus::kTaskError,
+        Settle(v, Outcome(OutcomeStatus::kTaskError,
                     "task inputs are not a function of the seed (" + where +
-                        " produced different inputs for reference and candidate)");
+                        " produced different inputs for reference and candidate)"));
         return false;
       }
       const Json& modified = r.response["inputs_modified"];
@@ -208,12 +213,12 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
       }
       auto ref_file = TensorFile::Open(ref->output_path);
       if (!ref_file) {
-        v = Outcome(OutcomeStatus::kInfraError, "reference output unreadable: " + ref_file.error());
+        Settle(v, Outcome(OutcomeStatus::kInfraError, "reference output unreadable: " + ref_file.error()));
         return false;
       }
       auto cand_file = TensorFile::Open(out);
       if (!cand_file) {
-        v = Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error());
+        Settle(v, Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error()));
         return false;
       }
       CompareReport cmp = Compare(*ref_file, *cand_file, tol);
@@ -245,7 +250,7 @@ void Verifier::Time(const TaskInfo& task, Verification& v) {
   if (perf.empty() || options_.skip_timing) return;
   auto w = session_.Get(WorkerRole::kCandidate);
   if (!w) {
-    v = Outcome(OutcomeStatus::kInfraError, w.error());
+    Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
     return;
   }
   const TimingSettings& t = options_.timing;
@@ -255,10 +260,7 @@ void Verifier::Time(const TaskInfo& task, Verification& v) {
                                   {"flush", t.flush}},
                              options_.timeouts.time);
   if (!ReplyOk(r)) {
-    Json cases = v.cases, build = v.build;
-    v = CandidateFailure(r, "timing", options_.timeouts.time, (*w)->TakeLog());
-    v.cases = std::move(cases);
-    v.build = std::move(build);
+    Settle(v, CandidateFailure(r, "timing", options_.timeouts.time, (*w)->TakeLog()));
     return;
   }
   double ref_sum = 0, cand_sum = 0;
@@ -338,9 +340,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   v.compiled = true;
   bool ok = ReplyOk(r);
   if (!ok) {
-    Json build = v.build;
-    v = CandidateFailure(r, "load", options_.timeouts.load, (*w)->TakeLog());
-    v.build = std::move(build);
+    Settle(v, CandidateFailure(r, "load", options_.timeouts.load, (*w)->TakeLog()));
   } else if (CheckCorrectness(*info, v, scratch->path())) {
     v.status = OutcomeStatus::kPassed;
     v.message = "all " + std::to_string(info->CorrectnessCases().size()) + " correctness case(s) x " +
