@@ -10,5 +10,8 @@ cd "$root"
 export KVAULT_CACHE_DIR="$root/build/test-cache"
 status=0
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1200 || status=1
+# ctest does not show why a test skipped: print each skipped test with its reason.
+awk '/^\[ RUN +\]/ {name=$NF} / Skipped$/ {getline why; while (why ~ /^(Traceback|  )/) getline why; print "skipped: " name ": " why}
+     /^SKIP: / {print "skipped: " $0}' build/Testing/Temporary/LastTest.log 2>/dev/null
 "${KVAULT_PYTHON:-python3}" -m pytest python/tests -q -rs || status=1
 exit $status

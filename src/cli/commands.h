@@ -3,7 +3,9 @@
 // 0 the engine did its job (whatever the kernels' outcomes), 2 misuse,
 // 3 infrastructure failure.
 #include <optional>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/options.h"
 
@@ -48,5 +50,20 @@ struct EvalFlags {
   bool force = false;
 };
 int RunEval(const EvalFlags& flags);
+
+// Shared by score, compare and report (docs/scoring.md).
+struct ScoreFlags {
+  std::string suite;              // empty: the tasks the runs attempted (compare, report)
+  std::vector<std::string> runs;  // score: one; compare: two; report: one or more
+  std::vector<int> ks{1};
+  std::optional<std::string> db;
+  bool json = false;
+  int resamples = 2000;
+  uint64_t seed = 20250131;
+  std::string output;             // report: the HTML file
+};
+int RunScore(const ScoreFlags& flags);
+int RunCompare(const ScoreFlags& flags);
+int RunReport(const ScoreFlags& flags);
 
 }  // namespace kvault::cli

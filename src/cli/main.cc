@@ -53,6 +53,33 @@ int main(int argc, char** argv) {
   eval->add_flag("--force", ef.force, "re-verify candidates the store already has");
   AddCommon(eval, ef.common);
 
+  kvault::cli::ScoreFlags sf, cf, rf;
+  auto add_score_flags = [](CLI::App* cmd, kvault::cli::ScoreFlags& f) {
+    cmd->add_option("--k", f.ks, "comma-separated k values for pass@k, Comp@k, Corr@k (Default: 1)")
+        ->delimiter(',')->check(CLI::Range(1, 1000000));
+    cmd->add_option("--db", f.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
+    cmd->add_option("--resamples", f.resamples, "bootstrap resamples, 0 for none (Default: 2000)")
+        ->check(CLI::Range(0, 1000000));
+    cmd->add_option("--seed", f.seed, "bootstrap seed (Default: 20250131)");
+  };
+  auto* score = app.add_subcommand("score", "pass@k, Comp@k, Corr@k, speedups and fast_p of a run");
+  score->add_option("--suite", sf.suite, "folder of task files (the denominator)")->required();
+  score->add_option("--run", sf.runs, "run name in the store")->required()->expected(1);
+  score->add_flag("--json", sf.json, "machine-readable output");
+  add_score_flags(score, sf);
+
+  auto* compare = app.add_subcommand("compare", "paired comparison of two runs on the same tasks");
+  compare->add_option("--run", cf.runs, "run name; give exactly two")->required()->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  compare->add_option("--suite", cf.suite, "folder of task files (Default: the tasks the runs attempted)");
+  compare->add_flag("--json", cf.json, "machine-readable output");
+  add_score_flags(compare, cf);
+
+  auto* report = app.add_subcommand("report", "write a self-contained HTML report of one or more runs");
+  report->add_option("--run", rf.runs, "run name; repeat for several")->required()->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  report->add_option("--suite", rf.suite, "folder of task files (Default: the tasks the runs attempted)");
+  report->add_option("-o,--output", rf.output, "the HTML file to write")->required();
+  add_score_flags(report, rf);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,5 +89,8 @@ int main(int argc, char** argv) {
   if (*doctor) return kvault::cli::RunDoctor(doctor_json);
   if (*verify) return kvault::cli::RunVerify(vf);
   if (*eval) return kvault::cli::RunEval(ef);
+  if (*score) return kvault::cli::RunScore(sf);
+  if (*compare) return kvault::cli::RunCompare(cf);
+  if (*report) return kvault::cli::RunReport(rf);
   return kvault::cli::kExitMisuse;
 }

@@ -1,0 +1,76 @@
+#include "score/samples.h"
+
+#include <algorithm>
+#include <set>
+
+#include "util/json.h"
+
+namespace kvault::score {
+
+Result<CategoryMap> ParseCategories(const std::string& json_text) {
+  Json j = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Error{"categories.json: expected an object {\"task\": \"category\", ...}"};
+  CategoryMap out;
+  for (const auto& [task, cat] : j.items()) {
+    if (!cat.is_string()) return Error{"categories.json: the category of '" + task + "' is not a string"};
+    out[task] = cat.get<std::string>();
+  }
+  return out;
+}
+
+std::string CategoryOf(const std::string& task, const CategoryMap& categories) {
+  if (auto it = categories.find(task); it != categories.end()) return it->second;
+  if (size_t slash = task.find('/'); slash != std::string::npos && slash > 0) return task.substr(0, slash);
+  return "all";
+}
+
+bool NotKernelFault(const std::string& status) {
+  return status == "task_error" || status == "infra_error";
+}
+
+SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
+                         const std::vector<std::string>& suite_tasks, const CategoryMap& categories) {
+  SuiteSamples out;
+  std::map<std::string, size_t> index;
+  for (const std::string& t : suite_tasks) {
+    if (index.count(t)) continue;
+    index[t] = out.tasks.size();
+    out.tasks.push_back(TaskSamples{t, CategoryOf(t, categories), {}, 0});
+  }
+  std::set<std::string> unknown;
+  for (const AttemptRecord& r : records) {
+    auto it = index.find(r.task);
+    if (it == index.end()) {
+      unknown.insert(r.task);
+      continue;
+    }
+    TaskSamples& ts = out.tasks[it->second];
+    ++out.statuses[r.status];
+    if (NotKernelFault(r.status)) {
+      ++ts.not_kernel_fault;
+      continue;
+    }
+    Sample s;
+    s.id = r.id;
+    s.status = r.status;
+    s.candidate = r.candidate_path;
+    s.correct = r.status == "passed";
+    s.ran = s.correct || r.status == "mismatch";
+    s.speedup = r.speedup;
+    s.reference_ms = r.reference_ms;
+    s.candidate_ms = r.candidate_ms;
+    ts.samples.push_back(std::move(s));
+  }
+  for (TaskSamples& ts : out.tasks)
+    std::sort(ts.samples.begin(), ts.samples.end(), [](const Sample& a, const Sample& b) { return a.id < b.id; });
+  out.unknown_tasks.assign(unknown.begin(), unknown.end());
+  return out;
+}
+
+std::vector<std::string> TasksOf(const std::vector<AttemptRecord>& records) {
+  std::set<std::string> names;
+  for (const AttemptRecord& r : records) names.insert(r.task);
+  return {names.begin(), names.end()};
+}
+
+}  // namespace kvault::score
