@@ -44,7 +44,7 @@ std::string OutcomeGrid(const ReportRun& run) {
       std::string tip = r.status + " - " + r.candidate_path;
       if (r.speedup) tip += " - " + Num(*r.speedup, 2) + "x";
       o << "<td><span class=\"cell\" style=\"background:" << StatusColor(r.status) << "\" title=\""
-        << Escape(tip) << "\">" << (r.correct && r.speedup ? Escape(Num(*r.speedup, 1)) : "") << "</span></td>";
+        << Escape(tip) << "\">" << (r.correct && r.speedup ? Escape(Num(*r.speedup, *r.speedup < 1 ? 2 : 1)) : "") << "</span></td>";
     }
     o << "<td class=\"num\">" << (best ? Num(*best, 2) + "x" : std::string(v.empty() ? "no attempt" : "-"))
       << "</td></tr>";
