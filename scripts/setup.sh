@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   python3 python3-dev python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest
   hipcc
+  clang libclang-rt-14-dev
   chromium
 )
 missing=()

@@ -40,9 +40,14 @@ Result<Candidate> LoadCandidate(const std::string& path) {
   if (ec) return Error{"cannot resolve candidate path " + path};
   auto source = ReadFile(p.string());
   if (!source) return Error{"cannot read candidate " + path + ": " + source.error()};
+  return CandidateFromSource(p.string(), std::move(*source));
+}
+
+Result<Candidate> CandidateFromSource(const std::string& path, std::string source) {
+  const fs::path p(path);
   Candidate c;
-  c.path = p.string();
-  c.source = std::move(*source);
+  c.path = path;
+  c.source = std::move(source);
   c.hash = Sha256Hex(c.source);
   if (c.source.find_first_not_of(" \t\r\n") == std::string::npos)
     return Error{"candidate " + p.filename().string() + " is empty"};

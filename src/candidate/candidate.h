@@ -32,6 +32,11 @@ struct Candidate {
 // extension-format source without PYBIND11_MODULE, or a .py file without ModelNew.
 Result<Candidate> LoadCandidate(const std::string& path);
 
+// LoadCandidate after reading: decides the format of `source` from the file name and
+// extension of `path` (taken as is, not resolved) and the content. Same errors,
+// except that it reads nothing. Used by LoadCandidate and the fuzzer.
+Result<Candidate> CandidateFromSource(const std::string& path, std::string source);
+
 // Candidate files of an `eval` folder matched to a task by stem: `<stem>.<ext>` or
 // `<stem>.<label>.<ext>` (several per task). Sorted by path.
 struct CandidateMatch {

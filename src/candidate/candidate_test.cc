@@ -73,5 +73,32 @@ TEST_F(CandidateTest, MatchesByStemWithLabels) {
   EXPECT_NE(unmatched[0].find("gelu.hip"), std::string::npos);
 }
 
+TEST_F(CandidateTest, FromSourceDecidesLikeLoadCandidate) {
+  for (auto [name, text] : {std::pair{"a.hip", std::string(kBinding)}, std::pair{"b.py", std::string("class ModelNew: pass")},
+                            std::pair{"c.txt", std::string(kBinding)}, std::pair{"d.cu", std::string("int x;")},
+                            std::pair{"e.cpp", std::string(" \n\t")}}) {
+    const std::string path = Write(name, text);
+    auto loaded = LoadCandidate(path);
+    auto direct = CandidateFromSource(path, text);
+    ASSERT_EQ(bool(loaded), bool(direct)) << name;
+    if (!loaded) {
+      EXPECT_EQ(loaded.error(), direct.error());
+      continue;
+    }
+    EXPECT_EQ(loaded->path, direct->path);
+    EXPECT_EQ(loaded->source, direct->source);
+    EXPECT_EQ(loaded->format, direct->format);
+    EXPECT_EQ(loaded->language, direct->language);
+    EXPECT_EQ(loaded->hash, direct->hash);
+  }
+}
+
+TEST_F(CandidateTest, FromSourceReadsNothing) {
+  auto c = CandidateFromSource("/no/such/dir/k.cu", kBinding);
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->path, "/no/such/dir/k.cu");
+  EXPECT_EQ(c->language, "cuda");
+}
+
 }  // namespace
 }  // namespace kvault

@@ -178,7 +178,7 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
               if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
               return Error{TrustedFailureMessage(r, "reference " + where)};
             }
-            return r.response.value("input_digest", std::string());
+            return ReplyString(r.response, "input_digest", "");
           });
       if (!ref) {
         Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
@@ -197,7 +197,7 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         return false;
       }
       Json record{{"case", case_name}, {"seed", seed}};
-      if (r.response.value("input_digest", std::string()) != ref->input_digest) {
+      if (ReplyString(r.response, "input_digest", "") != ref->input_digest) {
         Settle(v, Outcome(OutcomeStatus::kTaskError,
                     "task inputs are not a function of the seed (" + where +
                         " produced different inputs for reference and candidate)"));
@@ -264,15 +264,25 @@ void Verifier::Time(const TaskInfo& task, Verification& v) {
     return;
   }
   double ref_sum = 0, cand_sum = 0;
-  for (const Json& row : r.response["timings"]) {
-    const int ci = row.value("case", 0);
-    const double ref_ms = row.value("reference_ms", 0.0), cand_ms = row.value("candidate_ms", 0.0);
+  // The candidate's process wrote this: a row or field of the wrong type counts as absent.
+  auto number = [](const Json& row, const char* key) {
+    auto it = row.find(key);
+    return it != row.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  const Json& timings = r.response["timings"];
+  for (const Json& row : timings.is_array() ? timings : Json::array()) {
+    if (!row.is_object()) continue;
+    auto case_it = row.find("case");
+    const int64_t ci = case_it == row.end()              ? 0
+                       : case_it->is_number_integer() ? case_it->get<int64_t>()
+                                                      : -1;
+    const double ref_ms = number(row, "reference_ms"), cand_ms = number(row, "candidate_ms");
     ref_sum += ref_ms;
     cand_sum += cand_ms;
     Json rec = row;
-    rec["case"] = (ci >= 0 && ci < static_cast<int>(task.cases.size())) ? task.cases[ci].name : "?";
+    rec["case"] = (ci >= 0 && ci < static_cast<int64_t>(task.cases.size())) ? task.cases[ci].name : "?";
     rec["kind"] = "timing";
-    rec["method"] = r.response.value("method", std::string());
+    rec["method"] = ReplyString(r.response, "method", "");
     rec["speedup"] = cand_ms > 0 ? Json(ref_ms / cand_ms) : Json(nullptr);
     v.cases.push_back(rec);
   }

@@ -8,8 +8,17 @@ namespace kvault {
 
 constexpr size_t kDiagnosticsLimit = 16 * 1024;
 
+std::string ReplyString(const Json& response, const char* key, std::string fallback) {
+  if (!response.is_object()) return fallback;
+  auto it = response.find(key);
+  if (it == response.end() || !it->is_string()) return fallback;
+  return it->get<std::string>();
+}
+
 bool ReplyOk(const WorkerReply& reply) {
-  return reply.failure == WorkerFailure::kNone && reply.response.value("ok", false);
+  if (reply.failure != WorkerFailure::kNone || !reply.response.is_object()) return false;
+  auto ok = reply.response.find("ok");
+  return ok != reply.response.end() && ok->is_boolean() && ok->get<bool>();
 }
 
 namespace {
@@ -48,10 +57,9 @@ Verification CandidateFailure(const WorkerReply& reply, std::string_view stage,
       break;
     case WorkerFailure::kNone: {
       const Json& r = reply.response;
-      const std::string kind = r.value("kind", std::string("internal"));
-      v.status = StatusOfKind(kind);
-      v.message = std::string(stage) + ": " + r.value("message", std::string("(no message)"));
-      diag = r.value("traceback", std::string());
+      v.status = StatusOfKind(ReplyString(r, "kind", "internal"));
+      v.message = std::string(stage) + ": " + ReplyString(r, "message", "(no message)");
+      diag = ReplyString(r, "traceback", "");
       break;
     }
   }
@@ -65,7 +73,7 @@ std::string TrustedFailureMessage(const WorkerReply& reply, std::string_view sta
     return std::string(stage) + " ran past its limit";
   if (reply.failure != WorkerFailure::kNone)
     return std::string(stage) + ": " + reply.detail;
-  return std::string(stage) + ": " + reply.response.value("message", std::string("(no message)"));
+  return std::string(stage) + ": " + ReplyString(reply.response, "message", "(no message)");
 }
 
 }  // namespace kvault

@@ -1,5 +1,7 @@
 #pragma once
-// Maps what a worker said (or how it died) to a verification outcome.
+// Maps what a worker said (or how it died) to a verification outcome. A response
+// comes from an untrusted process: any JSON object is accepted, a field of the wrong
+// type counts as absent, and nothing here throws.
 #include <string>
 #include <string_view>
 
@@ -8,8 +10,12 @@
 
 namespace kvault {
 
-// True when the call succeeded: the worker answered and the answer is ok.
+// True when the call succeeded: the worker answered and its "ok" is the boolean true.
 bool ReplyOk(const WorkerReply& reply);
+
+// response[key] when `response` is an object and that field is a string, else
+// `fallback`.
+std::string ReplyString(const Json& response, const char* key, std::string fallback);
 
 // The outcome of a failed call on the candidate worker during `stage` ("load",
 // "run case small seed 1", "timing"). `timeout` is the stage's limit, for the

@@ -80,7 +80,10 @@ Result<Step> Statement::Next() {
 int Statement::Column(const char* name) const {
   const int n = sqlite3_column_count(stmt_.get());
   for (int i = 0; i < n; ++i) {
-    if (std::string_view(sqlite3_column_name(stmt_.get(), i)) == name) return i;
+    // SQLite matches names ASCII case-insensitively, so a table declared with
+    // "compIled" still satisfies the statements; match the same way.
+    const char* column = sqlite3_column_name(stmt_.get(), i);
+    if (column != nullptr && sqlite3_stricmp(column, name) == 0) return i;
   }
   throw std::logic_error(std::string("no result column named ") + name);
 }

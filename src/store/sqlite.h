@@ -58,7 +58,8 @@ class Statement {
   // Runs or advances the statement.
   Result<Step> Next();
 
-  // Column access on the current row by result-column name.
+  // Column access on the current row by result-column name, compared ASCII
+  // case-insensitively as SQLite compares identifiers.
   // REQUIRES: Next() returned kRow. A name not in the result is a programming error
   // and throws std::logic_error.
   std::string Text(const char* name) const;  // "" for NULL; exact bytes otherwise

@@ -62,6 +62,9 @@ std::vector<int> TaskInfo::PerformanceCases() const {
 Result<TaskInfo> TaskInfoFromDescribe(const TaskFile& file, const Json& task) {
   if (!task.is_object() || !task.contains("cases") || !task["cases"].is_array())
     return Error{"describe answer for " + file.name + " lacks a cases list"};
+  // A float converted to int64_t is undefined behaviour when out of range.
+  if (task.contains("num_parameters") && !task["num_parameters"].is_number_integer())
+    return Error{"describe answer for " + file.name + " is malformed: num_parameters is not an integer"};
   TaskInfo info;
   info.file = file;
   try {

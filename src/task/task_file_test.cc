@@ -54,5 +54,22 @@ TEST(TaskFileTest, MalformedDescribeAnswersAreErrors) {
       f, Json{{"cases", {{{"name", "p"}, {"correctness", false}, {"performance", true}}}}}));
 }
 
+// Found by fuzz/fuzz_describe (fuzz/corpus/fuzz_describe/regress_float_num_parameters):
+// a num_parameters too large for int64_t was converted from double, which is
+// undefined behaviour (UBSan: "outside the range of representable values").
+TEST(TaskFileTest, NumParametersMustBeAnInteger) {
+  TaskFile f{"t", "/t.py", "", "h"};
+  auto parse = [&](const char* text) { return TaskInfoFromDescribe(f, Json::parse(text)); };
+  auto huge = parse(R"({"name":"relu","num_parameters":666666666666666666666665,)"
+                    R"("cases":[{"name":"default","correctness":true}]})");
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().find("num_parameters"), std::string::npos) << huge.error();
+  EXPECT_FALSE(parse(R"({"num_parameters":1.5,"cases":[{"name":"a"}]})"));
+  EXPECT_FALSE(parse(R"({"num_parameters":"3","cases":[{"name":"a"}]})"));
+  auto ok = parse(R"({"num_parameters":4096,"cases":[{"name":"a"}]})");
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->num_parameters, 4096);
+}
+
 }  // namespace
 }  // namespace kvault

@@ -1,0 +1,53 @@
+#include "engine/worker_outcome.h"
+
+#include <gtest/gtest.h>
+
+#include "util/json_parse.h"
+
+namespace kvault {
+namespace {
+
+WorkerReply ReplyOf(const char* line) {
+  auto parsed = ParseJson(line);
+  if (!parsed) throw std::runtime_error(parsed.error());
+  WorkerReply r;
+  r.response = std::move(*parsed);
+  return r;
+}
+
+TEST(WorkerOutcome, WellFormedFailureMapsKindMessageAndTraceback) {
+  WorkerReply r = ReplyOf(R"({"id":1,"ok":false,"kind":"oom","message":"out of memory","traceback":"tb"})");
+  ASSERT_FALSE(ReplyOk(r));
+  Verification v = CandidateFailure(r, "run", std::chrono::seconds(30), "log");
+  EXPECT_EQ(v.status, OutcomeStatus::kOom);
+  EXPECT_EQ(v.message, "run: out of memory");
+  EXPECT_EQ(v.diagnostics, "tb\n--- worker output ---\nlog");
+}
+
+// Found by fuzz/fuzz_json_worker_reply (fuzz/corpus/fuzz_json_worker_reply/regress_*):
+// a field of the wrong type made nlohmann's value() throw out of the engine.
+TEST(WorkerOutcome, FieldsOfTheWrongTypeCountAsAbsent) {
+  WorkerReply r = ReplyOf(R"({"id":7,"ok":false,"kind":"load_error","message":"ModelNew missing","traceback":null})");
+  Verification v = CandidateFailure(r, "load", std::chrono::seconds(1), "");
+  EXPECT_EQ(v.status, OutcomeStatus::kLoadError);
+  EXPECT_EQ(v.diagnostics, "");
+
+  r = ReplyOf(R"({"id":1,"ok":false,"kind":5,"message":["x"],"traceback":{}})");
+  v = CandidateFailure(r, "run", std::chrono::seconds(1), "");
+  EXPECT_EQ(v.status, OutcomeStatus::kInfraError);
+  EXPECT_EQ(v.message, "run: (no message)");
+  EXPECT_EQ(TrustedFailureMessage(r, "describe"), "describe: (no message)");
+}
+
+TEST(WorkerOutcome, OnlyBooleanTrueIsOk) {
+  EXPECT_TRUE(ReplyOk(ReplyOf(R"({"id":1,"ok":true})")));
+  EXPECT_FALSE(ReplyOk(ReplyOf(R"({"id":1,"ok":"yes"})")));
+  EXPECT_FALSE(ReplyOk(ReplyOf(R"({"id":1,"ok":1})")));
+  EXPECT_FALSE(ReplyOk(ReplyOf(R"({"id":1})")));
+  EXPECT_FALSE(ReplyOk(ReplyOf(R"([1])")));
+  WorkerReply r = ReplyOf(R"({"id":1,"ok":"yes","kind":"runtime_error","message":"m"})");
+  EXPECT_EQ(CandidateFailure(r, "run", std::chrono::seconds(1), "").status, OutcomeStatus::kRuntimeError);
+}
+
+}  // namespace
+}  // namespace kvault
