@@ -18,15 +18,8 @@ int RunVerify(const VerifyFlags& flags) {
   auto options = MakeOptions(flags.common, flags.compile_only);
   if (!options) return kExitMisuse;
   Verifier verifier(*options);
-  Verification v;
   auto candidate = LoadCandidate(flags.candidate);
-  if (!candidate) {
-    v.status = OutcomeStatus::kParseError;
-    v.message = candidate.error();
-    v.reward = 0.0;
-  } else {
-    v = verifier.Verify(*task, *candidate);
-  }
+  Verification v = VerifyLoaded(verifier, *task, candidate);
   if (flags.db) {
     auto store = Store::Open(ResolveDbPath(flags.db));
     if (!store) {
@@ -37,7 +30,6 @@ int RunVerify(const VerifyFlags& flags) {
     AttemptRecord rec = MakeRecord(flags.run.empty() ? "verify" : flags.run, *task,
                                    candidate ? &*candidate : nullptr, flags.candidate, *options, v,
                                    EnvironmentFingerprint(hello ? *hello : Json(nullptr)));
-    if (!candidate) rec.candidate_hash = "unreadable:" + flags.candidate;
     if (auto st = (*store)->Put(rec); !st) {
       std::cerr << "kvault verify: cannot record: " << st.error() << "\n";
       return kExitInfra;

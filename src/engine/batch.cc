@@ -11,15 +11,26 @@
 namespace kvault {
 namespace {
 
-// The arch recorded with an attempt: the flag, else the device's own.
-std::string RecordArch(const EngineOptions& options, const Json& hello) {
+// The arch recorded with an attempt: the flag, else the device's own (from a
+// hello answer or an environment fingerprint: both carry "device").
+std::string RecordArch(const EngineOptions& options, const Json& with_device) {
   if (!options.arch.empty()) return options.arch;
-  if (hello.is_object() && hello.contains("device"))
-    return hello["device"].value("arch", std::string());
+  if (with_device.is_object() && with_device.contains("device"))
+    return with_device["device"].value("arch", std::string());
   return "";
 }
 
 }  // namespace
+
+Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,
+                          const Result<Candidate>& candidate) {
+  if (candidate) return verifier.Verify(task, *candidate);
+  Verification v;
+  v.status = OutcomeStatus::kParseError;
+  v.message = candidate.error();
+  v.reward = 0.0;
+  return v;
+}
 
 AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Candidate* candidate,
                          const std::string& candidate_path, const EngineOptions& options,
@@ -29,6 +40,7 @@ AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Can
   r.task = task.name;
   r.task_hash = task.hash;
   r.candidate_path = candidate_path;
+  r.candidate_hash = "unreadable:" + candidate_path;  // the store's key needs a hash
   if (candidate) {
     r.candidate_hash = candidate->hash;
     r.candidate_source = candidate->source;
@@ -36,10 +48,7 @@ AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Can
     r.language = candidate->language;
   }
   r.backend = std::string(ToString(options.backend));
-  const Json hello = environment.is_object() && environment.contains("device")
-                         ? Json{{"device", environment["device"]}}
-                         : Json::object();
-  r.arch = RecordArch(options, hello);
+  r.arch = RecordArch(options, environment);
   r.status = std::string(ToString(v.status));
   r.compiled = v.compiled;
   r.correct = v.correct;
@@ -96,17 +105,9 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
         }
       }
       if (!skipped) {
-        Verification v;
-        if (!candidate) {
-          v.status = OutcomeStatus::kParseError;
-          v.message = candidate.error();
-          v.reward = 0.0;
-        } else {
-          v = verifier.Verify(job.task, *candidate);
-        }
+        Verification v = VerifyLoaded(verifier, job.task, candidate);
         rec = MakeRecord(settings.run, job.task, candidate ? &*candidate : nullptr,
                          job.candidate_path, options, v, environment);
-        if (!candidate) rec.candidate_hash = "unreadable:" + job.candidate_path;
         if (auto st = store.Put(rec); !st) {
           std::lock_guard<std::mutex> lock(mu);
           fatal = "cannot write to the store: " + st.error();

@@ -40,7 +40,15 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
                                             const EvalSettings& settings, Store& store,
                                             const std::function<void(const EvalProgress&)>& progress);
 
-// Turns a verification into the store's record.
+class Verifier;
+
+// Verifies a candidate as LoadCandidate returned it: one that could not be loaded
+// is a parse_error with LoadCandidate's message, without starting anything.
+Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,
+                          const Result<Candidate>& candidate);
+
+// Turns a verification into the store's record. `candidate` is null when the file
+// could not be loaded; its hash is then "unreadable:<path>".
 AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Candidate* candidate,
                          const std::string& candidate_path, const EngineOptions& options,
                          const Verification& v, const Json& environment);
