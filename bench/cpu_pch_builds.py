@@ -22,7 +22,7 @@ def verify(task, cand, cache, pch):
     j = json.loads(p.stdout[p.stdout.find("{"):])
     return j, la
 
-def drop_entries(cache):  # candidate entries only; keeps <cache>/build/pch
+def drop_entries(cache):  # candidate entries only; keeps <cache>/pch
     for d in glob.glob(cache + "/build/[0-9a-f][0-9a-f]"):
         shutil.rmtree(d)
 
@@ -54,7 +54,7 @@ for rnd in range(N):
             commands[(name, pch)] = b.get("command")
 
 # 2. Exact commands under /usr/bin/time (compile + link into a scratch .so).
-pch_meta = glob.glob(PCH_CACHE + "/build/pch/*/*/build.json")
+pch_meta = glob.glob(PCH_CACHE + "/pch/*/*/build.json")
 assert len(pch_meta) == 1, pch_meta
 pch_cmd = shlex.split(json.load(open(pch_meta[0]))["command"])
 scratch = "/tmp/pchbench/scratch"
@@ -63,7 +63,7 @@ def retarget(argv):  # write the output into scratch instead of the engine's tem
     a = list(argv); i = a.index("-o"); a[i + 1] = scratch + "/" + os.path.basename(a[i + 1]); return a
 # Cold PCH build (header copied into scratch), once.
 hdr = pch_cmd[pch_cmd.index("c++-header") + 1]
-shutil.copy(glob.glob(PCH_CACHE + "/build/pch/*/*/kvault_torch_pch.h")[0], scratch + "/kvault_torch_pch.h")
+shutil.copy(glob.glob(PCH_CACHE + "/pch/*/*/kvault_torch_pch.h")[0], scratch + "/kvault_torch_pch.h")
 a = list(pch_cmd); a[a.index(hdr)] = scratch + "/kvault_torch_pch.h"; a = retarget(a)
 record("gxx", what="pch-build", **timed(a, scratch))
 for rnd in range(N):

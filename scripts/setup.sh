@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(
   cmake ninja-build g++ pkg-config
-  libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libcurl4-openssl-dev
   python3 python3-dev python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest
   hipcc
   clang libclang-rt-14-dev
@@ -21,6 +21,15 @@ if ((${#missing[@]})); then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Triton for Triton candidates (docs/candidate-formats.md): a venv that sees Debian's
+# torch, with a pinned triton whose interpreter runs kernels on the CPU.
+triton_version=3.1.0
+if ! "$root/.venv/bin/python" -c "import torch, triton" >/dev/null 2>&1; then
+  echo "setup: installing triton==$triton_version into $root/.venv"
+  [ -x "$root/.venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$root/.venv"
+  "$root/.venv/bin/pip" install -q "triton==$triton_version"
 fi
 
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -1,9 +1,13 @@
 """Loading candidates (the `load` request of docs/worker-protocol.md).
 
-Two formats:
+Three formats:
 - extension: a compiled Python extension (.so) exposing a callable `forward`,
   loaded under its module name with importlib's ExtensionFileLoader;
-- kernelbench: a Python file defining `class ModelNew`, executed as a fresh module.
+- kernelbench: a Python file defining `class ModelNew`, executed as a fresh module;
+- native: a plain shared library exporting `kvault_forward` (native.py);
+- triton: a Python file with `@triton.jit` kernels and `class ModelNew` or a
+  `module_fn` entry, executed as a fresh module after triton_support.prepare
+  (the interpreter on the cpu backend).
 Import failures are load_error; a malformed candidate description is bad_request.
 """
 import importlib.machinery
@@ -14,11 +18,13 @@ from typing import Callable, Optional
 
 import torch  # noqa: F401  (extensions link against torch: it must be loaded first)
 
-from kvault_worker import fresh_module
+from kvault_worker import fresh_module, native, triton_support
 from kvault_worker.errors import LOAD_ERROR, WorkerError, attributed, bad_request
 
 EXTENSION = "extension"
 KERNELBENCH = "kernelbench"
+NATIVE = "native"
+TRITON = "triton"
 
 
 @dataclass
@@ -27,11 +33,13 @@ class Candidate:
     path: str
     module: object
     forward: Optional[Callable] = None  # extension format
-    model_new: Optional[type] = None  # kernelbench format
+    model_new: Optional[type] = None  # kernelbench format; triton with ModelNew
+    library: Optional[native.NativeLibrary] = None  # native format
 
 
-def load_candidate(spec):
-    """Loads the candidate described by the request's `candidate` object."""
+def load_candidate(spec, backend="cpu"):
+    """Loads the candidate described by the request's `candidate` object for a
+    worker on `backend`."""
     if not isinstance(spec, dict):
         raise bad_request("'candidate' must be an object")
     fmt, path = spec.get("format"), spec.get("path")
@@ -44,11 +52,17 @@ def load_candidate(spec):
         return _load_extension(path, name)
     if fmt == KERNELBENCH:
         return _load_kernelbench(path)
-    raise bad_request("unknown candidate format %r (expected extension or kernelbench)" % (fmt,))
+    if fmt == TRITON:
+        return _load_triton(path, backend)
+    if fmt == NATIVE:
+        library = native.NativeLibrary(path)
+        return Candidate(NATIVE, path, library.lib, library=library)
+    raise bad_request("unknown candidate format %r (expected extension, kernelbench, native "
+                      "or triton)" % (fmt,))
 
 
 def release_candidate(candidate):
-    if candidate is not None and candidate.format == KERNELBENCH:
+    if candidate is not None and candidate.format in (KERNELBENCH, TRITON):
         fresh_module.release(candidate.module)
 
 
@@ -74,3 +88,19 @@ def _load_kernelbench(path):
             raise WorkerError(LOAD_ERROR, "candidate defines no class ModelNew")
         raise WorkerError(LOAD_ERROR, "ModelNew must be a class, got %s" % type(model_new).__name__)
     return Candidate(KERNELBENCH, path, module, model_new=model_new)
+
+
+def _load_triton(path, backend):
+    """A Triton candidate: ModelNew (called like KernelBench's) or module_fn (called like
+    an extension's forward). Its kernels compile at their first launch, not here."""
+    triton_support.prepare(backend)
+    with attributed(LOAD_ERROR, "candidate does not import"):
+        module = fresh_module.exec_file(path, "candidate")
+    model_new, module_fn = getattr(module, "ModelNew", None), getattr(module, "module_fn", None)
+    if isinstance(model_new, type):
+        return Candidate(TRITON, path, module, model_new=model_new)
+    if callable(module_fn):
+        return Candidate(TRITON, path, module, forward=module_fn)
+    fresh_module.release(module)
+    raise WorkerError(LOAD_ERROR, "Triton candidate defines neither class ModelNew nor a "
+                      "callable module_fn")

@@ -13,7 +13,10 @@ TASK_ERROR = "task_error"
 LOAD_ERROR = "load_error"
 UNSUPPORTED = "unsupported"
 RUNTIME_ERROR = "runtime_error"
+COMPILE_ERROR = "compile_error"  # a Triton kernel failed to compile at its first launch
 OOM = "oom"
+MISMATCH = "mismatch"  # the output breaks the output contract (e.g. a tensor subclass)
+POLICY_VIOLATION = "policy_violation"  # forbidden operators or a patched harness
 BAD_REQUEST = "bad_request"
 INTERNAL = "internal"
 
@@ -96,6 +99,8 @@ def error_from(kind, exc, what):
     """The WorkerError for `exc` raised while doing `what` on behalf of `kind`."""
     if is_out_of_memory(exc):
         kind = OOM
+    elif kind == RUNTIME_ERROR and _is_triton_compile_error(exc):
+        kind = COMPILE_ERROR
     return WorkerError(kind, "%s: %s" % (what, describe_exception(exc)), format_traceback(exc))
 
 
@@ -117,6 +122,11 @@ class attributed:
         if exc is None or isinstance(exc, (WorkerError, KeyboardInterrupt)):
             return False
         raise error_from(self.kind, exc, self.what) from None
+
+
+def _is_triton_compile_error(exc):
+    from kvault_worker.triton_support import is_compile_error
+    return is_compile_error(exc)
 
 
 def bad_request(message):

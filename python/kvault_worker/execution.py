@@ -13,9 +13,10 @@ memory exhaustion anywhere -> oom (errors.attributed).
 """
 import torch
 
-from kvault_worker.candidates import KERNELBENCH
+from kvault_worker.candidates import KERNELBENCH, NATIVE
 from kvault_worker.errors import (LOAD_ERROR, RUNTIME_ERROR, TASK_ERROR, UNSUPPORTED,
                                   WorkerError, attributed)
+from kvault_worker import distributions, native
 from kvault_worker.seeding import seed
 from kvault_worker.tasks import check_init_inputs, check_inputs
 
@@ -29,11 +30,13 @@ def init_inputs(case, s):
         return check_init_inputs(case.get_init_inputs())
 
 
-def make_inputs(case, s, device):
-    """The case's inputs, made on the CPU with seed `s` and moved to the device."""
+def make_inputs(case, s, device, distribution=distributions.TASK):
+    """The case's inputs, made on the CPU with seed `s`, redrawn from `distribution`
+    (distributions.py) and moved to the device."""
     seed(s)
     with attributed(TASK_ERROR, "get_inputs of case %s raised" % case.name):
         inputs = check_inputs(case.get_inputs())
+    inputs = distributions.transform(inputs, distribution, s)
     with attributed(TASK_ERROR, "moving the inputs of case %s to %s" % (case.name, device.backend)):
         return [x.to(device.torch_device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
@@ -56,13 +59,18 @@ def reference_forward(task, case, s, device):
     return lambda inputs: model(*inputs)
 
 
-def candidate_forward(task, candidate, case, s, device):
+def candidate_forward(task, candidate, case, s, device, output_layout=None, fill_outputs=False):
     """Builds whatever the candidate needs for the case; returns fn(inputs) -> output.
 
     Raises unsupported for an extension on a task with weights and no twin.
+    Native candidates get outputs of `output_layout` (native.OutputLayout; None =
+    take it from the reference's output on this case's inputs, which only the
+    `time` request may do), garbage-filled when `fill_outputs`.
     """
+    if candidate.format == NATIVE:
+        return _native_forward(task, candidate, case, s, device, output_layout, fill_outputs)
     init = init_inputs(case, s)
-    if candidate.format == KERNELBENCH:
+    if candidate.model_new is not None:  # kernelbench, or triton with ModelNew
         model = build_model(candidate.model_new, init, s, device.torch_device, LOAD_ERROR, "ModelNew")
         return lambda inputs: model(*inputs)
     forward = candidate.forward
@@ -73,6 +81,22 @@ def candidate_forward(task, candidate, case, s, device):
     if count_parameters(probe) > 0:
         raise WorkerError(UNSUPPORTED, NO_TWIN_MESSAGE)
     return lambda inputs: forward(*inputs)
+
+
+def _native_forward(task, candidate, case, s, device, layout, fill):
+    """Native format: with a twin, model(*inputs, fn=kvault_forward); without one,
+    kvault_forward(*inputs, *parameters, *buffers) (docs/native-format.md)."""
+    if layout is None:
+        reference = reference_forward(task, case, s, device)
+        output = call_reference(reference, make_inputs(case, s, device), s, device)
+        layout = native.OutputLayout.of_output(output)
+        del output, reference
+    forward = candidate.library.bind(layout, device, fill)
+    model = build_model(task.model_class, init_inputs(case, s), s, device.torch_device, TASK_ERROR, "Model")
+    if task.has_twin:
+        return lambda inputs: model(*inputs, fn=forward)
+    weights = list(model.parameters()) + list(model.buffers())
+    return lambda inputs: forward(*inputs, *weights)
 
 
 def call(fn, inputs, s, device, kind, label):

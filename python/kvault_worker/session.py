@@ -7,17 +7,23 @@ most one loaded (task, candidate) pair.
 import gc
 import time
 
-from kvault_worker import PROTOCOL_VERSION, execution, timing
+from kvault_worker import PROTOCOL_VERSION, distributions, execution
+from kvault_worker.checked_run import check_integrity, checked_run
 from kvault_worker import request_fields as fields
 from kvault_worker.build_info import build_info
-from kvault_worker.candidates import load_candidate, release_candidate
+from kvault_worker.candidates import NATIVE, load_candidate, release_candidate
 from kvault_worker.device import (BACKENDS, Device, backend_availability, device_info, l2_bytes,
                                   open_device, python_info)
-from kvault_worker.digest import input_digest, modified_inputs, pristine_copy
+from kvault_worker.digest import input_digest
 from kvault_worker.errors import (INTERNAL, OOM, RUNTIME_ERROR, TASK_ERROR, WorkerError,
                                   attributed, bad_request)
+from kvault_worker.integrity import SNAPSHOT
+from kvault_worker.native import OutputLayout
 from kvault_worker.tasks import load_task, release_task
 from kvault_worker.tensorfile import capture, write
+from kvault_worker.timing import timers
+from kvault_worker.timing.sensors import read_sensors
+from kvault_worker.timing.side import TimedSide, make_timing_inputs, output_layout
 
 
 class Session:
@@ -28,7 +34,10 @@ class Session:
         self.finished = False
         self.handlers = {"hello": self.hello, "describe": self.describe,
                          "reference": self.reference, "load": self.load, "run": self.run,
-                         "time": self.time, "unload": self.unload, "shutdown": self.shutdown}
+                         "time_start": self.time_start, "time_batch": self.time_batch,
+                         "time_finish": self.time_finish, "unload": self.unload,
+                         "shutdown": self.shutdown}
+        self.timed = None  # the TimedCase between time_start and time_finish
 
     def _require_device(self):
         if self.device is None:
@@ -55,6 +64,7 @@ class Session:
                         "device": device_info(device), "build": build_info(),
                         "available_backends": available, "unavailable_reasons": reasons}
         self.device = device
+        SNAPSHOT.settle()
         return response
 
     def describe(self, request):
@@ -73,7 +83,7 @@ class Session:
             case = task.cases[fields.case_index(request, task)]
             try:
                 fn = execution.reference_forward(task, case, s, device)
-                inputs = execution.make_inputs(case, s, device)
+                inputs = execution.make_inputs(case, s, device, _distribution(request))
                 digest = input_digest(inputs)
                 started = time.perf_counter()
                 output = execution.call_reference(fn, inputs, s, device)
@@ -95,50 +105,115 @@ class Session:
         self._drop_candidate()
         task = load_task(path)
         try:
-            self.candidate = load_candidate(request.get("candidate"))
+            self.candidate = load_candidate(request.get("candidate"), self.device.backend)
         except BaseException:
             release_task(task)
             raise
         self.task = task
+        check_integrity("loading the candidate")
         return {}
 
     def run(self, request):
         task, candidate = self._require_candidate()
         case = task.cases[fields.case_index(request, task)]
         s, out = fields.seed(request), fields.absolute_path(request, "out")
-        fn = execution.candidate_forward(task, candidate, case, s, self.device)
-        inputs = execution.make_inputs(case, s, self.device)
-        pristine = pristine_copy(inputs)
-        digest = input_digest(pristine)
-        started = time.perf_counter()
-        output = execution.call_candidate(fn, inputs, s, self.device)
-        seconds = time.perf_counter() - started
-        with attributed(RUNTIME_ERROR, "the candidate's output cannot be captured"):
-            captured = capture(output)
-        with attributed(RUNTIME_ERROR, "the candidate left its inputs unreadable"):
-            modified = modified_inputs(pristine, inputs)
-        del output, fn, inputs, pristine
-        _write_output(out, captured)
-        return {"input_digest": digest, "inputs_modified": modified, "seconds": seconds}
+        repeat_out = fields.absolute_path(request, "repeat_out") if "repeat_out" in request else None
+        result = checked_run(task, candidate, case, s, _distribution(request), self.device,
+                             native_run_options(request, candidate), repeat=repeat_out is not None)
+        _write_output(out, result.output)
+        if repeat_out is not None:
+            _write_output(repeat_out, result.repeat)
+        return {"input_digest": result.digest, "inputs_modified": result.modified,
+                "seconds": result.seconds}
 
-    def time(self, request):
-        task, candidate = self._require_candidate()
-        cases = fields.case_list(request, task)
-        s = fields.seed(request)
-        settings = timing.Settings(
-            warmup_ms=fields.number(request, "warmup_ms", 50),
-            min_samples=fields.integer(request, "min_samples", 10, minimum=1),
-            max_samples=fields.integer(request, "max_samples", 100, minimum=1),
-            max_ms=fields.number(request, "max_ms", 2000),
-            flush=fields.boolean(request, "flush", True))
-        if settings.max_samples < settings.min_samples:
-            raise bad_request("max_samples must be >= min_samples")
+    def time_start(self, request):
+        """Builds one side of a timed case and warms it up (docs/timing.md)."""
+        device = self._require_device()
+        side, s = fields.string(request, "side"), fields.seed(request)
+        warmup_ms = fields.number(request, "warmup_ms", 100)
+        flush = fields.boolean(request, "flush", True)
+        self._drop_timed()
+        if side == "reference":
+            task = load_task(fields.absolute_path(request, "task"))
+            try:
+                case = task.cases[fields.case_index(request, task)]
+                fn = execution.reference_forward(task, case, s, device)
+                inputs = make_timing_inputs(case, s, device)
+            except BaseException:
+                release_task(task)
+                raise
+            owned, kind, label = task, TASK_ERROR, "the reference forward"
+        elif side == "candidate":
+            task, candidate = self._require_candidate()
+            case = task.cases[fields.case_index(request, task)]
+            fn = execution.candidate_forward(task, candidate, case, s, device,
+                                             **native_time_options(request, candidate))
+            inputs = make_timing_inputs(case, s, device)
+            owned, kind, label = None, RUNTIME_ERROR, "the candidate's forward"
+        else:
+            raise bad_request("'side' must be reference or candidate, got %r" % side)
+        self.timed = TimedCase(owned, input_digest(inputs))
         try:
-            method, rows = timing.time_cases(task, candidate, cases, s, self.device,
-                                             l2_bytes(self.device), settings)
+            self.timed.side = TimedSide(fn, inputs, device, kind, label, flush, l2_bytes(device),
+                                        device_info(device)["arch"])
+            calls = self.timed.side.warm_up(warmup_ms)
+        except BaseException:
+            self._drop_timed()
+            raise
+        return {"timer": timers.EVENTS if device.is_gpu else timers.CLOCK,
+                "input_digest": self.timed.digest, "warmup_calls": calls,
+                "call_ms": self.timed.side.call_ms, "flush_bytes": self.timed.side.flush_bytes,
+                "sensors": read_sensors(device),
+                "output_layout": output_layout(self.timed.side.last_output) if owned else None}
+
+    def time_batch(self, request):
+        timed = self._require_timed()
+        method = fields.string(request, "method")
+        if method not in (timers.EVENTS, timers.GRAPH, timers.CLOCK):
+            raise bad_request("unknown timing method %r" % method)
+        if (method == timers.CLOCK) == self.device.is_gpu:
+            raise bad_request("method %s does not fit backend %s" % (method, self.device.backend))
+        cold = fields.integer(request, "cold", minimum=0, maximum=100000)
+        warm = fields.integer(request, "warm", minimum=0, maximum=100000)
+        if method == timers.GRAPH:
+            why = timed.side.prepare_graph()
+            if why is not None:
+                return {"graph_failed": why}
+        response = timed.side.batch(method, cold, warm)
+        if method == timers.GRAPH:
+            response["graph_calls"] = timed.side.graph.calls
+        return response
+
+    def time_finish(self, request):
+        """Writes the output of the last timed call to `out` (when given), reports
+        whether the inputs changed while timing, and drops the timed case."""
+        timed = self._require_timed()
+        check_integrity("timing")
+        out = fields.absolute_path(request, "out") if "out" in request else None
+        side = timed.side
+        try:
+            with attributed(side.kind, "%s left its inputs unreadable" % side.label):
+                modified = input_digest(side.inputs) != timed.digest
+            if out is not None:
+                with attributed(side.kind, "the output of %s cannot be captured" % side.label):
+                    captured = capture(side.last_output)
+                _write_output(out, captured)
         finally:
-            self.device.release_memory()
-        return {"method": method, "timings": rows}
+            self._drop_timed()
+        return {"inputs_modified": modified, "sensors": read_sensors(self.device)}
+
+    def _require_timed(self):
+        self._require_device()
+        if self.timed is None or self.timed.side is None:
+            raise bad_request("no timed case: send time_start first")
+        return self.timed
+
+    def _drop_timed(self):
+        if self.timed is not None:
+            self.timed.release()
+            self.timed = None
+            if self.device is not None:
+                self.device.release_memory()
 
     def unload(self, request):
         self._drop_candidate()
@@ -149,12 +224,28 @@ class Session:
         return {}
 
     def _drop_candidate(self):
+        self._drop_timed()
         release_candidate(self.candidate)
         release_task(self.task)
         self.candidate = self.task = None
         gc.collect()
         if self.device is not None:
             self.device.release_memory()
+
+
+class TimedCase:
+    """What a worker holds between time_start and time_finish: the side, the
+    digest of its inputs when made, and the task file it loaded (reference side)."""
+
+    def __init__(self, owned_task, digest):
+        self.owned_task, self.digest, self.side = owned_task, digest, None
+
+    def release(self):
+        if self.side is not None:
+            self.side.release()
+        release_task(self.owned_task)
+        self.side = self.owned_task = None
+        gc.collect()
 
 
 def describe_task(task):
@@ -167,6 +258,36 @@ def describe_task(task):
     return {"name": task.name, "has_twin": task.has_twin,
             "num_parameters": execution.count_parameters(probe),
             "cases": [case.to_json() for case in task.cases], "meta": task.meta.to_json()}
+
+
+def native_run_options(request, candidate):
+    """A native candidate's `run` needs the reference's `output_layout` (shapes and
+    dtypes only) and garbage-filled outputs; other formats need nothing."""
+    if candidate.format != NATIVE:
+        return {}
+    if "output_layout" not in request:
+        raise bad_request("a native candidate's run needs 'output_layout'")
+    return {"output_layout": OutputLayout.from_json(request["output_layout"]), "fill_outputs": True}
+
+
+def native_time_options(request, candidate):
+    """Timing a native candidate: with the engine's `output_layout`, outputs are left
+    unfilled (as an extension's torch::empty would be); without it, the layout is
+    taken from the reference run here, and every output is garbage-filled so that a
+    freed reference buffer handed back by the allocator cannot be passed off."""
+    if candidate.format != NATIVE:
+        return {}
+    if "output_layout" in request:
+        return {"output_layout": OutputLayout.from_json(request["output_layout"]), "fill_outputs": False}
+    return {"output_layout": None, "fill_outputs": True}
+
+
+def _distribution(request):
+    """The optional `distribution` field of run and reference (distributions.py)."""
+    name = fields.string(request, "distribution", distributions.TASK)
+    if name not in distributions.ALL:
+        raise bad_request("unknown distribution %r (expected %s)" % (name, ", ".join(distributions.ALL)))
+    return name
 
 
 def _write_output(path, captured):

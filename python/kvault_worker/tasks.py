@@ -8,13 +8,13 @@ task_error with a message that names the problem.
 import inspect
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional
 
 import torch
 
-from kvault_worker import fresh_module
+from kvault_worker import distributions, fresh_module, op_policy
 from kvault_worker.errors import TASK_ERROR, WorkerError, attributed
 
 CASE_KINDS = {"correctness": (True, False), "performance": (False, True), "both": (True, True)}
@@ -41,10 +41,14 @@ class Meta:
     nan_policy: str = "match"
     seeds: int = MIN_SEEDS
     policy: str = "any"
+    input_distributions: List[str] = field(default_factory=lambda: list(distributions.EXTRA))
+    plausible_speedup: Optional[float] = None
 
     def to_json(self):
         return {"rtol": self.rtol, "atol": self.atol, "nan_policy": self.nan_policy,
-                "seeds": self.seeds, "policy": self.policy}
+                "seeds": self.seeds, "policy": self.policy,
+                "input_distributions": list(self.input_distributions),
+                "plausible_speedup": self.plausible_speedup}
 
 
 @dataclass
@@ -164,7 +168,8 @@ def _read_meta(raw):
         return Meta()
     if not isinstance(raw, dict):
         raise _fail("KVAULT_META must be a dict, got %s" % _type_name(raw))
-    unknown = sorted(set(map(str, raw)) - {"rtol", "atol", "nan_policy", "seeds", "policy"})
+    unknown = sorted(set(map(str, raw)) - {"rtol", "atol", "nan_policy", "seeds", "policy",
+                                           "input_distributions", "plausible_speedup"})
     if unknown:
         raise _fail("KVAULT_META has unknown key(s) %s" % ", ".join(unknown))
     meta = Meta()
@@ -183,8 +188,21 @@ def _read_meta(raw):
         raise _fail("KVAULT_META['seeds'] must be an integer >= %d, got %r" % (MIN_SEEDS, seeds))
     meta.seeds = seeds
     meta.policy = raw.get("policy", meta.policy)
-    if not isinstance(meta.policy, str):
-        raise _fail("KVAULT_META['policy'] must be a string, got %r" % (meta.policy,))
+    if meta.policy not in op_policy.POLICIES:
+        raise _fail("KVAULT_META['policy'] must be one of %s, got %r"
+                    % (", ".join(op_policy.POLICIES), meta.policy))
+    dists = raw.get("input_distributions", meta.input_distributions)
+    if (not isinstance(dists, (list, tuple)) or any(d not in distributions.EXTRA for d in dists)
+            or len(set(dists)) != len(dists)):
+        raise _fail("KVAULT_META['input_distributions'] must be a list of distinct names from %s, got %r"
+                    % (", ".join(distributions.EXTRA), dists))
+    meta.input_distributions = list(dists)
+    bound = raw.get("plausible_speedup")
+    if bound is not None:
+        if (isinstance(bound, bool) or not isinstance(bound, numbers.Real)
+                or not math.isfinite(bound) or bound <= 1):
+            raise _fail("KVAULT_META['plausible_speedup'] must be a finite number > 1, got %r" % (bound,))
+        meta.plausible_speedup = float(bound)
     return meta
 
 

@@ -42,7 +42,8 @@ def get_inputs():
     assert response["task"] == {
         "name": "add", "has_twin": False, "num_parameters": 0,
         "cases": [{"name": "default", "correctness": True, "performance": True}],
-        "meta": {"rtol": None, "atol": None, "nan_policy": "match", "seeds": 3, "policy": "any"}}
+        "meta": {"rtol": None, "atol": None, "nan_policy": "match", "seeds": 3, "policy": "any",
+                 "input_distributions": ["signed", "heavy_tailed"], "plausible_speedup": None}}
 
 
 def test_twin_is_detected_and_parameters_counted(shared_worker, tmp_path):
@@ -88,7 +89,8 @@ def get_cases():
         {"name": "large", "kind": "performance", "get_inputs": get_inputs},
         {"name": "odd", "get_inputs": lambda: [torch.randn(9), 2.5], "get_init_inputs": lambda: [3]},
     ]
-KVAULT_META = {"rtol": 1e-3, "atol": 0, "nan_policy": "forbid", "seeds": 5}
+KVAULT_META = {"rtol": 1e-3, "atol": 0, "nan_policy": "forbid", "seeds": 5,
+               "policy": "custom_kernel", "input_distributions": [], "plausible_speedup": 20}
 """
     task = describe(shared_worker, tmp_path, source)["task"]
     assert task["cases"] == [
@@ -96,7 +98,8 @@ KVAULT_META = {"rtol": 1e-3, "atol": 0, "nan_policy": "forbid", "seeds": 5}
         {"name": "large", "correctness": False, "performance": True},
         {"name": "odd", "correctness": True, "performance": True}]
     assert task["meta"] == {"rtol": 1e-3, "atol": 0.0, "nan_policy": "forbid", "seeds": 5,
-                            "policy": "any"}
+                            "policy": "custom_kernel", "input_distributions": [],
+                            "plausible_speedup": 20.0}
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -149,6 +152,11 @@ def test_scalars_and_none_are_valid_inputs(shared_worker, tmp_path):
     ("{'atol': float('nan')}", "atol"),
     ("{'nan_policy': 'ignore'}", "nan_policy"),
     ("{'rtols': 1e-3}", "unknown key(s) rtols"),
+    ("{'policy': 'kernels'}", "policy"),
+    ("{'input_distributions': ['uniform']}", "input_distributions"),
+    ("{'input_distributions': 'signed'}", "input_distributions"),
+    ("{'plausible_speedup': 1}", "plausible_speedup"),
+    ("{'plausible_speedup': float('inf')}", "plausible_speedup"),
     ("[1, 2]", "must be a dict"),
 ])
 def test_bad_meta_is_task_error(shared_worker, tmp_path, meta, expected):

@@ -103,8 +103,7 @@ def test_parameters_without_twin_are_unsupported(shared_worker, tmp_path, fake_e
     assert loaded["ok"], loaded
     response = shared_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
     assert response == {"id": response["id"], "ok": False, "kind": "unsupported", "message": UNSUPPORTED_MESSAGE}
-    timed = shared_worker.call("time", cases=[0], seed=1000, warmup_ms=0, min_samples=1, max_samples=1,
-                               max_ms=0, flush=False)
+    timed = shared_worker.call("time_start", side="candidate", case=0, seed=1000, warmup_ms=0, flush=False)
     assert timed["kind"] == "unsupported"
 
 
@@ -136,9 +135,10 @@ def test_real_extension_without_twin(shared_worker, tmp_path, torch_extension):
     assert loaded["ok"], loaded
     ref, cand = reference_and_run(shared_worker, task, tmp_path)
     assert torch.equal(ref, cand)
-    timed = shared_worker.call("time", cases=[0], seed=1000, warmup_ms=1, min_samples=3, max_samples=3,
-                               max_ms=0, flush=False)
-    assert timed["ok"] and timed["timings"][0]["candidate_samples"] == 3
+    assert shared_worker.call("time_start", side="candidate", case=0, seed=1000, warmup_ms=1, flush=False)["ok"]
+    timed = shared_worker.call("time_batch", method="monotonic_clock", cold=0, warm=3)
+    assert timed["ok"] and len(timed["warm_ms"]) == 3
+    assert shared_worker.call("time_finish")["ok"]
     loaded, _ = load_extension(shared_worker, tmp_path, LINEAR_NO_TWIN, path, module)
     response = shared_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
     assert response["kind"] == "unsupported" and response["message"] == UNSUPPORTED_MESSAGE

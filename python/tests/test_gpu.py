@@ -79,15 +79,21 @@ def test_timing_uses_cuda_events(gpu_worker, tmp_path):
     slower = CANDIDATE.replace("return torch.relu(self.lin(x))",
                                "for _ in range(20):\n            y = torch.relu(self.lin(x))\n        return y")
     load(gpu_worker, tmp_path, slower)
-    response = gpu_worker.call("time", cases=[0], seed=1000, warmup_ms=20, min_samples=10,
-                               max_samples=50, max_ms=500, flush=True)
-    assert response["ok"], response
-    assert response["method"] == "cuda_events"
-    row = response["timings"][0]
-    assert 10 <= row["reference_samples"] == row["candidate_samples"] <= 50
-    assert 0 < row["reference_ms"] < row["candidate_ms"] < 1000
-    assert row["candidate_ms"] > 5 * row["reference_ms"]
-    assert row["candidate_wall_ms"] >= 0.9 * row["candidate_ms"]
+    timed = {}
+    for side in ("reference", "candidate"):
+        extra = {"task": str(tmp_path / "task.py")} if side == "reference" else {}
+        started = gpu_worker.call("time_start", side=side, case=0, seed=1000, warmup_ms=20, flush=True, **extra)
+        assert started["ok"], started
+        assert started["timer"] == "cuda_events" and started["flush_bytes"] >= 256 << 20
+        batch = gpu_worker.call("time_batch", method="cuda_events", cold=10, warm=10)
+        assert batch["ok"], batch
+        timed[side] = sorted(batch["cold_ms"])[5]
+        assert min(batch["wall_ms"]) > 0
+        graph = gpu_worker.call("time_batch", method="cuda_graph", cold=2, warm=5)
+        assert graph["ok"] and (graph.get("graph_failed") or len(graph["warm_ms"]) == 5), graph
+        assert gpu_worker.call("time_finish", out=str(tmp_path / (side + ".kvt")))["ok"]
+    assert 0 < timed["reference"] < timed["candidate"] < 1000
+    assert timed["candidate"] > 5 * timed["reference"]
 
 
 def test_asynchronous_device_error_is_the_candidates(gpu_worker, tmp_path):

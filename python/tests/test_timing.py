@@ -1,8 +1,14 @@
-"""The timer: sampling rules (with a fake clock) and the `time` op end to end."""
+"""The timer: statistics and stopping rule on synthetic samples, interleaved rounds
+with fake sides, flush sizing, and the time_start/time_batch/time_finish ops end to
+end on the CPU backend."""
+import math
+
 import pytest
+import torch
 
 from conftest import write_file
-from kvault_worker import timing
+from kvault_worker import tensorfile
+from kvault_worker.timing import flush, rounds, stats, timers
 
 RELU = """
 import torch, torch.nn as nn
@@ -25,123 +31,163 @@ class ModelNew(nn.Module):
 """
 
 
-class FakeTime:
-    """Time advances only when a fake runner runs (step_ms per call)."""
-
-    def __init__(self, step_ms):
-        self.now, self.step_ms = 0.0, step_ms
-
-    def tick(self):
-        self.now += self.step_ms
-
-
-class FakeRunner(timing.Runner):
-    def __init__(self, name, log, clock_time):
-        super().__init__(None, None, None, None, name)
-        self.name, self.log, self.time = name, log, clock_time
-
-    def call(self):
-        self.log.append("warm-" + self.name)
-        self.time.tick()
+def test_quantiles_interpolate_linearly():
+    assert stats.median([5.0, 1.0, 3.0]) == 3.0
+    assert stats.median([1.0, 2.0, 3.0, 10.0]) == 2.5
+    assert stats.quantile([1.0, 2.0, 3.0, 4.0, 5.0], 0.25) == 2.0
+    assert stats.quantile([7.0], 0.75) == 7.0
+    assert stats.iqr([1.0, 2.0, 3.0, 4.0, 5.0]) == 2.0
+    with pytest.raises(ValueError):
+        stats.median([])
 
 
-class FakeClock:
-    def __init__(self, log, clock_time):
-        self.log, self.time = log, clock_time
-
-    def sample(self, runner):
-        self.log.append(runner.name)
-        self.time.tick()
-        runner.samples.append(self.time.step_ms)
-        runner.wall.append(self.time.step_ms)
+def test_relative_noise_is_the_standard_error_of_the_median():
+    values = [12.0, 8.0, 10.0, 11.0, 9.0]  # median 10, IQR 2
+    expected = math.sqrt(math.pi / 2) * (2.0 / 1.349) / math.sqrt(5) / 10.0
+    assert stats.relative_noise(values) == pytest.approx(expected)
+    assert stats.relative_noise([1.0]) == math.inf
+    assert stats.relative_noise([0.0, 0.0]) == math.inf
+    assert stats.relative_noise([2.0] * 5) == 0.0
 
 
-def fake_measure(monkeypatch, settings, step_ms=1.0):
-    log, clock_time = [], FakeTime(step_ms)
-    monkeypatch.setattr(timing, "_now_ms", lambda: clock_time.now)
-    ref, cand = FakeRunner("ref", log, clock_time), FakeRunner("cand", log, clock_time)
-    timing.measure(FakeClock(log, clock_time), ref, cand, settings)
-    return log, ref, cand
+def test_stopping_rule():
+    rule = stats.StoppingRule(min_samples=4, max_samples=50, min_ms=10.0, max_ms=100.0,
+                              noise_target=0.01)
+    steady, noisy = [1.0] * 4, [1.0, 2.0, 3.0, 4.0]
+    assert rule.decide([steady, steady[:3]], 50.0) == stats.CONTINUE  # one side below min
+    assert rule.decide([steady, steady], 5.0) == stats.CONTINUE  # below min_ms
+    assert rule.decide([steady, steady], 10.0) == stats.SETTLED
+    assert rule.decide([steady, noisy], 50.0) == stats.CONTINUE  # noise above target
+    assert rule.decide([steady, noisy], 100.0) == stats.WALL_CAP
+    assert rule.decide([steady * 13, noisy], 50.0) == stats.MAX_SAMPLES
+    assert rule.decide([steady[:2], noisy[:2]], 1e9) == stats.CONTINUE  # min_samples first
+    with pytest.raises(ValueError):
+        stats.StoppingRule(min_samples=5, max_samples=4)
 
 
-def test_samples_are_interleaved_and_bounded_by_max_samples(monkeypatch):
-    log, ref, cand = fake_measure(monkeypatch, timing.Settings(0, 3, 7, 1e9, False))
-    assert log[:2] == ["warm-ref", "warm-cand"]
-    assert log[2:] == ["ref", "cand"] * 7
-    assert len(ref.samples) == len(cand.samples) == 7
+def test_noise_target_sets_the_sample_count():
+    """A series with 10% spread needs more samples than one with 1% spread."""
+    rule = stats.StoppingRule(min_samples=5, max_samples=10000, min_ms=0, max_ms=1e9,
+                              noise_target=0.005)
+
+    def samples_needed(spread):
+        values = []
+        while rule.decide([values], 0.0) == stats.CONTINUE:
+            values.append(1.0 + spread * ((len(values) * 7919) % 101 - 50) / 50.0)
+        return len(values)
+
+    tight, loose = samples_needed(0.01), samples_needed(0.10)
+    assert tight == 5 and 150 < loose < 10000
 
 
-def test_max_ms_stops_after_min_samples(monkeypatch):
-    _, ref, cand = fake_measure(monkeypatch, timing.Settings(0, 4, 1000, 10.0, False))
-    assert len(ref.samples) == len(cand.samples) == 5  # 2 ms per pair: 10 ms after 5 pairs
+class FakeDevice:
+    is_gpu = False
 
 
-def test_min_samples_wins_over_max_ms(monkeypatch):
-    _, ref, cand = fake_measure(monkeypatch, timing.Settings(0, 12, 20, 0.0, False))
-    assert len(ref.samples) == len(cand.samples) == 12
+class FakeSide:
+    """Returns `ms` per sample and logs the order of batches."""
+
+    def __init__(self, name, ms, log):
+        self.name, self.ms, self.log, self.device = name, ms, log, FakeDevice()
+
+    def batch(self, method, cold, warm):
+        self.log.append(self.name)
+        return {"cold_ms": [self.ms] * cold, "warm_ms": [self.ms / 2] * warm,
+                "wall_ms": [self.ms] * (cold + warm)}
 
 
-def test_warmup_lasts_warmup_ms(monkeypatch):
-    log, _, _ = fake_measure(monkeypatch, timing.Settings(30.0, 1, 1, 0.0, False))
-    warm = [entry for entry in log if entry.startswith("warm-")]
-    assert len(warm) == 30 and warm[:2] == ["warm-ref", "warm-cand"]
+def test_rounds_alternate_order_and_stop_by_the_rule():
+    log = []
+    sides = [FakeSide("ref", 2.0, log), FakeSide("cand", 1.0, log)]
+    rule = stats.StoppingRule(min_samples=9, max_samples=100, min_ms=0, max_ms=1e9)
+    result = rounds.measure(sides, rule, timers.CLOCK, batch=3)
+    assert log == ["ref", "cand", "cand", "ref", "ref", "cand"]
+    assert result["rounds"] == 3 and result["stop"] == stats.SETTLED
+    ref, cand = result["sides"]
+    assert (ref["ms"], ref["cold_ms"], ref["warm_ms"], ref["samples"]) == (2.0, 2.0, 1.0, 9)
+    assert (cand["ms"], cand["iqr_ms"]) == (1.0, 0.0)
 
 
-def test_median_and_iqr():
-    assert timing.median([5.0, 1.0, 3.0]) == 3.0
-    assert timing.median([1.0, 2.0, 3.0, 10.0]) == 2.5
-    assert timing.quantile([1.0, 2.0, 3.0, 4.0, 5.0], 0.25) == 2.0
-    assert timing.quantile([7.0], 0.75) == 7.0
-    ref, cand = timing.Runner(None, None, None, None, "r"), timing.Runner(None, None, None, None, "c")
-    ref.samples, ref.wall = [1.0, 2.0, 3.0, 4.0, 5.0], [2.0] * 5
-    cand.samples, cand.wall = [4.0], [4.5]
-    row = timing.summary(3, ref, cand)
-    assert row == {"case": 3, "reference_ms": 3.0, "reference_samples": 5, "reference_iqr_ms": 2.0,
-                   "reference_wall_ms": 2.0, "candidate_ms": 4.0, "candidate_samples": 1,
-                   "candidate_iqr_ms": 0.0, "candidate_wall_ms": 4.5}
+def test_rounds_without_flush_use_warm_samples():
+    sides = [FakeSide("ref", 2.0, []), FakeSide("cand", 1.0, [])]
+    rule = stats.StoppingRule(min_samples=2, max_samples=2, min_ms=0, max_ms=1e9)
+    result = rounds.measure(sides, rule, timers.CLOCK, batch=2, flush=False)
+    assert result["stop"] == stats.MAX_SAMPLES
+    assert result["sides"][0]["ms"] == 1.0 and "cold_ms" not in result["sides"][0]
 
 
-def load(worker, tmp_path, candidate_source):
+def test_flush_sizes_follow_the_last_level_cache():
+    mib = 1 << 20
+    assert flush.gpu_flush_bytes("cuda", 60 * mib, "sm_90") == 256 * mib  # the floor
+    assert flush.gpu_flush_bytes("cuda", 200 * mib, "sm_100") == 400 * mib
+    assert flush.gpu_flush_bytes("hip", 4 * mib, "gfx942:sramecc+:xnack-") == 520 * mib
+    assert flush.gpu_flush_bytes("hip", 8 * mib, "gfx90a") == 256 * mib  # no Infinity Cache
+    assert flush.cpu_flush_bytes() >= 64 * mib
+    assert flush.cpu_flush_bytes() >= 2 * flush.largest_cpu_cache_bytes()
+
+
+def start_both(worker, tmp_path, candidate_source, case=1, **settings):
     task = write_file(tmp_path, "task.py", RELU)
     cand = write_file(tmp_path, "cand.py", candidate_source)
-    response = worker.call("load", task=task, candidate={"format": "kernelbench", "path": cand})
-    assert response["ok"], response
+    loaded = worker.call("load", task=task, candidate={"format": "kernelbench", "path": cand})
+    assert loaded["ok"], loaded
+    common = dict(case=case, seed=1000, warmup_ms=settings.get("warmup_ms", 5),
+                  flush=settings.get("flush", True))
+    return task, common
 
 
-@pytest.mark.parametrize("flush", [True, False])
-def test_time_op_returns_sane_numbers(shared_worker, tmp_path, flush):
-    load(shared_worker, tmp_path, SLOW_CANDIDATE)
-    response = shared_worker.call("time", cases=[1, 0], seed=1000, warmup_ms=5, min_samples=4,
-                                  max_samples=6, max_ms=10000, flush=flush)
-    assert response["ok"], response
-    assert response["method"] == "monotonic_clock"
-    assert [row["case"] for row in response["timings"]] == [1, 0]
-    for row in response["timings"]:
-        assert row["reference_samples"] == row["candidate_samples"] == 6
-        assert 4.0 <= row["candidate_ms"] < 200.0
-        assert 0.0 < row["reference_ms"] < row["candidate_ms"]
-        assert row["reference_iqr_ms"] >= 0.0 and row["candidate_iqr_ms"] >= 0.0
-        assert row["candidate_wall_ms"] >= 4.0
+def test_one_side_round_trip(shared_worker, tmp_path):
+    task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
+    outputs = {}
+    digests = set()
+    for side in ("reference", "candidate"):
+        extra = {"task": task} if side == "reference" else {}
+        started = shared_worker.call("time_start", side=side, **extra, **common)
+        assert started["ok"], started
+        assert started["timer"] == "monotonic_clock" and started["warmup_calls"] >= 2
+        assert started["flush_bytes"] >= 64 << 20 and started["sensors"] is None
+        digests.add(started["input_digest"])
+        layout = {"tree": {"kind": "tensor", "index": 0}, "tensors": [{"dtype": "float32", "shape": [512]}]}
+        assert started["output_layout"] == (layout if side == "reference" else None)
+        batch = shared_worker.call("time_batch", method="monotonic_clock", cold=3, warm=2)
+        assert batch["ok"], batch
+        assert len(batch["cold_ms"]) == 3 and len(batch["warm_ms"]) == 2 and len(batch["wall_ms"]) == 5
+        if side == "candidate":
+            assert min(batch["cold_ms"] + batch["warm_ms"]) >= 4.0  # it sleeps 4 ms
+            assert started["call_ms"] >= 4.0
+        out = str(tmp_path / (side + ".kvt"))
+        finished = shared_worker.call("time_finish", out=out)
+        assert finished == {"id": finished["id"], "ok": True, "inputs_modified": False, "sensors": None}
+        outputs[side], _ = tensorfile.read(out)
+    assert len(digests) == 1
+    assert outputs["reference"].shape == (512,)
+    assert torch.equal(outputs["reference"], outputs["candidate"])
+    assert shared_worker.call("time_batch", method="monotonic_clock", cold=1, warm=0)["kind"] == "bad_request"
 
 
-def test_time_op_stops_at_max_ms(shared_worker, tmp_path):
-    load(shared_worker, tmp_path, SLOW_CANDIDATE)
-    response = shared_worker.call("time", cases=[0], seed=1000, warmup_ms=0, min_samples=3,
-                                  max_samples=100000, max_ms=60, flush=False)
-    samples = response["timings"][0]["candidate_samples"]
-    assert 3 <= samples <= 20
+def test_inputs_changed_while_timing_are_reported(shared_worker, tmp_path):
+    mutating = SLOW_CANDIDATE.replace("time.sleep(0.004)", "x.add_(1.0)")
+    start_both(shared_worker, tmp_path, mutating)
+    assert shared_worker.call("time_start", side="candidate", case=1, seed=1000, warmup_ms=0, flush=False)["ok"]
+    assert shared_worker.call("time_finish")["inputs_modified"] is True
 
 
 def test_candidate_failure_while_timing(shared_worker, tmp_path):
-    load(shared_worker, tmp_path, SLOW_CANDIDATE.replace("time.sleep(0.004)", "raise KeyError('late')"))
-    response = shared_worker.call("time", cases=[0], seed=1000, warmup_ms=0, min_samples=2,
-                                  max_samples=2, max_ms=0, flush=False)
+    start_both(shared_worker, tmp_path, SLOW_CANDIDATE.replace("time.sleep(0.004)", "raise KeyError('late')"))
+    response = shared_worker.call("time_start", side="candidate", case=0, seed=1000, warmup_ms=0, flush=False)
     assert response["kind"] == "runtime_error" and "KeyError" in response["message"]
+    assert shared_worker.call("time_finish")["kind"] == "bad_request"  # nothing left to finish
 
 
 def test_bad_timing_requests(shared_worker, tmp_path):
-    load(shared_worker, tmp_path, SLOW_CANDIDATE)
-    for fields in ({"cases": [5]}, {"cases": 0}, {"min_samples": 0}, {"min_samples": 5, "max_samples": 2},
-                   {"warmup_ms": -1}, {"flush": "yes"}):
-        request = {"cases": [0], "seed": 1000, **fields}
-        assert shared_worker.call("time", **request)["kind"] == "bad_request", fields
+    task, _ = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
+    base = {"side": "candidate", "case": 0, "seed": 1000}
+    for fields in ({"case": 5}, {"side": "both"}, {"warmup_ms": -1}, {"flush": "yes"}, {"seed": -1},
+                   {"side": "reference"}, {"side": "reference", "task": "relative.py"}):
+        assert shared_worker.call("time_start", **{**base, **fields})["kind"] == "bad_request", fields
+    assert shared_worker.call("time_start", **base, warmup_ms=0)["ok"]
+    for fields in ({"method": "cuda_events", "cold": 1, "warm": 1},  # a GPU method on the CPU
+                   {"method": "cuda_graph", "cold": 1, "warm": 1}, {"method": "x", "cold": 1, "warm": 1},
+                   {"method": "monotonic_clock", "cold": -1, "warm": 1}, {"method": "monotonic_clock"}):
+        assert shared_worker.call("time_batch", **fields)["kind"] == "bad_request", fields
+    assert shared_worker.call("time_finish", out="relative.kvt")["kind"] == "bad_request"

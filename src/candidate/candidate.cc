@@ -14,6 +14,8 @@ std::string_view ToString(CandidateFormat f) {
   switch (f) {
     case CandidateFormat::kExtension: return "extension";
     case CandidateFormat::kKernelBench: return "kernelbench";
+    case CandidateFormat::kNative: return "native";
+    case CandidateFormat::kTriton: return "triton";
   }
   return "unknown";
 }
@@ -30,6 +32,18 @@ std::string ExtensionLanguage(const std::string& ext) {
 
 bool IsCandidateExtension(const std::string& ext) {
   return ext == ".py" || !ExtensionLanguage(ext).empty();
+}
+
+// A Triton candidate imports triton and decorates a kernel with @triton.jit.
+bool IsTritonSource(const std::string& source) {
+  const bool imports = source.find("import triton") != std::string::npos ||
+                       source.find("from triton") != std::string::npos;
+  return imports && source.find("@triton.jit") != std::string::npos;
+}
+
+bool DefinesTritonEntry(const std::string& source) {
+  return source.find("class ModelNew") != std::string::npos ||
+         source.find("def module_fn") != std::string::npos;
 }
 
 }  // namespace
@@ -52,6 +66,14 @@ Result<Candidate> CandidateFromSource(const std::string& path, std::string sourc
   if (c.source.find_first_not_of(" \t\r\n") == std::string::npos)
     return Error{"candidate " + p.filename().string() + " is empty"};
   const std::string ext = p.extension().string();
+  if (ext == ".py" && IsTritonSource(c.source)) {
+    if (!DefinesTritonEntry(c.source))
+      return Error{"Triton candidate " + p.filename().string() +
+                   " defines neither class ModelNew nor def module_fn (its entry point)"};
+    c.format = CandidateFormat::kTriton;
+    c.language = "triton";
+    return c;
+  }
   if (ext == ".py") {
     if (c.source.find("class ModelNew") == std::string::npos)
       return Error{"Python candidate " + p.filename().string() +
@@ -64,11 +86,17 @@ Result<Candidate> CandidateFromSource(const std::string& path, std::string sourc
   if (c.language.empty())
     return Error{"candidate " + p.filename().string() + ": unknown file type '" + ext +
                  "' (expected .cpp, .cu, .hip or .py)"};
-  if (c.source.find("PYBIND11_MODULE") == std::string::npos)
-    return Error{"extension-format candidate " + p.filename().string() +
-                 " has no PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) binding exposing forward"};
-  c.format = CandidateFormat::kExtension;
-  return c;
+  if (c.source.find("PYBIND11_MODULE") != std::string::npos) {
+    c.format = CandidateFormat::kExtension;
+    return c;
+  }
+  if (c.source.find("kvault_forward") != std::string::npos) {
+    c.format = CandidateFormat::kNative;
+    return c;
+  }
+  return Error{"candidate " + p.filename().string() +
+               " is neither extension format (no PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) binding "
+               "exposing forward) nor native format (no extern \"C\" kvault_forward)"};
 }
 
 Result<std::vector<CandidateMatch>> MatchCandidates(const std::string& dir,

@@ -14,7 +14,8 @@ namespace kvault {
 enum class CandidateFormat {
   kExtension,    // one C++/CUDA/HIP translation unit with a PYBIND11 `forward`
   kKernelBench,  // a Python file defining class ModelNew
-  // Reserved for later issues: kTriton, kNative.
+  kNative,       // one C++/CUDA/HIP source defining extern "C" kvault_forward, no PyTorch
+  kTriton,       // a Python file with @triton.jit kernels and ModelNew or module_fn
 };
 
 std::string_view ToString(CandidateFormat f);
@@ -23,13 +24,18 @@ struct Candidate {
   std::string path;      // absolute
   std::string source;
   CandidateFormat format = CandidateFormat::kExtension;
-  std::string language;  // "cpp", "cuda", "hip" (extension) or "python" (kernelbench)
+  std::string language;  // "cpp", "cuda", "hip" (extension, native), "python" (kernelbench)
+                         // or "triton" (triton)
   std::string hash;      // SHA-256 of source
 };
 
-// Reads a candidate and decides its format from the file name and content.
-// Error (-> parse_error) for an unreadable or empty file, an unknown extension, an
-// extension-format source without PYBIND11_MODULE, or a .py file without ModelNew.
+// Reads a candidate and decides its format from the file name and content: a
+// .cpp/.cu/.hip source is the extension format when it mentions PYBIND11_MODULE, else
+// the native format when it mentions kvault_forward (docs/native-format.md).
+// Error (-> parse_error) for an unreadable or empty file, an unknown extension, a
+// C++/CUDA/HIP source with neither PYBIND11_MODULE nor kvault_forward, or a .py file
+// without ModelNew. A .py file that imports triton and has an @triton.jit kernel is
+// the Triton format (docs/candidate-formats.md) and needs ModelNew or module_fn.
 Result<Candidate> LoadCandidate(const std::string& path);
 
 // LoadCandidate after reading: decides the format of `source` from the file name and

@@ -57,6 +57,31 @@ TEST_F(CandidateTest, UnusableFilesAreParseErrorsWithAReason) {
   EXPECT_FALSE(LoadCandidate(dir_->path() + "/missing.cpp"));
 }
 
+TEST_F(CandidateTest, KvaultForwardWithoutBindingIsTheNativeFormat) {
+  constexpr char kNative[] =
+      "#include <kvault/native.h>\nextern \"C\" int kvault_forward(const kv_tensor* in, int ni,\n"
+      "  const kv_scalar* s, int ns, kv_tensor* out, int no, void* stream) { return 0; }\n";
+  struct Case { const char* name; const char* language; };
+  for (Case c : {Case{"a.cpp", "cpp"}, Case{"a.cu", "cuda"}, Case{"a.hip", "hip"}}) {
+    auto r = LoadCandidate(Write(c.name, kNative));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->format, CandidateFormat::kNative) << c.name;
+    EXPECT_EQ(r->language, c.language);
+    EXPECT_EQ(ToString(r->format), "native");
+  }
+  // A binding decides: a source with both is the extension format, as it always was.
+  auto both = LoadCandidate(Write("both.cpp", std::string(kNative) + kBinding));
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->format, CandidateFormat::kExtension);
+  // Neither: the message names what each format needs.
+  auto neither = LoadCandidate(Write("neither.cpp", "int forward() { return 0; }"));
+  ASSERT_FALSE(neither);
+  EXPECT_NE(neither.error().find("kvault_forward"), std::string::npos);
+  EXPECT_NE(neither.error().find("PYBIND11_MODULE"), std::string::npos);
+  // A .py file is never native.
+  EXPECT_FALSE(LoadCandidate(Write("n.py", "kvault_forward = 1")));
+}
+
 TEST_F(CandidateTest, MatchesByStemWithLabels) {
   Write("relu.hip", kBinding);
   Write("relu.2.hip", kBinding);
@@ -98,6 +123,25 @@ TEST_F(CandidateTest, FromSourceReadsNothing) {
   ASSERT_TRUE(c) << c.error();
   EXPECT_EQ(c->path, "/no/such/dir/k.cu");
   EXPECT_EQ(c->language, "cuda");
+}
+
+TEST_F(CandidateTest, TritonFilesNeedAJitKernelAndAnEntry) {
+  constexpr char kKernel[] = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x): pass\n";
+  auto model_new = LoadCandidate(Write("a.py", std::string(kKernel) + "class ModelNew: pass\n"));
+  ASSERT_TRUE(model_new) << model_new.error();
+  EXPECT_EQ(model_new->format, CandidateFormat::kTriton);
+  EXPECT_EQ(model_new->language, "triton");
+  EXPECT_EQ(ToString(model_new->format), "triton");
+  auto fn = LoadCandidate(Write("b.py", std::string(kKernel) + "def module_fn(x): return x\n"));
+  ASSERT_TRUE(fn) << fn.error();
+  EXPECT_EQ(fn->format, CandidateFormat::kTriton);
+  auto no_entry = LoadCandidate(Write("c.py", kKernel));
+  ASSERT_FALSE(no_entry);
+  EXPECT_NE(no_entry.error().find("module_fn"), std::string::npos);
+  // Mentioning triton without a jit kernel keeps the KernelBench format.
+  auto plain = LoadCandidate(Write("d.py", "import triton\nclass ModelNew: pass\n"));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->format, CandidateFormat::kKernelBench);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace kvault::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitMisuse = 2;
 constexpr int kExitInfra = 3;
+constexpr int kExitInterrupted = 130;  // gen: stopped by SIGINT/SIGTERM; --resume continues
 
 struct CommonFlags {
   std::string backend = "auto";  // auto|cpu|cuda|hip
@@ -45,11 +46,35 @@ struct EvalFlags {
   CommonFlags common;
   std::string suite, candidates;
   int jobs = 1;
+  int compile_jobs = -1;  // -1: one per CPU core; 0: lanes build as they go
   std::string run = "default";
   std::optional<std::string> db;
   bool force = false;
 };
 int RunEval(const EvalFlags& flags);
+
+// `kvault gen` (docs/cli.md, docs/agent.md).
+struct GenFlags {
+  CommonFlags common;
+  std::string suite, endpoint, model, lang;
+  std::string mode = "torch2kernel";
+  std::string format;             // Default: extension (functional for modu2func)
+  std::string hardware;           // Default: by backend (cpu, h200, mi300x)
+  std::string preset;             // "" | "paper"
+  std::optional<int> offsprings, iterations, ancestors, perf_debug;
+  std::string run = "gen";
+  std::optional<std::string> db;
+  bool resume = false;
+  std::string api_key_env;
+  int concurrency = 4, jobs = 1, max_tasks = 0, retries = 2;
+  double timeout_s = 600;         // one LLM HTTP call
+  std::optional<double> temperature;
+  std::optional<int> max_tokens;
+  std::string prompts;            // Default: <source root>/prompts
+  std::string prompt_version = "v1";
+  std::string baseline;           // kernel2kernel: folder of baseline kernels
+};
+int RunGen(const GenFlags& flags);
 
 // Shared by score, compare and report (docs/scoring.md).
 struct ScoreFlags {

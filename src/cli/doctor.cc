@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "engine/backend_probe.h"
 #include "engine/engine_env.h"
+#include "engine/worker_sandbox.h"
 #include "kvault/build_config.h"
 #include "toolchain/tools.h"
 
@@ -18,6 +19,11 @@ int RunDoctor(bool json) {
     tools.push_back(Json{{"name", t.name}, {"path", t.path}, {"version", t.version},
                          {"found", t.found}, {"note", t.note}});
   report["toolchains"] = tools;
+  // The sandbox of a candidate worker on the CPU backend (docs/sandbox.md).
+  auto sandbox = SandboxWorkerCommand(o, /*candidate=*/true, /*cpu_backend=*/true, {o.python}, {});
+  report["sandbox"] = Json{{"mode", std::string(ToString(o.sandbox.mode))},
+                           {"layers", sandbox ? sandbox->layers : Json::array()},
+                           {"error", sandbox ? std::string() : sandbox.error()}};
   auto probe = ProbeBackends(o);
   Json backends = Json::object();
   std::string chosen = "none";
@@ -63,6 +69,11 @@ int RunDoctor(bool json) {
     std::cout << "  " << (info["usable"].get<bool>() ? "[usable]   " : "[unusable] ") << b
               << (info["usable"].get<bool>() ? "" : "  -- " + info["reason"].get<std::string>()) << "\n";
   std::cout << "\nauto backend: " << chosen << "\n";
+  std::cout << "\nsandbox (KVAULT_SANDBOX=" << ToString(o.sandbox.mode) << "), candidate worker:\n";
+  if (!sandbox) std::cout << "  cannot sandbox workers: " << sandbox.error() << "\n";
+  for (const Json& l : report["sandbox"]["layers"])
+    std::cout << "  [" << l["state"].get<std::string>() << "] " << l["layer"].get<std::string>()
+              << "  -- " << l["detail"].get<std::string>() << "\n";
   return probe ? kExitOk : kExitInfra;
 }
 

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/report.h"
 #include "engine/batch.h"
+#include "engine/worker_sandbox.h"
 
 namespace kvault::cli {
 
@@ -36,6 +37,7 @@ int RunEval(const EvalFlags& flags) {
 
   auto options = MakeOptions(flags.common, false);
   if (!options) return kExitMisuse;
+  HideStoreFromWorkers(*options, ResolveDbPath(flags.db));
   auto store = Store::Open(ResolveDbPath(flags.db));
   if (!store) {
     std::cerr << "kvault eval: " << store.error() << "\n";
@@ -44,6 +46,7 @@ int RunEval(const EvalFlags& flags) {
   EvalSettings settings;
   settings.run = flags.run;
   settings.jobs = flags.jobs;
+  settings.compile_jobs = flags.compile_jobs;
   settings.force = flags.force;
   std::cerr << "kvault eval: " << jobs.size() << " candidate(s) for " << suite->size()
             << " task(s) on backend " << ToString(options->backend) << ", " << settings.jobs

@@ -1,8 +1,12 @@
 // kvault: the command line (docs/cli.md).
 #include <CLI/CLI.hpp>
 
+#include "cli/cache_cmd.h"
 #include "cli/commands.h"
+#include "cli/gen_flags.h"
+#include "cli/import_geak.h"
 #include "kvault/build_config.h"
+#include "sandbox/exec.h"
 
 namespace {
 
@@ -25,6 +29,9 @@ void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The sandbox helper (docs/sandbox.md) runs before anything else in this process.
+  if (argc >= 2 && std::string_view(argv[1]) == "sandbox-exec")
+    return kvault::SandboxExecMain(argc - 2, argv + 2);
   CLI::App app{"kvault: verify GPU kernels against PyTorch references"};
   app.set_version_flag("--version", std::string("kvault ") + KVAULT_VERSION);
   app.require_subcommand(1);
@@ -48,6 +55,9 @@ int main(int argc, char** argv) {
   eval->add_option("--candidates", ef.candidates, "folder of candidates named <task>[.<label>].<ext>")
       ->required();
   eval->add_option("--jobs", ef.jobs, "parallel lanes (Default: 1)")->check(CLI::Range(1, 256));
+  eval->add_option("--compile-jobs", ef.compile_jobs,
+                   "threads building candidates ahead of the lanes; 0: lanes build (Default: CPU cores)")
+      ->check(CLI::Range(0, 1024));
   eval->add_option("--run", ef.run, "run name in the store (Default: default)");
   eval->add_option("--db", ef.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
   eval->add_flag("--force", ef.force, "re-verify candidates the store already has");
@@ -80,6 +90,16 @@ int main(int argc, char** argv) {
   report->add_option("-o,--output", rf.output, "the HTML file to write")->required();
   add_score_flags(report, rf);
 
+  kvault::cli::GenFlags gf;
+  auto* gen = kvault::cli::AddGenCommand(app, gf);
+  AddCommon(gen, gf.common);
+
+  kvault::cli::ImportGeakFlags gk;
+  auto* import_geak = kvault::cli::AddImportGeakCommand(app, gk);
+
+  kvault::cli::CacheFlags cachef;
+  auto* cache = kvault::cli::AddCacheCommand(app, cachef);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,5 +112,8 @@ int main(int argc, char** argv) {
   if (*score) return kvault::cli::RunScore(sf);
   if (*compare) return kvault::cli::RunCompare(cf);
   if (*report) return kvault::cli::RunReport(rf);
+  if (*gen) return kvault::cli::RunGen(gf);
+  if (*import_geak) return kvault::cli::RunImportGeak(gk);
+  if (*cache) return kvault::cli::RunCache(*cache, cachef);
   return kvault::cli::kExitMisuse;
 }

@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "cache/limits.h"
 #include "cli/commands.h"
 #include "engine/backend_probe.h"
 #include "engine/engine_env.h"
@@ -9,6 +10,10 @@ namespace kvault::cli {
 std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only) {
   EngineOptions o;
   ApplyEnvironment(o);
+  if (auto limits = CacheLimits::FromEnv(); !limits) {  // checked once here, not per build
+    std::cerr << "kvault: " << limits.error() << "\n";
+    return std::nullopt;
+  }
   o.arch = flags.arch;
   o.compile_only = compile_only;
   o.skip_timing = flags.no_timing;

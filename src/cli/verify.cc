@@ -6,6 +6,7 @@
 #include "engine/batch.h"
 #include "engine/fingerprint.h"
 #include "engine/verifier.h"
+#include "engine/worker_sandbox.h"
 
 namespace kvault::cli {
 
@@ -17,6 +18,7 @@ int RunVerify(const VerifyFlags& flags) {
   }
   auto options = MakeOptions(flags.common, flags.compile_only);
   if (!options) return kExitMisuse;
+  if (flags.db) HideStoreFromWorkers(*options, ResolveDbPath(flags.db));
   Verifier verifier(*options);
   auto candidate = LoadCandidate(flags.candidate);
   Verification v = VerifyLoaded(verifier, *task, candidate);

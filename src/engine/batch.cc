@@ -1,11 +1,15 @@
 #include "engine/batch.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "engine/compile_pool.h"
 #include "engine/fingerprint.h"
 #include "engine/verifier.h"
+#include "toolchain/build.h"
 #include "kvault/build_config.h"
 
 namespace kvault {
@@ -18,6 +22,51 @@ std::string RecordArch(const EngineOptions& options, const Json& with_device) {
   if (with_device.is_object() && with_device.contains("device"))
     return with_device["device"].value("arch", std::string());
   return "";
+}
+
+// The store's record of this attempt when a re-run should skip it (task_error and
+// infra_error are retried: they are not the candidate's outcome).
+std::optional<AttemptRecord> RecordedAttempt(Store& store, const EvalSettings& settings,
+                                             const EngineOptions& options, const EvalJob& job,
+                                             const Candidate& candidate, const std::string& arch) {
+  auto found = store.Find(settings.run, job.task.name, candidate.hash,
+                          std::string(ToString(options.backend)), arch);
+  if (!found || !found->has_value()) return std::nullopt;
+  auto status = OutcomeStatusFromString((*found)->status);
+  if (!status || IsInfrastructure(*status)) return std::nullopt;
+  return std::move(**found);
+}
+
+// Queues the builds of every compiled candidate the lanes will verify, in job order,
+// on settings.compile_jobs threads; nullptr when there is nothing to build ahead or
+// no pool is wanted. Anything that stops a request from being made here (no hello
+// answer) is left to the lanes, which report it as they always did.
+std::unique_ptr<CompilePool> StartCompilePool(const std::vector<EvalJob>& jobs, const EngineOptions& options,
+                                              const EvalSettings& settings, Store& store, Verifier& verifier) {
+  int threads = settings.compile_jobs;
+  if (threads < 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads == 0) return nullptr;
+  std::vector<BuildRequest> requests;
+  std::optional<Json> hello;
+  for (const EvalJob& job : jobs) {
+    auto candidate = LoadCandidate(job.candidate_path);
+    if (!candidate || !IsCompiledFormat(candidate->format)) continue;
+    if (!hello) {
+      auto h = verifier.Hello();
+      if (!h) return nullptr;
+      hello = *h;
+    }
+    const std::string arch = RecordArch(options, EnvironmentFingerprint(*hello));
+    if (!settings.force && RecordedAttempt(store, settings, options, job, *candidate, arch)) continue;
+    auto request = CandidateBuildRequest(*candidate, options, *hello);
+    if (!request) return nullptr;
+    requests.push_back(std::move(*request));
+  }
+  if (requests.empty()) return nullptr;
+  auto pool = std::make_unique<CompilePool>(std::min<int>(threads, static_cast<int>(requests.size())),
+                                            BuildExtension);
+  for (const BuildRequest& r : requests) pool->Submit(r, options.timeouts.compile);
+  return pool;
 }
 
 }  // namespace
@@ -76,8 +125,7 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
   size_t done = 0;
   std::string fatal;
 
-  auto lane = [&]() {
-    Verifier verifier(options);
+  auto lane = [&](Verifier& verifier) {
     Json environment;  // filled once the lane's worker answered hello
     for (size_t i = next++; i < jobs.size(); i = next++) {
       {
@@ -94,14 +142,9 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
       bool skipped = false;
       AttemptRecord rec;
       if (candidate && !settings.force) {
-        auto found = store.Find(settings.run, job.task.name, candidate->hash,
-                                std::string(ToString(options.backend)), arch);
-        if (found && found->has_value()) {
-          auto status = OutcomeStatusFromString((*found)->status);
-          if (status && !IsInfrastructure(*status)) {
-            rec = std::move(**found);
-            skipped = true;
-          }
+        if (auto found = RecordedAttempt(store, settings, options, job, *candidate, arch)) {
+          rec = std::move(*found);
+          skipped = true;
         }
       }
       if (!skipped) {
@@ -122,9 +165,15 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
   };
 
   const int lanes = std::max(1, std::min<int>(settings.jobs, static_cast<int>(jobs.size())));
+  std::vector<std::unique_ptr<Verifier>> verifiers;
+  for (int l = 0; l < lanes; ++l) verifiers.push_back(std::make_unique<Verifier>(options));
+  // Destroyed after the lanes are joined (declared first).
+  std::unique_ptr<CompilePool> pool = StartCompilePool(jobs, options, settings, store, *verifiers[0]);
+  if (pool)
+    for (auto& v : verifiers) v->SetBuilder(pool->Builder(BuildExtension));
   std::vector<std::thread> threads;
-  for (int l = 1; l < lanes; ++l) threads.emplace_back(lane);
-  lane();
+  for (int l = 1; l < lanes; ++l) threads.emplace_back(lane, std::ref(*verifiers[l]));
+  lane(*verifiers[0]);
   for (auto& t : threads) t.join();
   if (!fatal.empty()) return Error{fatal};
   return records;

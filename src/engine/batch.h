@@ -24,6 +24,9 @@ struct EvalJob {
 struct EvalSettings {
   std::string run = "default";
   int jobs = 1;        // lanes; Default: 1
+  // Threads that build compiled candidates ahead of the lanes (engine/compile_pool.h).
+  // Default: -1 = one per CPU core; 0 = none, each lane builds as it goes.
+  int compile_jobs = -1;
   bool force = false;  // re-verify even when the store has a record
 };
 

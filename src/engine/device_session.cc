@@ -1,5 +1,6 @@
 #include "engine/device_session.h"
 
+#include "engine/worker_sandbox.h"
 #include "util/env.h"
 
 namespace kvault {
@@ -40,7 +41,14 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   auto& slot = workers_[static_cast<int>(role)];
   if (slot && slot->alive()) return slot.get();
   slot.reset();
-  auto started = factory_(MakeWorkerOptions());
+  WorkerOptions options = MakeWorkerOptions();
+  auto sandboxed = SandboxWorkerCommand(options_, role == WorkerRole::kCandidate,
+                                        hello_backend_ == "cpu", options.argv, options.env_set);
+  if (!sandboxed) return Error{"cannot sandbox the worker: " + sandboxed.error()};
+  options.argv = std::move(sandboxed->argv);
+  options.env_set = std::move(sandboxed->env_set);
+  private_dirs_[static_cast<int>(role)] = std::move(sandboxed->private_dir);
+  auto started = factory_(options);
   if (!started) return Error{"cannot start worker (" + options_.python + "): " + started.error()};
   std::unique_ptr<WorkerConnection> w = std::move(*started);
   WorkerReply r = w->Call(Json{{"op", "hello"},

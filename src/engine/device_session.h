@@ -5,9 +5,11 @@
 // any failure. Not thread-safe: one DeviceSession per lane.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/options.h"
+#include "util/files.h"
 #include "util/json.h"
 #include "util/result.h"
 #include "worker/worker.h"
@@ -42,6 +44,7 @@ class DeviceSession {
   EngineOptions options_;
   std::string hello_backend_;
   WorkerFactory factory_;
+  std::optional<TempDir> private_dirs_[2];  // each sandboxed worker's HOME; outlives it
   std::unique_ptr<WorkerConnection> workers_[2];
   Json hello_;
 };

@@ -1,6 +1,7 @@
 #include "engine/engine_env.h"
 
 #include "kvault/build_config.h"
+#include "sandbox/capabilities.h"
 #include "util/env.h"
 
 namespace kvault {
@@ -12,6 +13,12 @@ void ApplyEnvironment(EngineOptions& options) {
     options.source_root = *r;
   else
     options.source_root = KVAULT_DEFAULT_SOURCE_ROOT;
+  if (auto policy = PolicyFromEnvironment(/*cpu_backend=*/true)) {
+    options.sandbox = *policy;
+    options.sandbox_launcher = SelfExecutable();
+  } else {
+    options.sandbox_error = policy.error();
+  }
 }
 
 }  // namespace kvault

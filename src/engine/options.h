@@ -5,6 +5,7 @@
 #include <string>
 
 #include "reward/reward.h"
+#include "sandbox/policy.h"
 #include "toolchain/backend.h"
 
 namespace kvault {
@@ -21,12 +22,25 @@ struct StageTimeouts {
   milliseconds time{300'000};     // all performance cases
 };
 
+// How samples are taken (docs/timing.md): kEvents = device events around each call;
+// kGraph = replays of a captured CUDA graph of many calls; kAuto = graphs when a
+// side's call is shorter than graph_below_ms, events otherwise or when capture fails.
+enum class GraphMode { kAuto, kNever, kAlways };
+
+// The timer's settings (docs/timing.md); every field has its Default below.
 struct TimingSettings {
-  int warmup_ms = 30;
-  int min_samples = 10;
-  int max_samples = 100;
-  int max_ms = 2000;  // per case, both sides together
-  bool flush = true;
+  int warmup_ms = 100;          // warm-up of each side, by time (at least two calls); long
+                                // enough for an idle GPU to reach its clocks (BENCHMARKS.md)
+  int min_samples = 10;         // per side and series, before the rule may stop
+  int max_samples = 100;        // per side and series
+  double min_ms = 20;           // of sampling, per case, before "settled" may stop
+  double max_ms = 2000;         // wall cap of sampling, per case, both sides together
+  double noise_target = 0.005;  // relative standard error of each median
+  int batch = 5;                // cold and warm samples per side and round
+  bool flush = true;            // flush caches before cold samples
+  GraphMode graph = GraphMode::kAuto;
+  double graph_below_ms = 0.05;
+  bool recheck = true;          // compare the outputs of the last timed calls
 };
 
 struct EngineOptions {
@@ -41,6 +55,16 @@ struct EngineOptions {
   StageTimeouts timeouts;
   TimingSettings timing;
   bool skip_timing = false;     // correctness only
+  // Speedups above this (or the task's KVAULT_META "plausible_speedup") are
+  // re-checked in a fresh worker before they count (docs/adversarial.md). Default: 50.
+  double plausible_speedup = 50.0;
+  // Worker confinement (docs/sandbox.md). Default: off; the CLI reads KVAULT_SANDBOX*
+  // (default auto) in ApplyEnvironment. DeviceSession adds the per-role paths.
+  SandboxPolicy sandbox;
+  // The binary whose `sandbox-exec` applies it (the CLI: itself). Empty: no sandbox.
+  std::string sandbox_launcher;
+  // Set when KVAULT_SANDBOX* is malformed: every worker start fails with it.
+  std::string sandbox_error;
 };
 
 }  // namespace kvault

@@ -5,7 +5,7 @@
 
 namespace kvault {
 namespace {
-constexpr std::array<std::pair<OutcomeStatus, std::string_view>, 13> kNames{{
+constexpr std::array<std::pair<OutcomeStatus, std::string_view>, 14> kNames{{
     {OutcomeStatus::kParseError, "parse_error"},
     {OutcomeStatus::kUnsupported, "unsupported"},
     {OutcomeStatus::kCompileError, "compile_error"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<OutcomeStatus, std::string_view>, 13> kNames{{
     {OutcomeStatus::kTimeout, "timeout"},
     {OutcomeStatus::kOom, "oom"},
     {OutcomeStatus::kMismatch, "mismatch"},
+    {OutcomeStatus::kPolicyViolation, "policy_violation"},
     {OutcomeStatus::kPassed, "passed"},
     {OutcomeStatus::kTaskError, "task_error"},
     {OutcomeStatus::kInfraError, "infra_error"},

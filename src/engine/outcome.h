@@ -18,6 +18,7 @@ enum class OutcomeStatus {
   kTimeout,
   kOom,
   kMismatch,
+  kPolicyViolation,
   kPassed,
   kTaskError,
   kInfraError,

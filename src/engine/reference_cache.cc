@@ -1,47 +1,53 @@
 #include "engine/reference_cache.h"
 
-#include <filesystem>
+#include <optional>
 
+#include "cache/cache.h"
 #include "util/files.h"
 #include "util/json.h"
 
 namespace kvault {
-namespace fs = std::filesystem;
 
-ReferenceCache::ReferenceCache(std::string cache_dir) : root_(std::move(cache_dir) + "/refs") {}
+ReferenceCache::ReferenceCache(std::string cache_dir) : root_(std::move(cache_dir)) {}
 
 namespace {
-Result<ReferenceEntry> ReadEntry(const std::string& dir) {
-  auto meta = ReadFile(dir + "/meta.json");
-  if (!meta) return Error{meta.error()};
-  Json j = Json::parse(*meta, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("input_digest") || !j["input_digest"].is_string())
-    return Error{"corrupt reference entry " + dir};
-  ReferenceEntry e;
-  e.output_path = dir + "/output.kvt";
-  e.input_digest = j["input_digest"].get<std::string>();
-  if (!FileExists(e.output_path)) return Error{"reference entry " + dir + " lacks its output"};
-  e.hit = true;
-  return e;
+constexpr char kOutputName[] = "output.kvt";
+
+// The entry's record, or nullopt when the entry lacks it (then rebuilt).
+std::optional<ReferenceEntry> ReadEntry(const std::optional<CacheEntry>& e) {
+  if (!e) return std::nullopt;
+  const Json& meta = e->manifest.meta;
+  if (!meta.is_object() || !meta.contains("input_digest") || !meta["input_digest"].is_string())
+    return std::nullopt;
+  ReferenceEntry r;
+  r.output_path = e->Path(kOutputName);
+  r.input_digest = meta["input_digest"].get<std::string>();
+  if (!FileExists(r.output_path)) return std::nullopt;
+  r.hit = true;
+  return r;
 }
 }  // namespace
 
 Result<ReferenceEntry> ReferenceCache::GetOrCompute(
     const std::string& key, const std::function<Result<std::string>(const std::string&)>& compute) {
-  const std::string dir = root_ + "/" + key.substr(0, 2) + "/" + key;
-  if (auto hit = ReadEntry(dir)) return hit;
-  if (auto st = EnsureDir(dir); !st) return Error{"cannot create " + dir + ": " + st.error()};
-  auto lock = FileLock::Acquire(dir + "/.lock");
-  if (!lock) return Error{"cannot lock " + dir + ": " + lock.error()};
-  if (auto hit = ReadEntry(dir)) return hit;  // another process computed it meanwhile
-  const std::string out = dir + "/output.kvt";
-  auto digest = compute(out);
+  auto limits = CacheLimits::FromEnv();
+  if (!limits) return Error{limits.error()};
+  Cache cache(root_, "refs", *limits);
+  if (auto hit = ReadEntry(cache.Lookup(key))) return *hit;
+  auto lock = cache.Lock(key, FileLock::kForever);
+  if (!lock) return Error{"cannot lock reference entry " + key + ": " + lock.error()};
+  if (auto hit = ReadEntry(cache.Lookup(key, CountLookup::kNo))) return *hit;  // computed meanwhile
+  auto staged = cache.Stage();
+  if (!staged) return Error{"reference cache: " + staged.error()};
+  auto digest = compute(staged->Join(kOutputName));
   if (!digest) return Error{digest.error()};
   Json meta{{"input_digest", *digest}};
-  if (auto st = WriteFileAtomic(dir + "/meta.json", meta.dump()); !st)
+  if (auto st = WriteFileAtomic(staged->Join("meta.json"), meta.dump()); !st)
     return Error{"cannot write reference entry: " + st.error()};
+  auto entry = cache.Commit(key, std::move(*staged), meta);
+  if (!entry) return Error{"cannot store reference entry: " + entry.error()};
   ReferenceEntry e;
-  e.output_path = out;
+  e.output_path = entry->Path(kOutputName);
   e.input_digest = *digest;
   return e;
 }

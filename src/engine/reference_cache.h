@@ -1,10 +1,10 @@
 #pragma once
 // Reference outputs computed once per (task, case, seed, device, software) and
-// reused across candidates, runs and processes. Layout under the cache folder:
+// reused across candidates, runs and processes: the cache kind "refs" (cache/cache.h,
+// docs/cache.md), bounded and verified like every kind. Layout under the cache folder:
 //   refs/<key[0:2]>/<key>/output.kvt   the reference's output (docs/tensor-file.md)
-//   refs/<key[0:2]>/<key>/meta.json    {"input_digest": ..., "seconds": ...}
-// An entry is valid only when meta.json exists (written last, atomically).
-// Safe across threads and processes: computing an entry holds a file lock.
+//   refs/<key[0:2]>/<key>/meta.json    {"input_digest": ...} (also the manifest's meta)
+// Safe across threads and processes: computing an entry holds the entry's lock.
 #include <functional>
 #include <string>
 

@@ -6,6 +6,9 @@
 
 #include "check/compare.h"
 #include "check/tensor_file.h"
+#include "engine/output_layout.h"
+#include "engine/gpu_sensors.h"
+#include "engine/timed_case.h"
 #include "engine/worker_outcome.h"
 #include "toolchain/build.h"
 #include "util/files.h"
@@ -29,14 +32,15 @@ Verification Outcome(OutcomeStatus s, std::string message) {
 void Settle(Verification& v, Verification failure) {
   failure.build = std::move(v.build);
   failure.cases = std::move(v.cases);
-  failure.compiled = failure.compiled || v.compiled;
+  // A Triton kernel compiles at its first call: a compile error then undoes "compiled".
+  failure.compiled = failure.status != OutcomeStatus::kCompileError && (failure.compiled || v.compiled);
   v = std::move(failure);
 }
 
-// Which backends can run an extension-format source of a language; empty = ok.
+// Which backends can run a compiled (extension or native) source of a language; empty = ok.
 std::string BackendMismatch(const std::string& language, Backend backend) {
   if (language == "cpp" && backend != Backend::kCpu)
-    return "C++ extension candidates run on the cpu backend, not " + std::string(ToString(backend));
+    return "C++ candidates run on the cpu backend, not " + std::string(ToString(backend));
   if (language == "cuda" && backend != Backend::kCuda)
     return "CUDA candidates need the cuda backend (an NVIDIA GPU), not " +
            std::string(ToString(backend));
@@ -45,10 +49,14 @@ std::string BackendMismatch(const std::string& language, Backend backend) {
   return "";
 }
 
-Language LanguageOf(const std::string& language) {
-  if (language == "cuda") return Language::kCuda;
-  if (language == "hip") return Language::kHip;
-  return Language::kCpp;
+// Triton candidates are held to Triton's usual tolerances (rtol 1e-4, atol 1e-3)
+// where the task sets none (docs/candidate-formats.md).
+TaskInfo WithFormatTolerances(TaskInfo task, CandidateFormat format) {
+  if (format == CandidateFormat::kTriton) {
+    if (!task.rtol) task.rtol = 1e-4;
+    if (!task.atol) task.atol = 1e-3;
+  }
+  return task;
 }
 
 }  // namespace
@@ -94,23 +102,13 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
     return false;
   }
-  auto torch = TorchBuildInfo::FromHelloResponse(*hello);
-  if (!torch) {
-    Settle(v, Outcome(OutcomeStatus::kInfraError, "worker gave no usable build information: " + torch.error()));
+  auto request = CandidateBuildRequest(c, options_, *hello);
+  if (!request) {
+    Settle(v, Outcome(OutcomeStatus::kInfraError, request.error()));
     return false;
   }
-  BuildRequest req;
-  req.source_path = c.path;
-  req.language = LanguageOf(c.language);
-  req.backend = options_.backend;
-  req.arch = options_.arch;
-  if (req.arch.empty() && options_.backend != Backend::kCpu)
-    req.arch = (*hello)["device"].value("arch", std::string());
-  req.torch = std::move(*torch);
-  req.compile_only = options_.compile_only;
-  req.out_dir = options_.cache_dir + "/build";
-  req.include_hip_dir = options_.source_root + "/include_hip";
-  auto built = BuildExtension(req, options_.timeouts.compile);
+  const BuildRequest& req = *request;
+  auto built = builder_ ? builder_(req, options_.timeouts.compile) : BuildExtension(req, options_.timeouts.compile);
   if (!built) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, "toolchain unavailable: " + built.error()));
     return false;
@@ -136,12 +134,13 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
 }
 
 std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int seed,
-                                   const Json& hello) const {
+                                   const Json& hello, const std::string& distribution) const {
   KeyHasher h;
   h.Add("protocol", std::to_string(kProtocolVersion));
   h.Add("task", task.file.hash);
   h.Add("case", std::to_string(case_index) + ":" + task.cases[case_index].name);
   h.Add("seed", std::to_string(seed));
+  if (distribution != kTaskInputs) h.Add("distribution", distribution);
   h.Add("backend", std::string(ToString(options_.backend)));
   h.Add("device", hello["device"].value("name", std::string()));
   h.Add("arch", hello["device"].value("arch", std::string()));
@@ -150,7 +149,8 @@ std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int see
   return h.Hex();
 }
 
-bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch) {
+bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
+                                const std::vector<CorrectnessRun>& runs) {
   auto hello = session_.Hello();
   if (!hello) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
@@ -163,15 +163,18 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
                                                : Tolerance::NanPolicy::kMatch;
   for (int ci : task.CorrectnessCases()) {
     const std::string& case_name = task.cases[ci].name;
-    for (int seed : CorrectnessSeeds(task)) {
-      const std::string where = "case " + case_name + " seed " + std::to_string(seed);
+    for (const CorrectnessRun& plan : runs) {
+      const int seed = plan.seed;
+      const std::string where = "case " + case_name + " " + RunLabel(plan);
       // Reference first, in the reference worker (trusted code only).
       auto ref = references_.GetOrCompute(
-          ReferenceKey(task, ci, seed, *hello), [&](const std::string& out) -> Result<std::string> {
+          ReferenceKey(task, ci, seed, *hello, plan.distribution),
+          [&](const std::string& out) -> Result<std::string> {
             auto w = session_.Get(WorkerRole::kReference);
             if (!w) return Error{w.error()};
             WorkerReply r = (*w)->Call(Json{{"op", "reference"}, {"task", task.file.path},
-                                            {"case", ci}, {"seed", seed}, {"out", out}},
+                                            {"case", ci}, {"seed", seed}, {"out", out},
+                                            {"distribution", plan.distribution}},
                                        options_.timeouts.reference);
             if (!ReplyOk(r)) {
               (*w)->TakeLog();
@@ -190,13 +193,17 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         return false;
       }
       const std::string out = scratch + "/out_" + std::to_string(ci) + "_" + std::to_string(seed) + ".kvt";
-      WorkerReply r = (*w)->Call(Json{{"op", "run"}, {"case", ci}, {"seed", seed}, {"out", out}},
-                                 options_.timeouts.run);
+      const std::string repeat_out = scratch + "/repeat_" + std::to_string(ci) + "_" + std::to_string(seed) + ".kvt";
+      Json run{{"op", "run"}, {"case", ci}, {"seed", seed}, {"out", out}, {"repeat_out", repeat_out},
+               {"distribution", plan.distribution}};
+      // Shapes and dtypes only (native candidates get their outputs allocated).
+      if (auto layout = TensorFile::Open(ref->output_path)) run["output_layout"] = OutputLayout(*layout);
+      WorkerReply r = (*w)->Call(run, options_.timeouts.run);
       if (!ReplyOk(r)) {
         Settle(v, CandidateFailure(r, "run " + where, options_.timeouts.run, (*w)->TakeLog()));
         return false;
       }
-      Json record{{"case", case_name}, {"seed", seed}};
+      Json record{{"case", case_name}, {"seed", seed}, {"distribution", plan.distribution}};
       if (ReplyString(r.response, "input_digest", "") != ref->input_digest) {
         Settle(v, Outcome(OutcomeStatus::kTaskError,
                     "task inputs are not a function of the seed (" + where +
@@ -216,75 +223,70 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         Settle(v, Outcome(OutcomeStatus::kInfraError, "reference output unreadable: " + ref_file.error()));
         return false;
       }
-      auto cand_file = TensorFile::Open(out);
-      if (!cand_file) {
-        Settle(v, Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error()));
-        return false;
-      }
-      CompareReport cmp = Compare(*ref_file, *cand_file, tol);
-      record["max_abs_error"] = cmp.max_abs_error;
-      record["max_rel_error"] = cmp.max_rel_error;
-      record["mismatched"] = cmp.mismatched;
-      record["compared"] = cmp.compared;
-      record["status"] = cmp.match ? "ok" : "mismatch";
-      if (!cmp.match) {
-        record["message"] = cmp.message;
-        record["worst_path"] = cmp.worst_path;
-        record["worst_index"] = cmp.worst_index;
-      }
-      v.cases.push_back(record);
-      std::error_code ignored;
-      std::filesystem::remove(out, ignored);
-      if (!cmp.match) {
-        v.status = OutcomeStatus::kMismatch;
-        v.message = where + ": " + cmp.message;
-        return false;
+      // The output of the checked call and of the repeated call on fresh copies of
+      // the same inputs (docs/adversarial.md): both must match the reference.
+      for (const auto& [path, call] : {std::pair<std::string, std::string>{out, "first"},
+                                       std::pair<std::string, std::string>{repeat_out, "repeat"}}) {
+        auto cand_file = TensorFile::Open(path);
+        if (!cand_file) {
+          Settle(v, Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error()));
+          return false;
+        }
+        CompareReport cmp = Compare(*ref_file, *cand_file, tol);
+        Json rec = record;
+        rec["call"] = call;
+        rec["max_abs_error"] = cmp.max_abs_error;
+        rec["max_rel_error"] = cmp.max_rel_error;
+        rec["mismatched"] = cmp.mismatched;
+        rec["compared"] = cmp.compared;
+        rec["status"] = cmp.match ? "ok" : "mismatch";
+        if (!cmp.match) {
+          rec["message"] = cmp.message;
+          rec["worst_path"] = cmp.worst_path;
+          rec["worst_index"] = cmp.worst_index;
+        }
+        v.cases.push_back(rec);
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+        if (!cmp.match) {
+          v.status = OutcomeStatus::kMismatch;
+          v.message = where + (call == "repeat" ? " (repeated call)" : "") + ": " + cmp.message;
+          return false;
+        }
       }
     }
   }
   return true;
 }
 
-void Verifier::Time(const TaskInfo& task, Verification& v) {
+void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch) {
   std::vector<int> perf = task.PerformanceCases();
   if (perf.empty() || options_.skip_timing) return;
-  auto w = session_.Get(WorkerRole::kCandidate);
-  if (!w) {
-    Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
-    return;
-  }
-  const TimingSettings& t = options_.timing;
-  WorkerReply r = (*w)->Call(Json{{"op", "time"}, {"cases", perf}, {"seed", kTimingSeed},
-                                  {"warmup_ms", t.warmup_ms}, {"min_samples", t.min_samples},
-                                  {"max_samples", t.max_samples}, {"max_ms", t.max_ms},
-                                  {"flush", t.flush}},
-                             options_.timeouts.time);
-  if (!ReplyOk(r)) {
-    Settle(v, CandidateFailure(r, "timing", options_.timeouts.time, (*w)->TakeLog()));
-    return;
-  }
+  TimedCaseRequest req{task, 0, kTimingSeed, options_, scratch, {}};
+  req.tolerance.rtol = task.rtol;
+  req.tolerance.atol = task.atol;
+  req.tolerance.nan_policy = task.nan_policy == "forbid" ? Tolerance::NanPolicy::kForbid
+                                                         : Tolerance::NanPolicy::kMatch;
   double ref_sum = 0, cand_sum = 0;
-  // The candidate's process wrote this: a row or field of the wrong type counts as absent.
-  auto number = [](const Json& row, const char* key) {
-    auto it = row.find(key);
-    return it != row.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  const Json& timings = r.response["timings"];
-  for (const Json& row : timings.is_array() ? timings : Json::array()) {
-    if (!row.is_object()) continue;
-    auto case_it = row.find("case");
-    const int64_t ci = case_it == row.end()              ? 0
-                       : case_it->is_number_integer() ? case_it->get<int64_t>()
-                                                      : -1;
-    const double ref_ms = number(row, "reference_ms"), cand_ms = number(row, "candidate_ms");
-    ref_sum += ref_ms;
-    cand_sum += cand_ms;
-    Json rec = row;
-    rec["case"] = (ci >= 0 && ci < static_cast<int64_t>(task.cases.size())) ? task.cases[ci].name : "?";
-    rec["kind"] = "timing";
-    rec["method"] = ReplyString(r.response, "method", "");
-    rec["speedup"] = cand_ms > 0 ? Json(ref_ms / cand_ms) : Json(nullptr);
-    v.cases.push_back(rec);
+  bool need_sensors = false;
+  for (int ci : perf) {
+    req.case_index = ci;
+    TimedCase timed = TimeCase(session_, req);
+    if (timed.failure) {
+      Settle(v, std::move(*timed.failure));
+      return;
+    }
+    ref_sum += timed.reference_ms;
+    cand_sum += timed.candidate_ms;
+    need_sensors = need_sensors || timed.row.value("sensors_after", Json()).is_null();
+    v.cases.push_back(std::move(timed.row));
+  }
+  // No NVML in the worker: ask the vendor's tool once (docs/timing.md, "Clocks").
+  if (need_sensors && options_.backend != Backend::kCpu) {
+    Json sensors = QuerySensorsWithTool(options_.backend, options_.device_index);
+    for (Json& rec : v.cases)
+      if (rec.value("kind", std::string()) == "timing" && rec.value("sensors_after", Json()).is_null())
+        rec["sensors_after"] = sensors;
   }
   v.reference_ms = ref_sum;
   v.candidate_ms = cand_sum;
@@ -313,14 +315,16 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     return v;
   };
   const bool extension = candidate.format == CandidateFormat::kExtension;
-  if (extension) {
+  // Formats the engine compiles (into a shared object the worker loads).
+  const bool compiled = extension || candidate.format == CandidateFormat::kNative;
+  if (compiled) {
     if (std::string why = BackendMismatch(candidate.language, options_.backend); !why.empty())
       return done(Outcome(OutcomeStatus::kUnsupported, why));
   }
   Verification v;
   std::string module_path, module_name;
   if (options_.compile_only) {
-    if (!extension) {
+    if (!compiled) {
       v = Outcome(OutcomeStatus::kCompiled, "Python candidates are built when loaded; nothing to compile");
       v.compiled = true;
       return done(v);
@@ -336,27 +340,30 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     return done(Outcome(OutcomeStatus::kUnsupported,
                         "task " + task.name + " has parameters but no functional twin (module_fn); "
                         "an extension-format candidate cannot receive its weights"));
-  if (extension && !Build(candidate, v, &module_path, &module_name)) return done(v);
+  if (compiled && !Build(candidate, v, &module_path, &module_name)) return done(v);
   auto scratch = TempDir::Create(options_.cache_dir + "/tmp");
   if (!scratch) return done(Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error()));
 
   auto w = session_.Get(WorkerRole::kCandidate);
   if (!w) return done(Outcome(OutcomeStatus::kInfraError, w.error()));
   Json cand{{"format", std::string(ToString(candidate.format))},
-            {"path", extension ? module_path : candidate.path}};
+            {"path", compiled ? module_path : candidate.path}};
   if (extension) cand["module"] = module_name;
-  WorkerReply r = (*w)->Call(Json{{"op", "load"}, {"task", task.path}, {"candidate", cand}},
-                             options_.timeouts.load);
+  const Json load{{"op", "load"}, {"task", task.path}, {"candidate", cand}};
+  WorkerReply r = (*w)->Call(load, options_.timeouts.load);
   v.compiled = true;
   bool ok = ReplyOk(r);
+  const TaskInfo checked = WithFormatTolerances(*info, candidate.format);
   if (!ok) {
     Settle(v, CandidateFailure(r, "load", options_.timeouts.load, (*w)->TakeLog()));
-  } else if (CheckCorrectness(*info, v, scratch->path())) {
+  } else if (CheckCorrectness(checked, v, scratch->path(), CorrectnessRuns(checked))) {
     v.status = OutcomeStatus::kPassed;
     v.message = "all " + std::to_string(info->CorrectnessCases().size()) + " correctness case(s) x " +
                 std::to_string(CorrectnessSeeds(*info).size()) + " seeds match";
-    Time(*info, v);
-    ok = v.status == OutcomeStatus::kPassed;
+    if (!info->input_distributions.empty())
+      v.message += ", also on " + std::to_string(info->input_distributions.size()) + " other input distribution(s)";
+    Time(WithFormatTolerances(*info, candidate.format), v, scratch->path());
+    ok = v.status == OutcomeStatus::kPassed && RecheckImplausible(checked, v, scratch->path(), load);
   } else {
     ok = false;
   }

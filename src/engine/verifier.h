@@ -14,6 +14,8 @@
 #include <string>
 
 #include "candidate/candidate.h"
+#include "engine/correctness_runs.h"
+#include "engine/candidate_build.h"
 #include "engine/device_session.h"
 #include "engine/options.h"
 #include "engine/reference_cache.h"
@@ -31,17 +33,30 @@ class Verifier {
   // Device and software of this lane's workers (for the environment fingerprint).
   Result<Json> Hello() { return session_.Hello(); }
 
+  // How this lane builds compiled candidates. Default: BuildExtension.
+  void SetBuilder(BuildFunction builder) { builder_ = std::move(builder); }
+
  private:
   Result<TaskInfo> Describe(const TaskFile& task);
   // Fills v with a build outcome; returns the module path (empty on failure).
   bool Build(const Candidate& c, Verification& v, std::string* module_path,
              std::string* module_name);
-  bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch);
-  void Time(const TaskInfo& task, Verification& v);
-  std::string ReferenceKey(const TaskInfo& task, int case_index, int seed, const Json& hello) const;
+  // Runs every correctness case on `runs`, comparing each output with the reference.
+  bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
+                        const std::vector<CorrectnessRun>& runs);
+  // Times every performance case (engine/timed_case.h); `scratch` holds re-check outputs.
+  void Time(const TaskInfo& task, Verification& v, const std::string& scratch);
+  // After timing: a speedup above the plausible bound is re-checked before it is
+  // accepted (plausibility_recheck.cc). False when the re-check fails (v then holds
+  // the outcome). `load` is the candidate's load request, to load it in a fresh worker.
+  bool RecheckImplausible(const TaskInfo& task, Verification& v, const std::string& scratch,
+                          const Json& load);
+  std::string ReferenceKey(const TaskInfo& task, int case_index, int seed, const Json& hello,
+                           const std::string& distribution) const;
   Verification Finish(Verification v);
 
   EngineOptions options_;
+  BuildFunction builder_;
   DeviceSession session_;
   ReferenceCache references_;
   std::map<std::string, TaskInfo> described_;  // by task hash

@@ -57,12 +57,29 @@ class VerifierTest : public ::testing::Test {
     w.Handle("load", [](const Json&) { return FakeWorker::Ok(); });
     w.Handle("run", [this](const Json& r) {
       if (run_) return run_(r);
+      ++runs_;
+      distributions_.push_back(r.value("distribution", std::string("?")));
       WriteOutput(r["out"], {0, 1, 2});
+      WriteOutput(r["repeat_out"], {0, 1, 2});
       return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
     });
-    w.Handle("time", [](const Json&) {
-      return FakeWorker::Ok(Json{{"method", "monotonic_clock"},
-                                 {"timings", {{{"case", 0}, {"reference_ms", 2.0}, {"candidate_ms", 1.0}}}}});
+    // Timing (docs/timing.md): the reference side takes reference_ms_, the candidate 1 ms.
+    auto side = std::make_shared<std::string>();
+    w.Handle("time_start", [this, side](const Json& r) {
+      *side = r.value("side", std::string());
+      if (*side == "candidate") ++timings_;
+      return FakeWorker::Ok(Json{{"input_digest", "d"}, {"call_ms", 1.0}, {"sensors", nullptr}});
+    });
+    w.Handle("time_batch", [this, side](const Json& r) {
+      const double ms = *side == "reference" ? reference_ms_ : 1.0;
+      const int cold = r.value("cold", 0), warm = r.value("warm", 0);
+      return FakeWorker::Ok(Json{{"cold_ms", std::vector<double>(cold, ms)},
+                                 {"warm_ms", std::vector<double>(warm, ms)},
+                                 {"wall_ms", std::vector<double>(cold + warm, ms)}});
+    });
+    w.Handle("time_finish", [](const Json& r) {
+      if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"inputs_modified", false}, {"sensors", nullptr}});
     });
     w.Handle("unload", [](const Json&) { return FakeWorker::Ok(); });
   }
@@ -78,6 +95,9 @@ class VerifierTest : public ::testing::Test {
   Candidate candidate_;
   std::vector<FakeWorker*> started_;  // owned by the verifier; valid during Verify only
   int references_ = 0;
+  int runs_ = 0, timings_ = 0;
+  double reference_ms_ = 2.0;
+  std::vector<std::string> distributions_;  // of each default run request, in order
   std::function<WorkerReply(const Json&)> run_;
   WorkerReply describe_ = FakeWorker::Ok(Json{
       {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
@@ -92,13 +112,88 @@ TEST_F(VerifierTest, MatchingCandidatePassesWithSpeedupAndReward) {
   EXPECT_DOUBLE_EQ(*v.speedup, 2.0);
   ASSERT_TRUE(v.reward);
   EXPECT_DOUBLE_EQ(*v.reward, 0.4 + 1.0 + 0.375);  // paper reward at s = 2
-  EXPECT_EQ(references_, 3);  // one case x three seeds
+  EXPECT_EQ(references_, 5);  // one case x (three seeds + two other input distributions)
+  EXPECT_EQ(distributions_, (std::vector<std::string>{"task", "task", "task", "signed", "heavy_tailed"}));
 }
 
 TEST_F(VerifierTest, ReferencesAreComputedOnceAcrossVerifications) {
   Verify();
   Verify();
-  EXPECT_EQ(references_, 3);
+  EXPECT_EQ(references_, 5);
+}
+
+TEST_F(VerifierTest, TaskMayOptOutOfOtherInputDistributions) {
+  describe_ = FakeWorker::Ok(Json{
+      {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
+                {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true}}}},
+                {"meta", {{"input_distributions", Json::array({"signed"})}}}}}});
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(distributions_, (std::vector<std::string>{"task", "task", "task", "signed"}));
+}
+
+TEST_F(VerifierTest, WrongRepeatedCallIsAMismatch) {
+  run_ = [](const Json& r) {
+    WriteOutput(r["out"], {0, 1, 2});
+    WriteOutput(r["repeat_out"], {0, 0, 0});  // e.g. work skipped on the second call
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("(repeated call)"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierTest, MismatchOnSignedInputsNamesTheDistribution) {
+  run_ = [](const Json& r) {
+    const bool signed_inputs = r.value("distribution", std::string()) == "signed";
+    WriteOutput(r["out"], {0, 1, signed_inputs ? 7.0f : 2.0f});
+    WriteOutput(r["repeat_out"], {0, 1, signed_inputs ? 7.0f : 2.0f});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("seed 1 (signed inputs)"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierTest, PlausibleSpeedupIsNotRechecked) {
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(timings_, 1);
+  EXPECT_EQ(started_.size(), 2u);  // reference and candidate workers
+}
+
+TEST_F(VerifierTest, ImplausibleSpeedupIsRecheckedInAFreshWorker) {
+  reference_ms_ = 400.0;  // 400x
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(timings_, 2);           // timed again
+  EXPECT_EQ(started_.size(), 3u);   // in a fresh candidate worker
+  EXPECT_EQ(runs_, 5 + 1 + 1);      // the checks, then one re-check run in each worker
+  const Json& last = v.cases.back();
+  EXPECT_EQ(last.value("kind", ""), "recheck");
+  EXPECT_TRUE(last.value("still_implausible", false));
+}
+
+TEST_F(VerifierTest, ReplayAfterTimingFailsTheRecheck) {
+  reference_ms_ = 400.0;
+  run_ = [this](const Json& r) {
+    const bool after_timing = timings_ > 0;  // stops computing once warm
+    WriteOutput(r["out"], {0, 1, after_timing ? 9.0f : 2.0f});
+    WriteOutput(r["repeat_out"], {0, 1, after_timing ? 9.0f : 2.0f});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("re-check after timing"), std::string::npos) << v.message;
+  EXPECT_FALSE(v.speedup);
+}
+
+TEST_F(VerifierTest, TaskBoundOnSpeedupOverridesTheEngines) {
+  reference_ms_ = 10.0;  // 10x: plausible by default, not under a bound of 5
+  describe_ = FakeWorker::Ok(Json{
+      {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
+                {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true}}}},
+                {"meta", {{"plausible_speedup", 5.0}}}}}});
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(timings_, 2);
 }
 
 TEST_F(VerifierTest, WrongValuesAreAMismatchNamingTheCase) {
@@ -143,7 +238,9 @@ TEST_F(VerifierTest, WorkerDeathIsACrashAndTheWorkerIsReplaced) {
 TEST_F(VerifierTest, RuntimeErrorKindsMapToStatuses) {
   for (auto [kind, status] : std::vector<std::pair<std::string, OutcomeStatus>>{
            {"runtime_error", OutcomeStatus::kRuntimeError}, {"oom", OutcomeStatus::kOom},
-           {"load_error", OutcomeStatus::kLoadError}, {"internal", OutcomeStatus::kInfraError}}) {
+           {"load_error", OutcomeStatus::kLoadError}, {"internal", OutcomeStatus::kInfraError},
+           {"mismatch", OutcomeStatus::kMismatch},
+           {"policy_violation", OutcomeStatus::kPolicyViolation}}) {
     run_ = [kind = kind](const Json&) {
       WorkerReply r;
       r.response = Json{{"ok", false}, {"kind", kind}, {"message", "boom"}};
@@ -188,6 +285,23 @@ TEST_F(VerifierTest, ExtensionLanguageMustSuitTheBackend) {
   Verification v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kUnsupported);
   EXPECT_TRUE(started_.empty());  // decided before any worker starts
+}
+
+TEST_F(VerifierTest, RunRequestsCarryTheReferenceOutputLayout) {
+  std::vector<Json> layouts;
+  run_ = [&layouts](const Json& r) {
+    layouts.push_back(r.value("output_layout", Json()));
+    WriteOutput(r["out"], {0, 1, 2});
+    WriteOutput(r["repeat_out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  ASSERT_FALSE(layouts.empty());
+  for (const Json& layout : layouts) {
+    EXPECT_EQ(layout["tree"], (Json{{"kind", "tensor"}, {"index", 0}}));
+    EXPECT_EQ(layout["tensors"], Json::array({Json{{"dtype", "float32"}, {"shape", {3}}}}));
+  }
 }
 
 }  // namespace

@@ -24,8 +24,11 @@ bool ReplyOk(const WorkerReply& reply) {
 namespace {
 OutcomeStatus StatusOfKind(const std::string& kind) {
   if (kind == "load_error") return OutcomeStatus::kLoadError;
+  if (kind == "compile_error") return OutcomeStatus::kCompileError;  // Triton JIT
   if (kind == "runtime_error") return OutcomeStatus::kRuntimeError;
   if (kind == "oom") return OutcomeStatus::kOom;
+  if (kind == "mismatch") return OutcomeStatus::kMismatch;                  // output contract
+  if (kind == "policy_violation") return OutcomeStatus::kPolicyViolation;  // docs/adversarial.md
   if (kind == "unsupported") return OutcomeStatus::kUnsupported;
   if (kind == "task_error") return OutcomeStatus::kTaskError;
   return OutcomeStatus::kInfraError;  // bad_request, internal, anything unknown
@@ -52,12 +55,15 @@ Verification CandidateFailure(const WorkerReply& reply, std::string_view stage,
       if (reply.term_signal == SIGKILL) v.message += " (possibly the out-of-memory killer)";
       break;
     case WorkerFailure::kProtocol:
-      v.status = OutcomeStatus::kInfraError;
+      // Candidate code ran in this process and can close or write the protocol fds
+      // (docs/threat-model.md): the violation is the candidate's, not the engine's.
+      v.status = OutcomeStatus::kCrash;
       v.message = "worker protocol violation during " + std::string(stage) + ": " + reply.detail;
       break;
     case WorkerFailure::kNone: {
       const Json& r = reply.response;
       v.status = StatusOfKind(ReplyString(r, "kind", "internal"));
+      v.compiled = v.status != OutcomeStatus::kCompileError;
       v.message = std::string(stage) + ": " + ReplyString(r, "message", "(no message)");
       diag = ReplyString(r, "traceback", "");
       break;

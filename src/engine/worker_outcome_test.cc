@@ -39,6 +39,15 @@ TEST(WorkerOutcome, FieldsOfTheWrongTypeCountAsAbsent) {
   EXPECT_EQ(TrustedFailureMessage(r, "describe"), "describe: (no message)");
 }
 
+TEST(WorkerOutcome, TritonCompileErrorIsNotCompiled) {
+  WorkerReply r = ReplyOf(R"({"id":3,"ok":false,"kind":"compile_error","message":"CompilationError: x"})");
+  Verification v = CandidateFailure(r, "run case default seed 1", std::chrono::seconds(1), "");
+  EXPECT_EQ(v.status, OutcomeStatus::kCompileError);
+  EXPECT_FALSE(v.compiled);
+  r = ReplyOf(R"({"id":3,"ok":false,"kind":"runtime_error","message":"TypeError: x"})");
+  EXPECT_TRUE(CandidateFailure(r, "run", std::chrono::seconds(1), "").compiled);
+}
+
 TEST(WorkerOutcome, OnlyBooleanTrueIsOk) {
   EXPECT_TRUE(ReplyOk(ReplyOf(R"({"id":1,"ok":true})")));
   EXPECT_FALSE(ReplyOk(ReplyOf(R"({"id":1,"ok":"yes"})")));

@@ -13,7 +13,7 @@ std::string StatusColor(const std::string& status) {
       {"runtime_error", "#e05a47"}, {"crash", "#8e1b4f"},       {"timeout", "#7a5cc7"},
       {"oom", "#b05fb5"},           {"load_error", "#d2691e"},  {"parse_error", "#6d4c41"},
       {"unsupported", "#8d99ae"},   {"compiled", "#4a90d9"},    {"task_error", "#b0b0b0"},
-      {"infra_error", "#707070"}};
+      {"infra_error", "#707070"},   {"policy_violation", "#5b2a86"}};
   auto it = colors.find(status);
   return it == colors.end() ? "#333333" : it->second;
 }

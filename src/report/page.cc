@@ -38,7 +38,7 @@ void Page::Section(const std::string& id, const std::string& title, const std::s
 
 std::string Page::StatusLegend() const {
   std::string s = "<p class=\"legend\">";
-  for (const char* st : {"passed", "mismatch", "compile_error", "load_error", "runtime_error", "crash",
+  for (const char* st : {"passed", "mismatch", "policy_violation", "compile_error", "load_error", "runtime_error", "crash",
                          "timeout", "oom", "parse_error", "unsupported", "compiled", "task_error", "infra_error"})
     s += "<span class=\"cell\" style=\"background:" + StatusColor(st) + "\"></span>" + st;
   return s + "</p><p class=\"note\">A cell is one attempt, in store order; the number in a passed "

@@ -113,7 +113,8 @@ std::string SpeedupHistogram(const std::vector<ReportRun>& runs) {
 }
 
 std::string Failures(const std::vector<ReportRun>& runs) {
-  const std::vector<std::string> order = {"passed", "compiled", "mismatch", "compile_error", "load_error",
+  const std::vector<std::string> order = {"passed", "compiled", "mismatch", "policy_violation",
+                                          "compile_error", "load_error",
                                           "runtime_error", "crash", "timeout", "oom", "parse_error",
                                           "unsupported", "task_error", "infra_error"};
   std::set<std::string> present;

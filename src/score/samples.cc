@@ -55,7 +55,7 @@ SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
     s.status = r.status;
     s.candidate = r.candidate_path;
     s.correct = r.status == "passed";
-    s.ran = s.correct || r.status == "mismatch";
+    s.ran = s.correct || r.status == "mismatch" || r.status == "policy_violation";
     s.speedup = r.speedup;
     s.reference_ms = r.reference_ms;
     s.candidate_ms = r.candidate_ms;

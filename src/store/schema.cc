@@ -48,6 +48,47 @@ CREATE UNIQUE INDEX attempts_key ON attempts (run, task, candidate_hash, backend
 -- All attempts at one task across runs.
 CREATE INDEX attempts_task ON attempts (task);
 )sql"},
+    {2, R"sql(
+-- Every LLM call of `kvault gen` (docs/agent.md). Key: one call per role, iteration
+-- and offspring of a task's generation in a run.
+CREATE TABLE generations (
+  id              INTEGER PRIMARY KEY,
+  run             TEXT    NOT NULL,
+  task            TEXT    NOT NULL,
+  iteration       INTEGER NOT NULL,
+  offspring       INTEGER NOT NULL,
+  role            TEXT    NOT NULL,
+  parent          TEXT    NOT NULL,
+  model_requested TEXT    NOT NULL,
+  model_returned  TEXT    NOT NULL,
+  prompt_version  TEXT    NOT NULL,
+  prompt          TEXT    NOT NULL,
+  response        TEXT    NOT NULL,
+  usage           TEXT    NOT NULL,
+  latency_s       REAL    NOT NULL,
+  http_attempts   INTEGER NOT NULL,
+  error           TEXT    NOT NULL,
+  outcome         TEXT    NOT NULL,
+  candidate_path  TEXT    NOT NULL,
+  attempt_id      INTEGER,
+  created_at      TEXT    NOT NULL
+);
+CREATE UNIQUE INDEX generations_key ON generations (run, task, iteration, offspring, role);
+-- One row per task of a `kvault gen` run: its state (for --resume) and its best.
+CREATE TABLE gen_tasks (
+  run             TEXT    NOT NULL,
+  task            TEXT    NOT NULL,
+  finished        INTEGER NOT NULL CHECK (finished IN (0, 1)),
+  solved          INTEGER NOT NULL CHECK (solved IN (0, 1)),
+  candidates      INTEGER NOT NULL,
+  best_attempt_id INTEGER,
+  best_path       TEXT    NOT NULL,
+  best_speedup    REAL,
+  settings        TEXT    NOT NULL,
+  updated_at      TEXT    NOT NULL,
+  PRIMARY KEY (run, task)
+);
+)sql"},
 };
 
 constexpr int kLatest = kMigrations[std::size(kMigrations) - 1].version;

@@ -10,7 +10,7 @@
 namespace kvault::store_schema {
 
 // The version this build writes and reads. A file with a higher version is refused.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Brings the database on `db` to kSchemaVersion. Errors (each names no path; the
 // caller adds it):

@@ -69,6 +69,11 @@ void Statement::BindOptional(const char* name, const std::optional<double>& valu
   if (int i = ParamIndex(name)) KeepError(sqlite3_bind_null(stmt_.get(), i), name);
 }
 
+void Statement::BindOptional(const char* name, const std::optional<int64_t>& value) {
+  if (value) return Bind(name, *value);
+  if (int i = ParamIndex(name)) KeepError(sqlite3_bind_null(stmt_.get(), i), name);
+}
+
 Result<Step> Statement::Next() {
   if (bind_error_) return Error{*bind_error_};
   const int rc = sqlite3_step(stmt_.get());
@@ -107,6 +112,12 @@ std::optional<double> Statement::OptionalDouble(const char* name) const {
   const int i = Column(name);
   if (sqlite3_column_type(stmt_.get(), i) == SQLITE_NULL) return std::nullopt;
   return sqlite3_column_double(stmt_.get(), i);
+}
+
+std::optional<int64_t> Statement::OptionalInt64(const char* name) const {
+  const int i = Column(name);
+  if (sqlite3_column_type(stmt_.get(), i) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_int64(stmt_.get(), i);
 }
 
 void Statement::Reset() {

@@ -54,6 +54,7 @@ class Statement {
   void Bind(const char* name, int64_t value);
   void Bind(const char* name, double value);  // NaN is stored as NULL by SQLite
   void BindOptional(const char* name, const std::optional<double>& value);  // NULL if empty
+  void BindOptional(const char* name, const std::optional<int64_t>& value);  // NULL if empty
 
   // Runs or advances the statement.
   Result<Step> Next();
@@ -66,6 +67,7 @@ class Statement {
   int64_t Int64(const char* name) const;
   double Double(const char* name) const;
   std::optional<double> OptionalDouble(const char* name) const;  // nullopt for NULL
+  std::optional<int64_t> OptionalInt64(const char* name) const;  // nullopt for NULL
 
   // Rewinds the statement and clears bindings, ending any read it holds open.
   void Reset();

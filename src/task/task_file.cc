@@ -85,6 +85,14 @@ Result<TaskInfo> TaskInfoFromDescribe(const TaskFile& file, const Json& task) {
         info.nan_policy = m["nan_policy"].get<std::string>();
       if (m.contains("seeds") && m["seeds"].is_number_integer())
         info.seeds = std::max(3, m["seeds"].get<int>());
+      if (m.contains("policy") && m["policy"].is_string()) info.policy = m["policy"].get<std::string>();
+      if (m.contains("input_distributions") && m["input_distributions"].is_array()) {
+        info.input_distributions.clear();
+        for (const Json& d : m["input_distributions"])
+          if (d.is_string()) info.input_distributions.push_back(d.get<std::string>());
+      }
+      if (m.contains("plausible_speedup") && m["plausible_speedup"].is_number())
+        info.plausible_speedup = m["plausible_speedup"].get<double>();
     }
   } catch (const Json::exception& e) {
     return Error{"describe answer for " + file.name + " is malformed: " + e.what()};

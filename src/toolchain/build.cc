@@ -3,7 +3,8 @@
 #include <chrono>
 
 #include "kvault/build_config.h"
-#include "toolchain/compile_cache.h"
+#include "cache/cache.h"
+#include "toolchain/build_key.h"
 #include "toolchain/flags.h"
 #include "toolchain/pch.h"
 #include "toolchain/tools.h"
@@ -41,33 +42,41 @@ Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
   auto cmd = AssembleCommand(req, setup, {"<source>", "<module>", "<output>"});
   if (!cmd) return Error{cmd.error()};
   KeyHasher h;
-  h.Add("kvault-build", "1");
+  h.Add("kvault-build", "2");
   h.Add("source", source);
+  AddLocalIncludeFields(h, req.source_path, source);
   h.Add("language", ToString(req.language));
   h.Add("backend", ToString(req.backend));
   h.Add("arch", req.arch);
   h.Add("compile_only", req.compile_only ? "1" : "0");
   h.Add("command", ShellQuote(cmd->argv));
-  AddToolchainKeyFields(h, identity, req.torch);  // compiler, torch_version, torch_version_header
+  AddToolchainKeyFields(h, identity, setup.tool_path, req.torch);  // compiler, torch headers
   if (req.language == Language::kHip) {
     auto digest = DirectoryDigest(setup.include_hip_dir);
     if (!digest) return Error{"HIP portability headers: " + digest.error()};
     h.Add("include_hip", *digest);
   }
+  if (req.kind == SourceKind::kNative) {  // extension keys stay as they were
+    auto digest = DirectoryDigest(setup.native_include_dir);
+    if (!digest) return Error{"native-format header folder: " + digest.error()};
+    h.Add("kind", "native");
+    h.Add("native_include", *digest);
+  }
   return h;
 }
 
 // A hit reports the stored build's command, toolchain and diagnostics.
-BuildResult FromCache(const CompileCache::Entry& e, BuildResult r,
+BuildResult FromCache(const CacheEntry& e, const std::string& artifact_name, BuildResult r,
                       std::chrono::steady_clock::time_point start) {
+  const Json& meta = e.manifest.meta;
   r.ok = true;
   r.cache_hit = true;
-  r.artifact = e.artifact;
-  r.command = e.meta.value("command", std::string());
-  r.toolchain = e.meta.value("toolchain", std::string());
-  r.diagnostics = e.meta.value("diagnostics", std::string());
-  r.pch = e.meta.value("pch", false);
-  r.pch_note = e.meta.value("pch_note", std::string());
+  r.artifact = e.Path(artifact_name);
+  r.command = meta.value("command", std::string());
+  r.toolchain = meta.value("toolchain", std::string());
+  r.diagnostics = meta.value("diagnostics", std::string());
+  r.pch = meta.value("pch", false);
+  r.pch_note = meta.value("pch_note", std::string());
   r.seconds = SecondsSince(start);
   return r;
 }
@@ -78,7 +87,9 @@ BuildResult FromCache(const CompileCache::Entry& e, BuildResult r,
 std::string PchFor(const BuildRequest& req, const CompilerSetup& setup, const std::string& source,
                    const std::string& identity, const std::string& cache_root,
                    std::chrono::milliseconds timeout, std::string& note) {
-  if (setup.tool != Tool::kCxx) {
+  if (req.kind == SourceKind::kNative) {
+    note = "native sources include no PyTorch header";
+  } else if (setup.tool != Tool::kCxx) {
     note = "precompiled headers are for g++ only";
   } else if (GetEnv("KVAULT_PCH").value_or("1") == "0") {
     note = "turned off (KVAULT_PCH=0)";
@@ -99,6 +110,11 @@ std::string DefaultIncludeHipDir() {
   return std::string(KVAULT_DEFAULT_SOURCE_ROOT) + "/include_hip";
 }
 
+std::string DefaultNativeIncludeDir() {
+  if (auto root = GetEnv("KVAULT_SOURCE_ROOT"); root && !root->empty()) return *root + "/include";
+  return std::string(KVAULT_DEFAULT_SOURCE_ROOT) + "/include";
+}
+
 Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::milliseconds timeout) {
   auto start = std::chrono::steady_clock::now();
   auto tool = ToolFor(req.language, req.backend);
@@ -108,6 +124,8 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   setup.tool_path = ToolPath(*tool);
   setup.include_hip_dir = req.include_hip_dir.empty() ? DefaultIncludeHipDir() : req.include_hip_dir;
   setup.torch_has_hip = TorchHasHip(req.torch);
+  setup.native_include_dir =
+      req.native_include_dir.empty() ? DefaultNativeIncludeDir() : req.native_include_dir;
   auto identity = ToolIdentity(setup.tool_path);
   if (!identity)
     return Error{ToolName(*tool) + " is not usable (set " + ToolEnvVar(*tool) + "): " + identity.error()};
@@ -120,19 +138,30 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   r.key = key->Hex();
   r.module_name = ModuleNameForKey(r.key);
   const std::string artifact_name = r.module_name + (req.compile_only ? ".o" : ".so");
-  const std::string cache_root = req.out_dir.empty() ? DefaultCacheDir() + "/build" : req.out_dir;
-  CompileCache cache(cache_root);
-  if (auto hit = cache.Lookup(r.key, artifact_name)) return FromCache(*hit, std::move(r), start);
+  const std::string cache_root = req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir;
+  auto limits = CacheLimits::FromEnv();
+  if (!limits) return Error{limits.error()};
+  Cache cache(cache_root, "build", *limits);
+  // An entry without the artifact (another kind of build under the same key cannot
+  // happen: the artifact name follows the key) is treated as a miss.
+  auto usable = [&](std::optional<CacheEntry> e) -> std::optional<CacheEntry> {
+    if (e && FileExists(e->Path(artifact_name))) return e;
+    return std::nullopt;
+  };
+  if (auto hit = usable(cache.Lookup(r.key))) return FromCache(*hit, artifact_name, std::move(r), start);
   // Another process may be building the same entry; wait for it rather than compile
   // twice. A lock that cannot be had in time only costs the sharing, so go on without.
   auto lock = cache.Lock(r.key, timeout);
   if (lock) {
-    if (auto hit = cache.Lookup(r.key, artifact_name)) return FromCache(*hit, std::move(r), start);
+    if (auto hit = usable(cache.Lookup(r.key, CountLookup::kNo)))
+      return FromCache(*hit, artifact_name, std::move(r), start);
   }
 
   auto scratch = TempDir::Create("", "kvault-build");
   if (!scratch) return Error{scratch.error()};
-  std::string built = scratch->Join(artifact_name);
+  auto staged = cache.Stage();
+  if (!staged) return Error{"compile cache: " + staged.error()};
+  std::string built = staged->Join(artifact_name);
   // The precompiled header changes how the source is compiled, not what it compiles
   // to, so it is not part of the key; build.json records which path was taken.
   const std::string pch = PchFor(req, setup, *source, *identity, cache_root, timeout, r.pch_note);
@@ -161,10 +190,12 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   Json meta{{"key_fields", key->Describe()}, {"command", r.command},
             {"toolchain", r.toolchain}, {"diagnostics", r.diagnostics},
             {"compile_seconds", run->seconds}, {"pch", r.pch}, {"pch_note", r.pch_note}};
-  auto stored = cache.Store(r.key, artifact_name, built, meta);
+  if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s)
+    return Error{"compile cache: " + s.error()};
+  auto stored = cache.Commit(r.key, std::move(*staged), meta);
   if (!stored) return Error{"compile cache: " + stored.error()};
   r.ok = true;
-  r.artifact = *stored;
+  r.artifact = stored->Path(artifact_name);
   r.seconds = SecondsSince(start);
   return r;
 }

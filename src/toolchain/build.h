@@ -1,7 +1,8 @@
 #pragma once
 // BuildExtension: compile an extension-format candidate into a Python extension
-// module with g++, nvcc, nvcc + HIP portability headers, or hipcc, directly (not
-// through torch.utils.cpp_extension), through the compile cache. docs/toolchains.md
+// module (or a native-format candidate into a plain shared library, BuildRequest::kind)
+// with g++, nvcc, nvcc + HIP portability headers, or hipcc, directly (not through
+// torch.utils.cpp_extension), through the compile cache. docs/toolchains.md
 // describes the commands and the cache key.
 //
 //   BuildRequest req;
@@ -32,5 +33,9 @@ Result<BuildResult> BuildExtension(const BuildRequest& request, std::chrono::mil
 // The portability headers' directory used when the request names none:
 // $KVAULT_SOURCE_ROOT/include_hip, else <source root at build time>/include_hip.
 std::string DefaultIncludeHipDir();
+
+// The folder holding kvault/native.h used when a native request names none:
+// $KVAULT_SOURCE_ROOT/include, else <source root at build time>/include.
+std::string DefaultNativeIncludeDir();
 
 }  // namespace kvault

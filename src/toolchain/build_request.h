@@ -8,11 +8,18 @@
 
 namespace kvault {
 
-// One extension-format candidate: a single translation unit that exposes `forward`
-// through PYBIND11_MODULE(TORCH_EXTENSION_NAME, m). The module name is not chosen by
-// the caller: it is derived from the build's cache key (BuildResult::module_name).
+// What the source is: a PyTorch extension (PYBIND11_MODULE, PyTorch's headers and
+// libraries) or a native-format source (docs/native-format.md: a plain shared library
+// exporting kvault_forward; no PyTorch headers, defines or libraries).
+enum class SourceKind { kTorchExtension, kNative };
+
+// One candidate: a single translation unit, either an extension that exposes `forward`
+// through PYBIND11_MODULE(TORCH_EXTENSION_NAME, m), or a native-format source. The
+// module name is not chosen by the caller: it is derived from the build's cache key
+// (BuildResult::module_name).
 struct BuildRequest {
   std::string source_path;
+  SourceKind kind = SourceKind::kTorchExtension;
   Language language = Language::kCpp;
   Backend backend = Backend::kCpu;
   // "sm_90" (nvcc), "gfx90a" (hipcc), ignored for the cpu backend. Default: "" = the
@@ -22,14 +29,19 @@ struct BuildRequest {
   // Compile to an object file only (-c): no link, no .so. The only way to check HIP
   // sources for AMD targets on a machine whose PyTorch has no HIP support.
   bool compile_only = false;
-  // The build cache: entries live at <out_dir>/<key[0:2]>/<key>/.
-  // Default: "" = DefaultCacheDir() + "/build" (util/env.h).
-  std::string out_dir;
+  // The cache folder (docs/cache.md): build entries live at
+  // <cache_dir>/build/<key[0:2]>/<key>/, precompiled headers under <cache_dir>/pch/.
+  // Default: "" = DefaultCacheDir() (util/env.h).
+  std::string cache_dir;
   // Appended to the compiler's flags (before the source file); part of the cache key.
   std::vector<std::string> extra_flags;
   // The HIP portability headers (include_hip/). Default: "" = $KVAULT_SOURCE_ROOT/
   // include_hip, else <source root at build time>/include_hip.
   std::string include_hip_dir;
+  // Native sources only: the folder holding kvault/native.h, put on the include path
+  // and hashed into the key. Default: "" = $KVAULT_SOURCE_ROOT/include, else <source
+  // root at build time>/include.
+  std::string native_include_dir;
 };
 
 struct BuildResult {

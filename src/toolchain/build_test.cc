@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
-#include "toolchain/compile_cache.h"
+#include "toolchain/build_key.h"
 #include "toolchain/fake_compiler_for_test.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -44,7 +48,7 @@ class BuildTest : public ::testing::Test {
     r.torch.library_paths = {work_->Join("torch-lib")};
     r.torch.python_include = "/py";
     r.torch.torch_version = "1.13.0";
-    r.out_dir = work_->Join("cache");
+    r.cache_dir = work_->Join("cache");
     return r;
   }
 
@@ -61,7 +65,7 @@ TEST_F(BuildTest, BuildsThenServesFromTheCache) {
   EXPECT_FALSE(first->cache_hit);
   EXPECT_EQ(first->key.size(), 64u);
   EXPECT_EQ(first->module_name, "kv_" + first->key.substr(0, 16));
-  EXPECT_EQ(first->artifact, work_->Join("cache") + "/" + first->key.substr(0, 2) + "/" + first->key +
+  EXPECT_EQ(first->artifact, work_->Join("cache") + "/build/" + first->key.substr(0, 2) + "/" + first->key +
                                  "/" + first->module_name + ".so");
   EXPECT_EQ(*ReadFile(first->artifact), "object built by fakecc\n");
   EXPECT_NE(first->command.find("-DTORCH_EXTENSION_NAME=" + first->module_name), std::string::npos);
@@ -125,6 +129,47 @@ TEST_F(BuildTest, EveryKeyInputChangesTheKey) {
   FakeCompiler other(FakeCompiler::kWritesOutput, "fakecc (KernelVault test) 10.0.0");
   setenv("KVAULT_CXX", other.path().c_str(), 1);
   expect_new_key(Request(), "compiler version");
+}
+
+// Headers the source includes, the torch headers and the compiler binary itself.
+TEST_F(BuildTest, IncludedHeadersAndToolchainFilesChangeTheKey) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  ASSERT_TRUE(EnsureDir(work_->Join("inc")).ok());
+  ASSERT_TRUE(EnsureDir(work_->Join("torch-include")).ok());
+  ASSERT_TRUE(WriteFileAtomic(work_->Join("inc/helper.h"), "#include \"../deep.h\"\nint helper();\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(work_->Join("deep.h"), "#define DEPTH 1\n").ok());
+  WriteSource("#include \"inc/helper.h\"\ntorch::Tensor forward(torch::Tensor x) { return x; }\n");
+  auto base = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(base.ok() && base->ok) << (base.ok() ? base->diagnostics : base.error());
+  auto key_now = [&]() {
+    auto b = BuildExtension(Request(), kTimeout);
+    EXPECT_TRUE(b.ok() && b->ok);
+    return b.ok() ? b->key : std::string();
+  };
+  EXPECT_EQ(key_now(), base->key);
+  ASSERT_TRUE(WriteFileAtomic(work_->Join("deep.h"), "#define DEPTH 2\n").ok());  // included by the header
+  std::string after_deep = key_now();
+  EXPECT_NE(after_deep, base->key);
+  ASSERT_TRUE(WriteFileAtomic(work_->Join("torch-include/Added.h"), "// new\n").ok());
+  std::string after_torch = key_now();
+  EXPECT_NE(after_torch, after_deep);
+  struct timespec times[2] = {{1000, 0}, {1000, 0}};  // the compiler rebuilt, same --version
+  ASSERT_EQ(::utimensat(AT_FDCWD, cc.path().c_str(), times, 0), 0);
+  EXPECT_NE(key_now(), after_torch);
+}
+
+TEST_F(BuildTest, ADamagedEntryIsRebuiltNotLoaded) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  auto first = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(first.ok() && first->ok);
+  std::filesystem::resize_file(first->artifact, 5);  // truncated on disk
+  auto second = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(second.ok() && second->ok);
+  EXPECT_FALSE(second->cache_hit);
+  EXPECT_EQ(cc.Calls(), 2);
+  EXPECT_EQ(*ReadFile(second->artifact), "object built by fakecc\n");
 }
 
 TEST_F(BuildTest, CompileOnlyStoresTheObjectFile) {
@@ -247,7 +292,7 @@ TEST_F(BuildTest, TorchSourcesShareOnePrecompiledHeader) {
   EXPECT_TRUE(EndsWith(header, "/kvault_torch_pch.h")) << header;
   EXPECT_TRUE(FileExists(header + ".gch"));
   EXPECT_NE(first->command.find("-Winvalid-pch"), std::string::npos);
-  auto meta = Json::parse(*ReadFile(work_->Join("cache") + "/" + first->key.substr(0, 2) + "/" + first->key +
+  auto meta = Json::parse(*ReadFile(work_->Join("cache") + "/build/" + first->key.substr(0, 2) + "/" + first->key +
                                     "/build.json"));
   EXPECT_EQ(meta["pch"], true);
 
@@ -273,7 +318,7 @@ TEST_F(BuildTest, ThePchDoesNotChangeTheKey) {
   WriteSource(kTorchSource);
   setenv("KVAULT_PCH", "0", 1);
   BuildRequest plain_req = Request();
-  plain_req.out_dir = work_->Join("plain-cache");
+  plain_req.cache_dir = work_->Join("plain-cache");
   auto plain = BuildExtension(plain_req, kTimeout);
   unsetenv("KVAULT_PCH");
   auto pch = BuildExtension(Request(), kTimeout);
@@ -411,6 +456,37 @@ TEST_F(BuildTest, HipccAgainstTorchWithoutHipNeedsCompileOnly) {
   EXPECT_TRUE(b->ok);
   EXPECT_EQ(b->toolchain, "hipcc 5.2.21153-0 (compile-only shims)");
   EXPECT_NE(b->command.find("--offload-arch=gfx90a"), std::string::npos);
+}
+
+TEST_F(BuildTest, NativeSourcesKeyOnTheirHeaderAndSkipThePch) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  WriteSource(kTorchSource);  // would take the PCH path were it an extension
+  auto extension = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(extension.ok()) << extension.error();
+  for (const char* name : {"native_a", "native_b"}) {
+    ASSERT_TRUE(EnsureDir(work_->Join(name) + "/kvault").ok());
+    ASSERT_TRUE(WriteFileAtomic(work_->Join(name) + "/kvault/native.h", std::string("// ") + name).ok());
+  }
+  BuildRequest r = Request();
+  r.kind = SourceKind::kNative;
+  r.native_include_dir = work_->Join("native_a");
+  auto a = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_TRUE(a->ok);
+  EXPECT_FALSE(a->pch);
+  EXPECT_EQ(a->toolchain, "g++ 9.9.9 (native)");
+  EXPECT_NE(a->key, extension->key);
+  EXPECT_EQ(a->command.find("TORCH_EXTENSION_NAME"), std::string::npos) << a->command;
+  EXPECT_NE(a->command.find("-I " + work_->Join("native_a")), std::string::npos) << a->command;
+  EXPECT_TRUE(BuildExtension(r, kTimeout)->cache_hit);
+  r.native_include_dir = work_->Join("native_b");
+  auto b = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_FALSE(b->cache_hit);
+  EXPECT_NE(a->key, b->key);
+  r.native_include_dir = work_->Join("no_such_dir");
+  EXPECT_FALSE(BuildExtension(r, kTimeout).ok());
 }
 
 }  // namespace

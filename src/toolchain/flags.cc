@@ -70,6 +70,44 @@ std::vector<std::string> LinkFlags(const TorchBuildInfo& torch, Backend backend,
 // g++'s own flags, shared by candidate and precompiled-header compiles.
 const std::vector<std::string> kCxxFlags = {"-O2", "-std=c++17", "-fPIC"};
 
+// A native source: a plain shared library, nothing of PyTorch's.
+CompileCommand NativeCommand(const BuildRequest& req, const CompilerSetup& setup,
+                             const CommandSlots& slots, Tool tool, const std::vector<std::string>& arch) {
+  CompileCommand cmd;
+  std::vector<std::string>& a = cmd.argv;
+  a.push_back(setup.tool_path);
+  switch (tool) {
+    case Tool::kCxx:
+      Append(a, {"-O3", "-std=c++17", "-fPIC"});
+      break;
+    case Tool::kNvcc:
+      Append(a, {"-O3", "-std=c++17", "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr"});
+      break;
+    case Tool::kHipcc:
+      Append(a, {"-O3", "-std=c++17", "-fPIC"});
+      break;
+  }
+  Append(a, arch);
+  Append(a, {"-I", setup.native_include_dir});
+  if (tool == Tool::kNvcc && req.language == Language::kHip) {
+    Append(a, {"-I", setup.include_hip_dir});
+    cmd.variant = "native, hip-on-nvidia";
+  } else {
+    cmd.variant = "native";
+  }
+  Append(a, req.extra_flags);
+  if (tool == Tool::kNvcc && req.language == Language::kHip) Append(a, {"-x", "cu"});
+  if (tool == Tool::kHipcc) Append(a, {"-x", "hip"});
+  a.push_back(slots.source);
+  if (req.compile_only) {
+    Append(a, {"-c", "-o", slots.output});
+  } else {
+    Append(a, {"-shared", "-o", slots.output});
+    if (tool == Tool::kNvcc) Append(a, {"-cudart", "shared"});
+  }
+  return cmd;
+}
+
 }  // namespace
 
 Result<Tool> ToolFor(Language language, Backend backend) {
@@ -106,6 +144,10 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
     return Error{"internal: setup is for " + ToolName(setup.tool) + ", request needs " + ToolName(*tool)};
   auto arch = ArchFlags(*tool, req.arch);
   if (!arch) return Error{arch.error()};
+  if (req.kind == SourceKind::kNative) {
+    if (!slots.pch_header.empty()) return Error{"internal: no precompiled header for native sources"};
+    return NativeCommand(req, setup, slots, *tool, *arch);
+  }
   bool hip_shims = *tool == Tool::kHipcc && !setup.torch_has_hip;
   if (hip_shims && !req.compile_only)
     return Error{"the worker's PyTorch has no HIP support: HIP sources can only be compile-checked "

@@ -20,6 +20,7 @@ struct CompilerSetup {
   std::string tool_path;        // argv[0]
   std::string include_hip_dir;  // the HIP portability headers (include_hip/)
   bool torch_has_hip = false;   // the torch headers are a ROCm build's (c10/hip/ exists)
+  std::string native_include_dir;  // native sources: the folder holding kvault/native.h
 };
 
 // The per-build names in the command. BuildExtension first assembles the command with
@@ -48,8 +49,10 @@ struct CompileCommand {
 Result<Tool> ToolFor(Language language, Backend backend);
 
 // The full command line. Error when the request cannot be expressed: an unsupported
-// language/backend pair, a malformed arch, or a full (linked) HIP build against a
-// PyTorch without HIP.
+// language/backend pair, a malformed arch, or a full (linked) HIP extension build
+// against a PyTorch without HIP. A native request (SourceKind::kNative) gets no
+// PyTorch flags, defines or libraries: optimisation, -fPIC, the arch, `-I
+// native_include_dir` (plus include_hip/ for HIP on nvcc), -shared (or -c).
 Result<CompileCommand> AssembleCommand(const BuildRequest& request, const CompilerSetup& setup,
                                        const CommandSlots& slots);
 

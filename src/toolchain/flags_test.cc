@@ -230,6 +230,82 @@ TEST(AssembleCommand, ForcesThePchInRightBeforeTheSource) {
   EXPECT_EQ(plain->argv, without);
 }
 
+BuildRequest NativeRequest(Language l, Backend b, std::string arch = "") {
+  BuildRequest r = Request(l, b, std::move(arch));
+  r.kind = SourceKind::kNative;
+  return r;
+}
+
+CompilerSetup NativeSetup(Tool tool, bool torch_has_hip = false) {
+  CompilerSetup s = MakeSetup(tool, torch_has_hip);
+  s.native_include_dir = "/src/include";
+  return s;
+}
+
+// Nothing of PyTorch's: no -isystem, -l, torch defines or module name.
+void ExpectNoTorch(const Argv& a) {
+  for (const std::string& arg : a) {
+    EXPECT_NE(arg, "-isystem");
+    EXPECT_NE(arg.rfind("-l", 0), 0u) << arg;
+    EXPECT_EQ(arg.find("TORCH"), std::string::npos) << arg;
+    EXPECT_EQ(arg.find("/t/"), std::string::npos) << arg;
+    EXPECT_EQ(arg.find("__CUDA_NO_HALF"), std::string::npos) << arg;
+  }
+}
+
+TEST(AssembleCommand, NativeCxxIsAPlainSharedLibrary) {
+  auto cmd = AssembleCommand(NativeRequest(Language::kCpp, Backend::kCpu), NativeSetup(Tool::kCxx), kSlots);
+  ASSERT_TRUE(cmd) << cmd.error();
+  EXPECT_EQ(cmd->argv, (Argv{"/bin/g++", "-O3", "-std=c++17", "-fPIC", "-I", "/src/include",
+                             "/c/relu.src", "-shared", "-o", "/o/out"}));
+  EXPECT_EQ(cmd->variant, "native");
+}
+
+TEST(AssembleCommand, NativeNvccLinksTheSharedCudaRuntimeOnly) {
+  auto cmd = AssembleCommand(NativeRequest(Language::kCuda, Backend::kCuda, "sm_90"), NativeSetup(Tool::kNvcc), kSlots);
+  ASSERT_TRUE(cmd) << cmd.error();
+  const Argv& a = cmd->argv;
+  ExpectNoTorch(a);
+  EXPECT_TRUE(Has(a, "arch=compute_90,code=[sm_90,compute_90]"));
+  EXPECT_LT(At(a, "/src/include"), At(a, "/c/relu.src"));
+  EXPECT_LT(At(a, "-shared"), At(a, "-cudart"));
+  EXPECT_FALSE(Has(a, "/src/include_hip"));
+}
+
+TEST(AssembleCommand, NativeHipOnNvidiaUsesThePortabilityHeaders) {
+  auto cmd = AssembleCommand(NativeRequest(Language::kHip, Backend::kCuda, "sm_90"), NativeSetup(Tool::kNvcc), kSlots);
+  ASSERT_TRUE(cmd) << cmd.error();
+  const Argv& a = cmd->argv;
+  ExpectNoTorch(a);
+  EXPECT_LT(At(a, "/src/include_hip"), At(a, "-x"));
+  EXPECT_EQ(At(a, "-x") + 1, At(a, "cu"));
+  EXPECT_EQ(At(a, "cu") + 1, At(a, "/c/relu.src"));
+  EXPECT_EQ(cmd->variant, "native, hip-on-nvidia");
+}
+
+TEST(AssembleCommand, NativeHipccNeedsNoTorchHipAndNoShims) {
+  // Full builds work without a ROCm PyTorch: nothing of PyTorch's is included.
+  auto full = AssembleCommand(NativeRequest(Language::kHip, Backend::kHip, "gfx90a"), NativeSetup(Tool::kHipcc), kSlots);
+  ASSERT_TRUE(full) << full.error();
+  ExpectNoTorch(full->argv);
+  EXPECT_TRUE(Has(full->argv, "-shared"));
+  EXPECT_TRUE(Has(full->argv, "--offload-arch=gfx90a"));
+  BuildRequest req = NativeRequest(Language::kHip, Backend::kHip, "gfx90a");
+  req.compile_only = true;
+  auto only = AssembleCommand(req, NativeSetup(Tool::kHipcc), kSlots);
+  ASSERT_TRUE(only) << only.error();
+  EXPECT_FALSE(Has(only->argv, "/src/include_hip/compile_only"));
+  EXPECT_EQ(Argv(only->argv.end() - 3, only->argv.end()), (Argv{"-c", "-o", "/o/out"}));
+  EXPECT_FALSE(Has(only->argv, "-shared"));
+}
+
+TEST(AssembleCommand, NativeRejectsAPrecompiledHeader) {
+  CommandSlots slots = kSlots;
+  slots.pch_header = "/p/torch.h";
+  EXPECT_FALSE(AssembleCommand(NativeRequest(Language::kCpp, Backend::kCpu), NativeSetup(Tool::kCxx), slots));
+  EXPECT_FALSE(AssembleCommand(NativeRequest(Language::kCuda, Backend::kCpu), NativeSetup(Tool::kNvcc), kSlots));
+}
+
 TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(ShellQuote({"g++", "-O2", "-DX=1", "/a/b.cc"}), "g++ -O2 -DX=1 /a/b.cc");
   EXPECT_EQ(ShellQuote({"nvcc", "arch=compute_90,code=[sm_90,compute_90]"}),

@@ -1,6 +1,9 @@
 #include "toolchain/pch.h"
 
-#include "toolchain/compile_cache.h"
+#include <unistd.h>
+
+#include "cache/cache.h"
+#include "toolchain/build_key.h"
 #include "util/files.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -100,10 +103,10 @@ Result<KeyHasher> PchKey(const BuildRequest& req, const CompilerSetup& setup,
   auto cmd = AssemblePchCommand(req, setup, "<header>", "<output>");
   if (!cmd) return Error{cmd.error()};
   KeyHasher h;
-  h.Add("kvault-pch", "1");
+  h.Add("kvault-pch", "2");
   h.Add("header", PchHeaderText());
   h.Add("command", ShellQuote(cmd->argv));
-  AddToolchainKeyFields(h, compiler_identity, req.torch);
+  AddToolchainKeyFields(h, compiler_identity, setup.tool_path, req.torch);
   return h;
 }
 
@@ -114,36 +117,32 @@ Result<std::string> EnsurePrecompiledHeader(const BuildRequest& req, const Compi
   auto key = PchKey(req, setup, compiler_identity);
   if (!key) return Error{key.error()};
   const std::string hex = key->Hex();
-  CompileCache cache(cache_root + "/pch");
-  const std::string dir = cache.EntryDir(hex);
-  const std::string header = dir + "/" + kPchHeaderName;
+  auto limits = CacheLimits::FromEnv();
+  if (!limits) return Error{limits.error()};
+  Cache cache(cache_root, "pch", *limits);
   // A finished entry, or the record of a failed one; nullopt: neither yet.
-  auto settled = [&]() -> std::optional<Result<std::string>> {
-    if (cache.Lookup(hex, kGchName)) {
-      // The .gch is moved in after the header; restore a header deleted since.
-      if (!FileExists(header))
-        if (Status s = WriteFileAtomic(header, PchHeaderText()); !s) return Result<std::string>(Error{s.error()});
-      return Result<std::string>(header);
-    }
-    if (FileExists(dir + "/" + kFailedName))
-      return Result<std::string>(Error{"g++ rejected the precompiled header before: see " + dir + "/" + kFailedName});
-    return std::nullopt;
+  auto settled = [&](CountLookup count) -> std::optional<Result<std::string>> {
+    auto entry = cache.Lookup(hex, count);
+    if (!entry) return std::nullopt;
+    if (FileExists(entry->Path(kGchName))) return Result<std::string>(entry->Path(kPchHeaderName));
+    return Result<std::string>(Error{"g++ rejected the precompiled header before: see " +
+                                     entry->Path(kFailedName)});
   };
-  if (auto done = settled()) return *done;
+  if (auto done = settled(CountLookup::kYes)) return *done;
   auto lock = cache.Lock(hex, timeout);
   if (!lock) return Error{"precompiled header lock: " + lock.error()};
-  if (auto done = settled()) return *done;
+  if (auto done = settled(CountLookup::kNo)) return *done;
 
-  auto scratch = TempDir::Create(cache.root() + "/tmp", "kvault-pch");
-  if (!scratch) return Error{scratch.error()};
-  const std::string built_header = scratch->Join(kPchHeaderName);
-  const std::string built_gch = scratch->Join(kGchName);
+  auto staged = cache.Stage();
+  if (!staged) return Error{staged.error()};
+  const std::string built_header = staged->Join(kPchHeaderName);
+  const std::string built_gch = staged->Join(kGchName);
   if (Status s = WriteFileAtomic(built_header, PchHeaderText()); !s) return Error{s.error()};
   auto cmd = AssemblePchCommand(req, setup, built_header, built_gch);
   if (!cmd) return Error{cmd.error()};
   CommandSpec spec;
   spec.argv = cmd->argv;
-  spec.cwd = scratch->path();
+  spec.cwd = staged->path();
   auto run = RunCommand(spec, timeout);
   if (!run) return Error{"g++ could not be started: " + run.error()};
   Json meta{{"key_fields", key->Describe()}, {"command", ShellQuote(cmd->argv)},
@@ -155,16 +154,20 @@ Result<std::string> EnsurePrecompiledHeader(const BuildRequest& req, const Compi
     // Only a verdict of g++'s is final; a signal (e.g. out of memory) may pass.
     if (run->term_signal == 0) {
       meta["failure"] = why;
-      if (Status s = EnsureDir(dir); !s) return Error{s.error()};
-      if (Status s = WriteFileAtomic(dir + "/" + kFailedName, meta.dump(2) + "\n"); !s) return Error{s.error()};
+      // The entry keeps only the record of the failure.
+      (void)::unlink(built_gch.c_str());
+      if (Status s = WriteFileAtomic(staged->Join(kFailedName), meta.dump(2) + "\n"); !s) return Error{s.error()};
+      if (auto stored = cache.Commit(hex, std::move(*staged), meta); !stored)
+        return Error{"compile cache: " + stored.error()};
     }
     return Error{"precompiling the PyTorch header failed: g++ " + why};
   }
-  if (Status s = EnsureDir(dir); !s) return Error{s.error()};
-  if (Status s = WriteFileAtomic(header, PchHeaderText()); !s) return Error{s.error()};
-  auto stored = cache.StoreByMove(hex, kGchName, built_gch, meta);
+  if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s) return Error{s.error()};
+  auto stored = cache.Commit(hex, std::move(*staged), meta);
   if (!stored) return Error{"compile cache: " + stored.error()};
-  return header;
+  if (!FileExists(stored->Path(kGchName)))  // a concurrent writer recorded a failure
+    return Error{"g++ rejected the precompiled header before: see " + stored->Path(kFailedName)};
+  return stored->Path(kPchHeaderName);
 }
 
 }  // namespace kvault

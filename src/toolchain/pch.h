@@ -4,17 +4,17 @@
 // precompiled instead, from a .gch made with the candidate's exact compile flags.
 // docs/toolchains.md, "Precompiled PyTorch headers", has the measurements.
 //
-// One entry per key (compiler identity, flags, include paths, torch version), in the
-// compile cache next to the build entries, built once under the entry's lock:
-//   <out_dir>/pch/<key[0:2]>/<key>/kvault_torch_pch.h      #include <torch/extension.h>
-//   <out_dir>/pch/<key[0:2]>/<key>/kvault_torch_pch.h.gch  ~650 MB; moved in last, marks it done
-//   <out_dir>/pch/<key[0:2]>/<key>/build.json              key_fields, command, diagnostics
-//   <out_dir>/pch/<key[0:2]>/<key>/failed.json             g++ rejected the header: not retried
-//   <out_dir>/pch/<key[0:2]>/<key>.lock
-//   <out_dir>/pch/tmp/                                     scratch (same file system, for rename)
+// One entry per key (compiler identity, flags, include paths, torch version) of the
+// cache kind "pch" (cache/cache.h, docs/cache.md), built once under the entry's lock
+// in a staging folder and moved in whole:
+//   <cache>/pch/<key[0:2]>/<key>/kvault_torch_pch.h      #include <torch/extension.h>
+//   <cache>/pch/<key[0:2]>/<key>/kvault_torch_pch.h.gch  ~650 MB
+//   <cache>/pch/<key[0:2]>/<key>/build.json              key_fields, command, diagnostics
+//   <cache>/pch/<key[0:2]>/<key>/failed.json             instead of the .gch: g++ rejected
+//                                                        the header; not retried
 //
 //   if (PchApplies(source)) {
-//     auto pch = EnsurePrecompiledHeader(req, setup, identity, out_dir, timeout);
+//     auto pch = EnsurePrecompiledHeader(req, setup, identity, cache_dir, timeout);
 //     if (pch) slots.pch_header = *pch;   // else compile as before; pch.error() says why
 //   }
 #include <chrono>
@@ -52,7 +52,7 @@ Result<KeyHasher> PchKey(const BuildRequest& request, const CompilerSetup& setup
                          const std::string& compiler_identity);
 
 // The path of kvault_torch_pch.h with a finished .gch beside it, under
-// <cache_root>/pch/ (cache_root: the build cache, BuildRequest::out_dir resolved).
+// <cache_root>/pch/ (cache_root: the cache folder, BuildRequest::cache_dir resolved).
 // Built on first use under the entry's lock; `timeout` bounds the lock wait and, again,
 // the compile. Error, for the caller to compile without it, when the request is not
 // g++'s, the lock or the compile ran past the timeout, g++ rejected the header (kept

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "toolchain/compile_cache.h"
+#include "toolchain/build_key.h"
 #include "toolchain/fake_compiler_for_test.h"
 #include "util/files.h"
 
@@ -136,11 +136,11 @@ TEST_F(PchTest, BuildsOnceIntoTheCacheThenReusesIt) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *first);
   EXPECT_EQ(cc.Calls(), 1);
-  // A header deleted from a finished entry is written again.
+  // A damaged entry (its header deleted) is detected, removed and built again.
   ASSERT_EQ(::unlink(first->c_str()), 0);
   ASSERT_TRUE(EnsurePrecompiledHeader(Request(), Setup(cc.path()), "g++ 9.9.9", Cache(), kTimeout).ok());
   EXPECT_EQ(*ReadFile(*first), PchHeaderText());
-  EXPECT_EQ(cc.Calls(), 1);
+  EXPECT_EQ(cc.Calls(), 2);
 }
 
 TEST_F(PchTest, ARejectedHeaderIsRememberedNotRetried) {

@@ -101,7 +101,7 @@ class RealCompilerTest : public ::testing::Test {
     r.language = l;
     r.backend = b;
     r.arch = arch;
-    r.out_dir = work_->Join("cache");
+    r.cache_dir = work_->Join("cache");
     r.include_hip_dir = SourceRoot() + "/include_hip";
     return r;
   }

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# End-to-end throughput of `kvault eval` against the load_inline baseline
+# (bench/load_inline_baseline.py), cold and warm caches, side by side in one run
+# (BENCHMARKS.md, "Throughput"). Parts, so that each device call stays under 9 min:
+#
+#   bash bench/h200_throughput.sh part1   # examples (native, extension); native batch; KernelBench-sized task
+#   bash bench/h200_throughput.sh part2   # extension batch; load_inline batch; KernelBench-format examples
+#   bash bench/h200_throughput.sh smoke   # the same steps, tiny, on the CPU backend (any machine)
+#
+# Every step writes its results under $OUT/throughput/ as soon as it ends (eval JSON,
+# logs, wall times in steps.tsv), then bench/summarize_throughput.py makes
+# summary.json from whatever is there. Expects the kvault binary at $KVAULT
+# (default .carry/kvault) and a python3 with PyTorch (CUDA build on the H200).
+set -u
+part=${1:-part1}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${OUT:-$root/bench-out}/throughput
+mkdir -p "$out"
+K=${KVAULT:-$root/.carry/kvault}
+PY=${KVAULT_PYTHON:-python3}
+export KVAULT_PYTHON=$PY KVAULT_SOURCE_ROOT=$root
+work=${WORK:-/tmp/kv-throughput}
+mkdir -p "$work"
+if [ "$part" = smoke ]; then
+  backend=cpu; lang=cpu; dev=cpu
+  counts=(--count native=6 --count extension=2 --count load_inline=2)
+  jobs=2; trials=5
+else
+  backend=cuda; lang=cuda; dev=cuda
+  jobs=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
+  trials=100
+fi
+
+{ date -u; echo "part $part backend $backend jobs $jobs"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tail -2
+  nvcc --version 2>&1 | tail -1; "$PY" -c "import torch,sys; print('python', sys.version.split()[0], 'torch', torch.__version__)"
+  nproc; } > "$out/env-$part.txt" 2>&1
+
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# step NAME SECONDS_LIMIT COMMAND...: runs it, appends "name exit wall_s" to steps.tsv.
+step() {
+  local name=$1 limit=$2; shift 2
+  local t0 t1
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" > "$out/$name.json" 2> "$out/$name.log"
+  local rc=$?
+  t1=$(date +%s.%N)
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$(elapsed "$t0" "$t1")" >> "$out/steps.tsv"
+  echo "$name: exit $rc, $(elapsed "$t0" "$t1") s"
+}
+
+# eval_pair NAME CANDIDATES [SUITE]: cold (empty caches) then warm (same caches).
+eval_pair() {
+  local name=$1 cands=$2 suite=${3:-examples/suite}
+  local cache=$work/cache-$name
+  rm -rf "$cache"
+  KVAULT_CACHE_DIR=$cache step "$name-cold" "${LIMIT:-240}" "$K" eval --suite "$suite" --candidates "$cands" \
+    --backend "$backend" --jobs "$jobs" --run "$name-cold" --db "$work/$name.db" --json
+  KVAULT_CACHE_DIR=$cache step "$name-warm" "${LIMIT:-240}" "$K" eval --suite "$suite" --candidates "$cands" \
+    --backend "$backend" --jobs "$jobs" --run "$name-warm" --db "$work/$name.db" --json
+}
+
+# baseline_pair NAME CANDIDATES: load_inline harness, cold (empty torch extension cache) then warm.
+baseline_pair() {
+  local name=$1 cands=$2 suite=${3:-examples/suite}
+  local ext=$work/torch-ext-$name
+  rm -rf "$ext"
+  for temp in cold warm; do
+    local t0 t1
+    t0=$(date +%s.%N)
+    TORCH_EXTENSIONS_DIR=$ext timeout "${LIMIT:-240}" "$PY" bench/load_inline_baseline.py --suite "$suite" \
+      --candidates "$cands" --jobs "$jobs" --device "$dev" --trials "$trials" --out "$out/$name-$temp.json" \
+      > "$out/$name-$temp.log" 2>&1
+    local rc=$?
+    t1=$(date +%s.%N)
+    printf '%s\t%s\t%s\n' "$name-$temp" "$rc" "$(elapsed "$t0" "$t1")" >> "$out/steps.tsv"
+    echo "$name-$temp: exit $rc, $(elapsed "$t0" "$t1") s"
+  done
+}
+
+gen() {  # gen FOLDER COUNTS...: the generated batch
+  rm -rf "$work/$1"
+  "$PY" bench/make_candidates.py --out "$work/$1" --lang "$lang" "${@:2}" > "$out/generated-$1.txt" 2>&1
+  cp "$work/$1/manifest.json" "$out/manifest-$1.json" 2>/dev/null
+}
+
+summarize() { "$PY" bench/summarize_throughput.py "$out" > "$out/summary.txt" 2>&1; cat "$out/summary.txt"; }
+
+case "$part" in
+  part1)
+    # The example suite: native (CUDA and HIP on NVIDIA), CUDA extension, KernelBench.
+    mkdir -p "$work/examples-native"; cp examples/native/cuda/* examples/native/hip/* "$work/examples-native/"
+    eval_pair examples-native "$work/examples-native"
+    LIMIT=200 eval_pair examples-extension examples/cuda
+    gen batch-native --count native=208
+    eval_pair batch-native "$work/batch-native/native"
+    # KernelBench-sized: 3.2 GB input, 5 correctness seeds; kvault (native) vs the baseline.
+    mkdir -p "$work/big-suite" "$work/big-native" "$work/big-li"
+    cp bench/kernelbench_sized/big_relu.py "$work/big-suite/"
+    cp bench/kernelbench_sized/big_relu.cu "$work/big-native/"
+    cp bench/kernelbench_sized/big_relu_load_inline.py "$work/big-li/big_relu.py"
+    jobs_saved=$jobs; jobs=1
+    LIMIT=180 eval_pair big-native "$work/big-native" "$work/big-suite"
+    LIMIT=180 baseline_pair big-load_inline "$work/big-li" "$work/big-suite"
+    jobs=$jobs_saved
+    ;;
+  part2)
+    gen batch-ext --count extension=28 --count load_inline=28
+    LIMIT=250 eval_pair batch-extension "$work/batch-ext/extension"
+    LIMIT=250 baseline_pair batch-load_inline "$work/batch-ext/load_inline"
+    LIMIT=120 eval_pair examples-kernelbench examples/kernelbench
+    ;;
+  smoke)
+    gen batch-smoke "${counts[@]}"
+    eval_pair batch-native "$work/batch-smoke/native"
+    eval_pair batch-extension "$work/batch-smoke/extension"
+    baseline_pair batch-load_inline "$work/batch-smoke/load_inline"
+    ;;
+  *) echo "usage: $0 part1|part2|smoke" >&2; exit 2 ;;
+esac
+summarize

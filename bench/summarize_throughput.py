@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Summarizes bench/h200_throughput.sh results: per step, candidates, wall time,
+throughput, per-candidate latency p50/p95, statuses and agreement with the
+generator's expected statuses; then the ratios the targets name (native and
+extension warm throughput over load_inline warm throughput; the KernelBench-sized
+task's verification time over the baseline's). Writes DIR/summary.json.
+
+  summarize_throughput.py DIR      # DIR = $OUT/throughput
+"""
+import json
+import sys
+from pathlib import Path
+
+
+def quantile(values, q):
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def load_json(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def expected_by_name(folder):
+    out = {}
+    for manifest in folder.glob("manifest-*.json"):
+        for entry in load_json(manifest) or []:
+            out[Path(entry["file"]).name] = entry["expected"]
+    return out
+
+
+def step_summary(name, data, wall, rc, expected):
+    attempts = data.get("attempts", []) if isinstance(data, dict) else []
+    lat = [a.get("seconds", a.get("wall_seconds")) for a in attempts]
+    lat = [x for x in lat if isinstance(x, (int, float))]
+    statuses, agree, known = {}, 0, 0
+    for a in attempts:
+        statuses[a.get("status")] = statuses.get(a.get("status"), 0) + 1
+        want = expected.get(Path(str(a.get("candidate", ""))).name)
+        if want is not None:
+            known += 1
+            agree += want == a.get("status")
+    n = len(attempts)
+    return {"step": name, "exit": rc, "candidates": n, "wall_s": wall,
+            "throughput_per_min": 60.0 * n / wall if wall and n else None,
+            "latency_p50_s": quantile(lat, 0.5), "latency_p95_s": quantile(lat, 0.95),
+            "statuses": statuses, "expected_known": known, "expected_agree": agree}
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def main(argv):
+    folder = Path(argv[0]) if argv else Path(".")
+    steps = {}
+    tsv = folder / "steps.tsv"
+    for line in (tsv.read_text().splitlines() if tsv.exists() else []):
+        name, rc, wall = line.split("\t")
+        steps[name] = (int(rc), float(wall))  # the last run of a step wins
+    expected = expected_by_name(folder)
+    rows = {}
+    for name, (rc, wall) in steps.items():
+        rows[name] = step_summary(name, load_json(folder / (name + ".json")) or {}, wall, rc, expected)
+
+    def tp(name):
+        return (rows.get(name) or {}).get("throughput_per_min")
+
+    def wall(name):
+        return (rows.get(name) or {}).get("wall_s")
+
+    targets = {
+        "native_over_load_inline_warm": ratio(tp("batch-native-warm"), tp("batch-load_inline-warm")),
+        "extension_over_load_inline_warm": ratio(tp("batch-extension-warm"), tp("batch-load_inline-warm")),
+        "native_over_load_inline_cold": ratio(tp("batch-native-cold"), tp("batch-load_inline-cold")),
+        "extension_over_load_inline_cold": ratio(tp("batch-extension-cold"), tp("batch-load_inline-cold")),
+        "big_task_kvault_cold_over_baseline_cold": ratio(wall("big-native-cold"), wall("big-load_inline-cold")),
+        "big_task_kvault_warm_over_baseline_warm": ratio(wall("big-native-warm"), wall("big-load_inline-warm")),
+    }
+    summary = {"steps": rows, "targets": targets,
+               "goals": {"native_over_load_inline_warm": ">= 10", "extension_over_load_inline_warm": ">= 3",
+                         "big_task_kvault_*_over_baseline_*": "<= 0.1"}}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print("%-28s %4s %5s %8s %9s %8s %8s  %s" % ("step", "exit", "n", "wall s", "cand/min", "p50 s", "p95 s",
+                                                   "statuses (expected agree/known)"))
+    fmt = lambda x, f: (f % x) if isinstance(x, (int, float)) else "-"  # noqa: E731
+    for name, r in rows.items():
+        print("%-28s %4d %5d %8s %9s %8s %8s  %s (%d/%d)" % (
+            name, r["exit"], r["candidates"], fmt(r["wall_s"], "%.1f"), fmt(r["throughput_per_min"], "%.1f"),
+            fmt(r["latency_p50_s"], "%.2f"), fmt(r["latency_p95_s"], "%.2f"),
+            ",".join("%s:%d" % kv for kv in sorted(r["statuses"].items(), key=str)),
+            r["expected_agree"], r["expected_known"]))
+    for key, value in targets.items():
+        print("%-44s %s" % (key, fmt(value, "%.2f")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

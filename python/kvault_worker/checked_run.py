@@ -1,0 +1,180 @@
+"""The candidate's correctness run (the `run` request): three calls that probe for
+the cheats of docs/adversarial.md, then the outputs for the engine to compare.
+
+    inputs  = the case's inputs for (seed, distribution); pristine = a private copy
+    decoy   = the case's inputs for (seed + DECOY_SEED_OFFSET, distribution)
+    1. call on the decoy buffers; its outputs are overwritten with NaN (integers:
+       a fixed pattern) and freed, so a buffer handed back uninitialised holds
+       garbage, never a plausible answer;
+    2. the same buffers are refilled in place with the real inputs - on a GPU
+       behind a ~10 ms sleep on the current stream - and the candidate is called
+       again: a cache keyed by input address or shape replays the decoy's answer,
+       and work launched on another stream without waiting for the current one
+       reads the decoy values. This output is `out`;
+    3. a call on fresh copies of the real inputs: `repeat_out`, compared as well
+       (work skipped on repeated calls, nondeterminism).
+After every call: the inputs must equal the pristine copy (bitwise, NaN-aware),
+the outputs must be plain tensors (a subclass can defer its work past the timed
+region), the harness must be intact (integrity.py), and under the
+`custom_kernel` policy no computing PyTorch operator may have been dispatched
+(op_policy.py). The decoy call is skipped when the decoy inputs differ in shape
+or dtype from the real ones.
+"""
+import time
+
+import torch
+
+from kvault_worker import execution, op_policy
+from kvault_worker.digest import input_digest, modified_inputs, pristine_copy
+from kvault_worker.errors import MISMATCH, POLICY_VIOLATION, RUNTIME_ERROR, WorkerError, attributed
+from kvault_worker.integrity import SNAPSHOT
+from kvault_worker.tensorfile import capture
+
+DECOY_SEED_OFFSET = 7919
+GATE_CYCLES = 20_000_000  # about 10 ms at 2 GHz
+_sleep = getattr(torch.cuda, "_sleep", None)
+
+
+class RunResult:
+    def __init__(self, digest, output, repeat, modified, seconds):
+        self.digest = digest
+        self.output = output  # captured (tensorfile.capture)
+        self.repeat = repeat  # captured, or None
+        self.modified = modified
+        self.seconds = seconds
+
+
+def checked_run(task, candidate, case, s, distribution, device, forward_options, repeat=True):
+    """`forward_options`: extra arguments of execution.candidate_forward (native format)."""
+    fn = execution.candidate_forward(task, candidate, case, s, device, **forward_options)
+    inputs = execution.make_inputs(case, s, device, distribution)
+    pristine = pristine_copy(inputs)
+    digest = input_digest(pristine)
+    caller = _Caller(fn, s, device, task.meta.policy)
+
+    decoy = execution.make_inputs(case, s + DECOY_SEED_OFFSET, device, distribution)
+    if _same_layout(decoy, inputs):
+        _poison(caller.call(decoy))
+        buffers = decoy
+        _refill(buffers, inputs, device)
+    else:
+        buffers = pristine_copy(inputs)
+    started = time.perf_counter()
+    output = caller.call(buffers)
+    seconds = time.perf_counter() - started
+    captured = _capture(output)
+    modified = set(_modified(pristine, buffers))
+    del output
+    repeated = None
+    if repeat:
+        fresh = pristine_copy(pristine)
+        second = caller.call(fresh)
+        repeated = _capture(second)
+        modified.update(_modified(pristine, fresh))
+        del second
+    return RunResult(digest, captured, repeated, sorted(modified), seconds)
+
+
+class _Caller:
+    """Calls the candidate and applies the per-call checks."""
+
+    def __init__(self, fn, s, device, policy):
+        self.fn, self.s, self.device = fn, s, device
+        self.policy = policy
+
+    def call(self, inputs):
+        if self.policy == op_policy.CUSTOM_KERNEL:
+            trace = op_policy.OperatorTrace()
+            with trace:
+                output = execution.call_candidate(self.fn, inputs, self.s, self.device)
+            forbidden = trace.forbidden()
+            if forbidden:
+                raise WorkerError(POLICY_VIOLATION, "policy custom_kernel: the candidate's forward "
+                                  "dispatched computing PyTorch operator(s) %s; the computation must "
+                                  "happen in the candidate's own kernel" % ", ".join(forbidden[:8]))
+        else:
+            output = execution.call_candidate(self.fn, inputs, self.s, self.device)
+        check_integrity("calling the candidate")
+        subclass = _subclass_in(output)
+        if subclass:
+            raise WorkerError(MISMATCH, "the candidate returned a tensor subclass (%s); outputs must "
+                              "be plain tensors, whose work is done when forward returns" % subclass)
+        return output
+
+
+def check_integrity(when):
+    changed = SNAPSHOT.changes()
+    if changed:
+        SNAPSHOT.restore_switches()
+        raise WorkerError(POLICY_VIOLATION, "the harness was patched while %s: %s changed"
+                          % (when, ", ".join(changed[:8])))
+
+
+def _subclass_in(value, depth=0):
+    if depth > 64:
+        return None
+    if isinstance(value, torch.Tensor):
+        kind = type(value)
+        return None if kind in (torch.Tensor, torch.nn.Parameter) else kind.__name__
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    else:
+        return None
+    for item in items:
+        found = _subclass_in(item, depth + 1)
+        if found:
+            return found
+    return None
+
+
+def _same_layout(a, b):
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+            return False
+        if isinstance(x, torch.Tensor) and (x.shape != y.shape or x.dtype != y.dtype or x.stride() != y.stride()):
+            return False
+    return True
+
+
+def _refill(buffers, inputs, device):
+    """buffers[i] <- inputs[i] in place; on a GPU queued behind a sleep on the current stream."""
+    with torch.no_grad():
+        if device.is_gpu and _sleep is not None:
+            _sleep(GATE_CYCLES)
+        for i, (b, x) in enumerate(zip(buffers, inputs)):
+            if isinstance(b, torch.Tensor):
+                b.copy_(x)
+            else:
+                buffers[i] = x
+
+
+def _poison(value, depth=0):
+    """Overwrites the tensors of a returned value (its memory is freed next)."""
+    if depth > 64:
+        return
+    if isinstance(value, torch.Tensor):
+        try:
+            with torch.no_grad():
+                value.detach().fill_(float("nan") if value.is_floating_point() or value.is_complex() else 0x5A)
+        except RuntimeError:
+            pass  # read-only or overlapping memory (an expanded view): nothing to poison
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _poison(item, depth + 1)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _poison(item, depth + 1)
+
+
+def _capture(output):
+    with attributed(RUNTIME_ERROR, "the candidate's output cannot be captured"):
+        return capture(output)
+
+
+def _modified(pristine, current):
+    with attributed(RUNTIME_ERROR, "the candidate left its inputs unreadable"):
+        return modified_inputs(pristine, current)

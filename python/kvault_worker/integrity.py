@@ -1,0 +1,112 @@
+"""Harness integrity: detects a candidate that patched what the worker relies on.
+
+A snapshot is taken when this module is imported (by the session, before any task
+or candidate code runs) of:
+- the clocks (`time.perf_counter`, `perf_counter_ns`, `monotonic`, `monotonic_ns`,
+  `time`, `time_ns`) and the device synchronisation and event API
+  (`torch.cuda.synchronize`, `Event` and its methods, `Stream.synchronize`,
+  `current_stream`, `torch.cuda._sleep`);
+- the tensor methods the worker uses to read outputs (`Tensor.cpu`, `to`,
+  `contiguous`, `clone`, `copy_`, `detach`, `view`, `numpy`) and comparisons
+  (`torch.equal`, `torch.allclose`, `torch.isnan`);
+- every function and class defined at the top of the worker's own modules;
+- the precision switches (`allow_tf32` of matmul and cuDNN, the fp32 matmul
+  precision), so a candidate cannot make the reference lossy.
+`changes()` lists what differs now. `settle()` is called by `hello`, once the worker's
+modules are imported and the device is open. The worker checks `changes()` after
+`load`, `run` and `time`; any change is a `policy_violation`. Limits: patching done in C (e.g. an
+extension that rewrites libcudart's symbols) is not seen here.
+"""
+import sys
+import time
+import types
+
+import torch
+
+_OBJECTS = {
+    "time": time,
+    "torch": torch,
+    "torch.cuda": torch.cuda,
+    "torch.cuda.Event": getattr(torch.cuda, "Event", None),
+    "torch.cuda.Stream": getattr(torch.cuda, "Stream", None),
+    "torch.Tensor": torch.Tensor,
+}
+_ATTRIBUTES = {
+    "time": ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns"),
+    "torch": ("equal", "allclose", "isnan", "isinf", "empty_like", "manual_seed"),
+    "torch.cuda": ("synchronize", "Event", "Stream", "current_stream", "default_stream",
+                   "_sleep", "empty_cache"),
+    "torch.cuda.Event": ("record", "elapsed_time", "synchronize", "query", "wait"),
+    "torch.cuda.Stream": ("synchronize", "wait_stream", "wait_event", "query"),
+    "torch.Tensor": ("cpu", "to", "contiguous", "clone", "copy_", "detach", "view", "numpy",
+                     "__setitem__", "untyped_storage", "storage", "data_ptr"),
+}
+
+
+def _switches():
+    values = {"torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+              "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32}
+    getter = getattr(torch, "get_float32_matmul_precision", None)
+    if getter is not None:
+        values["torch.get_float32_matmul_precision()"] = getter()
+    return values
+
+
+def _own_definitions():
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if not (name == "kvault_worker" or name.startswith("kvault_worker.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == name:
+                found["%s.%s" % (name, attr)] = (module, attr, value)
+    return found
+
+
+class Snapshot:
+    """What the harness relies on, by identity (objects) or by value (switches)."""
+
+    def __init__(self):
+        self.attributes = {}
+        for owner_name, names in _ATTRIBUTES.items():
+            owner = _OBJECTS[owner_name]
+            if owner is None:
+                continue
+            for attr in names:
+                if hasattr(owner, attr):
+                    self.attributes["%s.%s" % (owner_name, attr)] = (owner, attr, _raw(owner, attr))
+        self.own = {}
+        self.switches = _switches()
+
+    def settle(self):
+        """Records the worker's own definitions and the precision switches as they are
+        once the device is open (`hello` sets the switches), before any task code."""
+        self.own = _own_definitions()
+        self.switches = _switches()
+
+    def changes(self):
+        """Names of everything replaced or switched since the snapshot, sorted."""
+        changed = [name for name, (owner, attr, value) in self.attributes.items()
+                   if _raw(owner, attr) is not value]
+        changed += [name for name, (module, attr, value) in self.own.items()
+                    if vars(module).get(attr) is not value]
+        now = _switches()
+        changed += ["%s (%r -> %r)" % (k, v, now.get(k)) for k, v in self.switches.items() if now.get(k) != v]
+        return sorted(changed)
+
+    def restore_switches(self):
+        """Puts the precision switches back (after a violation, before the worker is reused)."""
+        torch.backends.cuda.matmul.allow_tf32 = self.switches["torch.backends.cuda.matmul.allow_tf32"]
+        torch.backends.cudnn.allow_tf32 = self.switches["torch.backends.cudnn.allow_tf32"]
+
+
+def _raw(owner, attr):
+    """The attribute as stored (class __dict__ first, so methods compare by identity)."""
+    if isinstance(owner, type):
+        for klass in owner.__mro__:
+            if attr in vars(klass):
+                return vars(klass)[attr]
+    return getattr(owner, attr, None)
+
+
+SNAPSHOT = Snapshot()

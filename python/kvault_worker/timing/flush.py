@@ -1,0 +1,63 @@
+"""Cache flushing before cold samples (docs/timing.md, "Cold and warm").
+
+A flush writes a buffer at least twice the size of the device's last-level cache,
+so no line of the timed call's inputs or outputs survives in it:
+- NVIDIA: 2 x L2 (read from the device), at least 256 MiB.
+- AMD Instinct: 2 x (L2 + Infinity Cache); gfx94x/gfx95x (MI300, MI325, MI350,
+  MI355) carry a 256 MiB Infinity Cache behind L2 that PyTorch does not report.
+- CPU: 2 x the largest cache in /sys, at least 64 MiB.
+"""
+import glob
+
+import torch
+
+MIB = 1 << 20
+GPU_MIN_FLUSH_BYTES = 256 * MIB
+CPU_MIN_FLUSH_BYTES = 64 * MIB
+INFINITY_CACHE_BYTES = {"gfx940": 256 * MIB, "gfx941": 256 * MIB, "gfx942": 256 * MIB,
+                        "gfx950": 256 * MIB}
+
+
+def infinity_cache_bytes(arch):
+    return INFINITY_CACHE_BYTES.get(str(arch or "").split(":")[0], 0)
+
+
+def gpu_flush_bytes(backend, l2_bytes, arch):
+    extra = infinity_cache_bytes(arch) if backend == "hip" else 0
+    return max(2 * (int(l2_bytes) + extra), GPU_MIN_FLUSH_BYTES)
+
+
+def cpu_flush_bytes():
+    return max(2 * largest_cpu_cache_bytes(), CPU_MIN_FLUSH_BYTES)
+
+
+def largest_cpu_cache_bytes():
+    """The largest cache size in /sys/devices/system/cpu/cpu0/cache (0 if unknown)."""
+    largest = 0
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            text = open(path, encoding="ascii").read().strip().upper()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text[:-1] if text[-1:] in "KMG" else text
+        if digits.isdigit():
+            largest = max(largest, int(digits) * scale)
+    return largest
+
+
+class Flusher:
+    """Owns the flush buffer of one timed side; `flush()` overwrites all of it
+    (a fresh byte value each time, so no write can be skipped as redundant)."""
+
+    def __init__(self, nbytes, torch_device):
+        self.nbytes = nbytes
+        self._buffer = torch.empty(nbytes, dtype=torch.uint8, device=torch_device)
+        self._value = 0
+
+    def flush(self):
+        self._value = (self._value + 1) % 251
+        self._buffer.fill_(self._value)
+
+    def release(self):
+        self._buffer = None

@@ -1,0 +1,57 @@
+"""Interleaved rounds in one process: what the engine does across two workers
+(src/engine/timed_case.cc), for tests and bench scripts that time sides they
+built themselves. Round i asks every side for one batch, in forward order for
+even i and reversed for odd i, until the stopping rule ends it."""
+from kvault_worker.timing import stats, timers
+
+
+def choose_method(sides, graph_mode, graph_below_ms):
+    """events (or the clock on the CPU), or graph: `always`, or `auto` when some
+    side's warm-up call time is below graph_below_ms; falls back to events for all
+    sides when any side cannot be captured. Returns (method, fallback reason)."""
+    if not sides[0].device.is_gpu:
+        return timers.CLOCK, None
+    wanted = graph_mode == "always" or (
+        graph_mode == "auto" and min(side.call_ms for side in sides) < graph_below_ms)
+    if not wanted:
+        return timers.EVENTS, None
+    for side in sides:
+        why = side.prepare_graph()
+        if why is not None:
+            return timers.EVENTS, why
+    return timers.GRAPH, None
+
+
+def measure(sides, rule, method, batch=5, flush=True):
+    """Rounds of `batch` cold and `batch` warm samples per side (warm only when
+    not flushing). Returns {"rounds", "stop", "sides": [summary per side]}."""
+    series = [{"cold_ms": [], "warm_ms": [], "wall_ms": []} for _ in sides]
+    started = timers.now_ms()
+    rounds, stop = 0, stats.CONTINUE
+    primary = "cold_ms" if flush else "warm_ms"
+    while stop == stats.CONTINUE:
+        order = list(range(len(sides)))
+        if rounds % 2:
+            order.reverse()
+        for i in order:
+            got = sides[i].batch(method, batch if flush else 0, batch)
+            for key in series[i]:
+                series[i][key].extend(got[key])
+        rounds += 1
+        stop = rule.decide([s[primary] for s in series], timers.now_ms() - started)
+    return {"rounds": rounds, "stop": stop, "method": method,
+            "sides": [summarize_side(s, primary) for s in series]}
+
+
+def summarize_side(series, primary):
+    """The per-side fields the engine reports (docs/timing.md, "Results")."""
+    main = stats.summarize(series[primary])
+    out = {"ms": main["median_ms"], "iqr_ms": main["iqr_ms"], "samples": main["samples"],
+           "noise": main["noise"], "wall_ms": stats.median(series["wall_ms"])}
+    if series["warm_ms"]:
+        warm = stats.summarize(series["warm_ms"])
+        out.update(warm_ms=warm["median_ms"], warm_iqr_ms=warm["iqr_ms"])
+    if series["cold_ms"]:
+        cold = stats.summarize(series["cold_ms"])
+        out.update(cold_ms=cold["median_ms"], cold_iqr_ms=cold["iqr_ms"])
+    return out

@@ -1,0 +1,126 @@
+"""One side (reference or candidate) of a timed case, held by a worker between
+the engine's `time_start`, `time_batch` and `time_finish` requests
+(docs/worker-protocol.md, docs/timing.md).
+
+The side owns the built model, its inputs (made on the device from the timing
+seed), the flush buffer and, once asked for, a CUDA graph. Failures of `fn` are
+WorkerErrors of the side's kind (task_error for the reference, runtime_error for
+the candidate, oom for either when memory runs out).
+"""
+import torch
+
+from kvault_worker.errors import attributed
+from kvault_worker.timing import timers
+from kvault_worker.timing.flush import Flusher, cpu_flush_bytes, gpu_flush_bytes
+from kvault_worker.timing.stats import median
+
+GRAPH_TARGET_MS = 1.0  # a captured graph holds about this much work
+GRAPH_MAX_CALLS = 1000
+
+
+class TimedSide:
+    def __init__(self, fn, inputs, device, kind, label, flush, l2_bytes=0, arch=""):
+        self.fn, self.inputs, self.device = fn, inputs, device
+        self.kind, self.label = kind, label
+        if flush:
+            nbytes = gpu_flush_bytes(device.backend, l2_bytes, arch) if device.is_gpu else cpu_flush_bytes()
+            with attributed(kind, "allocating the flush buffer"):
+                self.flusher = Flusher(nbytes, device.torch_device)
+        else:
+            self.flusher = None
+        self.graph = None
+        self.last_output = None
+        self.call_ms = None
+
+    @property
+    def flush_bytes(self):
+        return self.flusher.nbytes if self.flusher else 0
+
+    def _call(self):
+        with torch.no_grad():
+            return self.fn(self.inputs)
+
+    def _sample(self):
+        if self.device.is_gpu:
+            return timers.event_sample(self._call, self.device.synchronize)
+        return timers.clock_sample(self._call)
+
+    def warm_up(self, warmup_ms):
+        """Calls (timed, unflushed) until warmup_ms has passed, at least two; sets
+        call_ms to the median of all but the first. Returns the number of calls."""
+        times = []
+        with attributed(self.kind, "%s raised" % self.label):
+            deadline = timers.now_ms() + warmup_ms
+            while len(times) < 2 or timers.now_ms() < deadline:
+                sample = self._sample()
+                times.append(sample.ms)
+                self.last_output = sample.output
+        self.call_ms = median(times[1:])
+        return len(times)
+
+    def prepare_graph(self):
+        """Captures the graph once; returns None, or why graphs cannot be used."""
+        if self.graph is not None:
+            return None
+        if not self.device.is_gpu:
+            return "no graphs on the cpu backend"
+        calls = max(1, min(GRAPH_MAX_CALLS, int(GRAPH_TARGET_MS / max(self.call_ms or 1.0, 1e-4))))
+        try:
+            with attributed(self.kind, "%s raised" % self.label):
+                self.graph = timers.GraphReplay(self._call, calls, self.device.synchronize)
+        except timers.GraphUnavailable as e:
+            return str(e)
+        return None
+
+    def batch(self, method, cold, warm):
+        """`cold` flushed samples then `warm` back-to-back ones, by `method`
+        (events or graph; the clock on the CPU). Returns lists of ms."""
+        out = {"cold_ms": [], "warm_ms": [], "wall_ms": []}
+        use_graph = method == timers.GRAPH
+        with attributed(self.kind, "%s raised" % self.label):
+            for flushed in [True] * cold + [False] * warm:
+                if flushed and self.flusher is not None:
+                    self.flusher.flush()
+                sample = self.graph.sample(self.device.synchronize) if use_graph else self._sample()
+                self.last_output = sample.output
+                out["cold_ms" if flushed else "warm_ms"].append(sample.ms)
+                out["wall_ms"].append(sample.wall_ms)
+        return out
+
+    def release(self):
+        if self.graph is not None:
+            self.graph.release()
+        if self.flusher is not None:
+            self.flusher.release()
+        self.fn = self.inputs = self.graph = self.flusher = self.last_output = None
+
+
+def output_layout(value):
+    """The `output_layout` of docs/native-format.md for a tensor or a flat
+    tuple/list of tensors (dtypes and shapes, no values, no copy); None for
+    anything else."""
+    from kvault_worker.tensorbytes import SUPPORTED
+    items = [value] if isinstance(value, torch.Tensor) else value
+    if not isinstance(items, (tuple, list)) or not all(
+            isinstance(t, torch.Tensor) and t.dtype in SUPPORTED for t in items):
+        return None
+    tensors = [{"dtype": SUPPORTED[t.dtype][0], "shape": list(t.shape)} for t in items]
+    if isinstance(value, torch.Tensor):
+        tree = {"kind": "tensor", "index": 0}
+    else:
+        tree = {"kind": "tuple" if isinstance(value, tuple) else "list",
+                "items": [{"kind": "tensor", "index": i} for i in range(len(items))]}
+    return {"tree": tree, "tensors": tensors}
+
+
+def make_timing_inputs(case, s, device):
+    """The case's inputs for timing, made where they are used: on a GPU, PyTorch's
+    default device is the worker's device while get_inputs runs, so tensors it
+    creates without naming a device are drawn on the GPU (no host generation, no
+    transfer). Reference and candidate workers do the same, so their inputs (and
+    digests) are equal; they are not the correctness inputs of any seed."""
+    from kvault_worker import execution
+    if device.is_gpu and hasattr(torch.device, "__enter__"):
+        with device.torch_device:
+            return execution.make_inputs(case, s, device)
+    return execution.make_inputs(case, s, device)

@@ -1,0 +1,106 @@
+"""Unit tests of the worker's adversarial defences (docs/adversarial.md) that need no
+worker process: input distributions, the harness snapshot, the operator policy."""
+import time
+
+import pytest
+import torch
+
+from kvault_worker import distributions, op_policy
+from kvault_worker.integrity import Snapshot
+
+
+def test_task_distribution_is_the_identity():
+    x = [torch.rand(4, 5), 3]
+    assert distributions.transform(x, "task", 1) is x
+
+
+@pytest.mark.parametrize("name", distributions.EXTRA)
+def test_other_distributions_keep_shape_dtype_and_are_signed(name):
+    x = torch.rand(256, 33, dtype=torch.float16) + 1  # all positive
+    (y,) = distributions.transform([x], name, 1)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    assert (y < 0).any() and (y > 0).any()
+    assert torch.isfinite(y).all()
+
+
+def test_other_distributions_are_functions_of_the_seed():
+    x = [torch.rand(100)]
+    a = distributions.transform(x, "heavy_tailed", 5)[0]
+    assert torch.equal(a, distributions.transform(x, "heavy_tailed", 5)[0])
+    assert not torch.equal(a, distributions.transform(x, "heavy_tailed", 6)[0])
+    assert not torch.equal(a, distributions.transform(x, "signed", 5)[0])
+
+
+def test_heavy_tails_are_heavier_than_signed():
+    x = [torch.randn(1 << 16)]
+    signed = distributions.transform(x, "signed", 1)[0]
+    heavy = distributions.transform(x, "heavy_tailed", 1)[0]
+    assert heavy.abs().max() > 2 * signed.abs().max()
+
+
+def test_integer_and_scalar_inputs_are_kept():
+    idx = torch.arange(10)
+    out = distributions.transform([idx, 2.5, None], "signed", 1)
+    assert out[0] is idx and out[1:] == [2.5, None]
+
+
+def test_unknown_distribution_raises():
+    with pytest.raises(ValueError):
+        distributions.transform([torch.ones(2)], "uniform", 1)
+
+
+def test_snapshot_sees_a_patched_clock_and_nothing_else():
+    snap = Snapshot()
+    snap.settle()
+    assert snap.changes() == []
+    real = time.perf_counter
+    time.perf_counter = lambda: 0.0
+    try:
+        assert snap.changes() == ["time.perf_counter"]
+    finally:
+        time.perf_counter = real
+    assert snap.changes() == []
+
+
+def test_snapshot_sees_patched_methods_and_precision_switches():
+    snap = Snapshot()
+    snap.settle()
+    real = torch.cuda.Event.elapsed_time
+    torch.cuda.Event.elapsed_time = lambda self, end: 0.0
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = not before
+    try:
+        changed = snap.changes()
+        assert "torch.cuda.Event.elapsed_time" in changed
+        assert any(c.startswith("torch.backends.cuda.matmul.allow_tf32") for c in changed)
+    finally:
+        torch.cuda.Event.elapsed_time = real
+        snap.restore_switches()
+    assert torch.backends.cuda.matmul.allow_tf32 == before
+    assert snap.changes() == []
+
+
+def test_snapshot_sees_the_workers_own_functions_replaced():
+    from kvault_worker import digest
+    snap = Snapshot()
+    snap.settle()
+    real = digest.modified_inputs
+    digest.modified_inputs = lambda pristine, current: []
+    try:
+        assert snap.changes() == ["kvault_worker.digest.modified_inputs"]
+    finally:
+        digest.modified_inputs = real
+
+
+def test_operator_trace_allows_allocation_and_views_only():
+    a, b = torch.randn(4, 3), torch.randn(3, 2)
+    with op_policy.OperatorTrace() as trace:
+        out = torch.empty(4, 2)
+        a.t().contiguous().view(-1)
+        out.fill_(0)
+    assert trace.forbidden() == []
+    with op_policy.OperatorTrace() as trace:
+        torch.matmul(a, b)
+        torch.relu(a)
+        torch.relu(a)
+    assert trace.forbidden() == ["mm", "relu"]

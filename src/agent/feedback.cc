@@ -1,0 +1,81 @@
+#include "agent/feedback.h"
+
+#include "util/json.h"
+
+namespace kvault::agent {
+namespace {
+
+// The largest n <= want such that text[0, n) ends on a UTF-8 boundary.
+size_t HeadCut(std::string_view text, size_t want) {
+  size_t n = std::min(want, text.size());
+  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return n;
+}
+
+// The smallest start >= want on a UTF-8 boundary.
+size_t TailCut(std::string_view text, size_t want) {
+  size_t s = std::min(want, text.size());
+  while (s < text.size() && (static_cast<unsigned char>(text[s]) & 0xC0) == 0x80) ++s;
+  return s;
+}
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+}  // namespace
+
+std::string Truncate(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  const std::string marker_probe = "\n[... " + std::to_string(text.size()) + " characters cut ...]\n";
+  if (limit <= marker_probe.size()) return std::string(text.substr(0, HeadCut(text, limit)));
+  const size_t keep = limit - marker_probe.size();
+  const size_t head = HeadCut(text, keep / 2);
+  const size_t tail = TailCut(text, text.size() - (keep - keep / 2));
+  const std::string marker = "\n[... " + std::to_string(tail - head) + " characters cut ...]\n";
+  return std::string(text.substr(0, head)) + marker + std::string(text.substr(tail));
+}
+
+std::string FormatFeedback(const AttemptRecord& a, const FeedbackLimits& limits) {
+  Json result{{"status", a.status},
+              {"compiled", a.compiled},
+              {"correct", a.correct},
+              {"speedup", Optional(a.speedup)},
+              {"latency_ms", Optional(a.candidate_ms)},
+              {"baseline_latency_ms", Optional(a.reference_ms)},
+              {"feedback", Truncate(a.message, limits.message)}};
+  std::string out = "<execution_result>\n" + Dump(result) + "\n</execution_result>\n";
+  if (!a.diagnostics.empty())
+    out += "\nCompiler output or traceback:\n" + Truncate(a.diagnostics, limits.diagnostics) + "\n";
+  std::string details;
+  size_t listed = 0;
+  for (const Json& c : a.cases.is_array() ? a.cases : Json::array()) {
+    if (listed >= limits.max_cases || !c.is_object()) continue;
+    const std::string status = c.value("status", std::string());
+    const bool timing = c.value("kind", std::string()) == "timing";
+    if (!timing && (status == "ok" || status.empty())) continue;
+    Json row = Json::object();
+    for (const char* key : {"case", "seed", "status", "message", "max_abs_error", "max_rel_error",
+                            "mismatched", "compared", "worst_index", "reference_ms",
+                            "candidate_ms", "speedup"})
+      if (c.contains(key)) row[key] = c[key];
+    details += Truncate(Dump(row), 600) + "\n";
+    ++listed;
+  }
+  if (!details.empty()) out += "\nPer case:\n" + details;
+  return Truncate(out, limits.total);
+}
+
+std::string FormatNoCode(std::string_view why, const FeedbackLimits& limits) {
+  Json result{{"status", "no_code"}, {"compiled", false}, {"correct", false},
+              {"feedback", Truncate(why, limits.message)}};
+  return Truncate("<execution_result>\n" + Dump(result) + "\n</execution_result>\n", limits.total);
+}
+
+std::string FormatCallFailed(std::string_view error, const FeedbackLimits& limits) {
+  Json result{{"status", "call_failed"}, {"compiled", false}, {"correct", false},
+              {"feedback", "no answer was received: " + Truncate(error, limits.message)}};
+  return Truncate("<execution_result>\n" + Dump(result) + "\n</execution_result>\n", limits.total);
+}
+
+}  // namespace kvault::agent

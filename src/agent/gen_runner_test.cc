@@ -1,0 +1,154 @@
+// The suite runner with a fake model and evaluator over a real generation log.
+#include "agent/gen_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "util/files.h"
+
+namespace kvault::agent {
+namespace {
+
+// Generator: "CODE:ok" for task "a", "CODE:bad" for others; reflector: prose.
+class ScriptedChat : public llm::ChatClient {
+ public:
+  Result<llm::ChatResponse> Complete(const llm::ChatRequest& req) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++calls;
+    const std::string& user = req.messages.back().content;
+    llm::ChatResponse r;
+    r.model_returned = req.model;
+    if (user.find("role: reflector") != std::string::npos) r.content = "think harder";
+    else r.content = user.find("task: a\n") != std::string::npos ? "CODE:ok" : "CODE:bad";
+    return r;
+  }
+  int calls = 0;
+
+ private:
+  std::mutex mu_;
+};
+
+class FileEvaluator : public Evaluator {
+ public:
+  Result<AttemptRecord> Evaluate(const TaskFile& task, const std::string& path) override {
+    auto text = ReadFile(path);
+    if (!text) return Error{text.error()};
+    AttemptRecord a;
+    a.id = ++ids;
+    a.candidate_path = path;
+    a.compiled = true;
+    a.correct = *text == "ok";
+    a.status = a.correct ? "passed" : "mismatch";
+    if (a.correct) a.speedup = 1.25;
+    return a;
+  }
+  std::atomic<int> ids{0};
+};
+
+Result<std::string> Extract(std::string_view answer) {
+  if (answer.substr(0, 5) != "CODE:") return Error{"no code"};
+  return std::string(answer.substr(5));
+}
+
+PromptSet Prompts() {
+  PromptSet p;
+  p.version = "v1-test";
+  p.system = "sys";
+  p.generate = p.optimize = "task: {{task_name}}\nrole: generator\niteration: {{iteration}}\n{{history}}";
+  p.reflect = "task: {{task_name}}\nrole: reflector\n{{feedback}}";
+  p.format = {"extension-cpp", ".cpp", "cpp", ""};
+  return p;
+}
+
+TEST(RunGeneration, SummarisesRecordsAndResumeSkipsFinishedTasks) {
+  auto dir = TempDir::Create("", "kvault-gen-test");
+  ASSERT_TRUE(dir);
+  auto log = GenerationLog::Open(dir->Join("kv.db"));
+  ASSERT_TRUE(log) << log.error();
+  std::vector<TaskFile> tasks(2);
+  tasks[0].name = "a";
+  tasks[1].name = "b";
+  GenSettings s;
+  s.run = "r";
+  s.gen_dir = dir->Join("gen");
+  s.loop.iterations = 2;
+  ScriptedChat chat;
+  FileEvaluator eval;
+  GenSeams seams{&chat, Extract, &eval, log->get()};
+  PromptSet prompts = Prompts();
+  std::atomic<bool> stop{false};
+  int progress_calls = 0;
+  auto out = RunGeneration(tasks, prompts, s, seams, &stop, [&](const GenProgress&) { ++progress_calls; });
+  ASSERT_TRUE(out) << out.error();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ(progress_calls, 2);
+  const GenTaskSummary& a = (*out)[0];
+  const GenTaskSummary& b = (*out)[1];
+  EXPECT_TRUE(a.solved);
+  EXPECT_TRUE(a.finished);
+  EXPECT_EQ(a.attempts, 2);
+  EXPECT_EQ(a.correct, 2);
+  EXPECT_EQ(a.best_speedup, std::optional<double>(1.25));
+  EXPECT_NE(a.best_path.find("gen/a/iter1_0.cpp"), std::string::npos) << a.best_path;
+  EXPECT_FALSE(b.solved);
+  EXPECT_EQ(b.outcomes.at("mismatch"), 2);
+  EXPECT_EQ(chat.calls, 8);  // 2 tasks x 2 iterations x (generator + reflector)
+  auto state = (*log)->FindTask("r", "b");
+  ASSERT_TRUE(state && state->has_value());
+  EXPECT_TRUE((*state)->finished);
+  EXPECT_EQ((*state)->settings["prompt_version"], "v1-test");
+
+  s.resume = true;
+  auto again = RunGeneration(tasks, prompts, s, seams, &stop, nullptr);
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_EQ(chat.calls, 8);
+  EXPECT_TRUE((*again)[0].resumed);
+  EXPECT_EQ((*again)[0].attempts, 2);
+  EXPECT_TRUE((*again)[0].solved);
+}
+
+TEST(RunGeneration, StoppedRunLeavesTasksUnfinished) {
+  auto dir = TempDir::Create("", "kvault-gen-test");
+  ASSERT_TRUE(dir);
+  auto log = GenerationLog::Open(dir->Join("kv.db"));
+  ASSERT_TRUE(log);
+  std::vector<TaskFile> tasks(1);
+  tasks[0].name = "a";
+  GenSettings s;
+  s.gen_dir = dir->Join("gen");
+  ScriptedChat chat;
+  FileEvaluator eval;
+  GenSeams seams{&chat, Extract, &eval, log->get()};
+  PromptSet prompts = Prompts();
+  std::atomic<bool> stop{true};
+  auto out = RunGeneration(tasks, prompts, s, seams, &stop, nullptr);
+  ASSERT_TRUE(out);
+  EXPECT_EQ((*out)[0].error, "interrupted");
+  EXPECT_FALSE((*out)[0].finished);
+  EXPECT_EQ(chat.calls, 0);
+}
+
+TEST(RunGeneration, KernelToKernelWithoutBaselineIsATaskError) {
+  auto dir = TempDir::Create("", "kvault-gen-test");
+  ASSERT_TRUE(dir);
+  auto log = GenerationLog::Open(dir->Join("kv.db"));
+  ASSERT_TRUE(log);
+  std::vector<TaskFile> tasks(1);
+  tasks[0].name = "a";
+  GenSettings s;
+  s.mode = "kernel2kernel";
+  s.gen_dir = dir->Join("gen");
+  ScriptedChat chat;
+  FileEvaluator eval;
+  GenSeams seams{&chat, Extract, &eval, log->get()};
+  PromptSet prompts = Prompts();
+  auto out = RunGeneration(tasks, prompts, s, seams, nullptr, nullptr);
+  ASSERT_TRUE(out);
+  EXPECT_NE((*out)[0].error.find("no baseline"), std::string::npos);
+  EXPECT_EQ(chat.calls, 0);
+}
+
+}  // namespace
+}  // namespace kvault::agent

@@ -1,0 +1,61 @@
+#include "engine/candidate_build.h"
+
+#include "toolchain/backend.h"
+
+namespace kvault {
+namespace {
+
+Language LanguageOf(const std::string& language) {
+  if (language == "cuda") return Language::kCuda;
+  if (language == "hip") return Language::kHip;
+  return Language::kCpp;
+}
+
+}  // namespace
+
+bool IsCompiledFormat(CandidateFormat format) {
+  return format == CandidateFormat::kExtension || format == CandidateFormat::kNative;
+}
+
+Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptions& options,
+                                           const Json& hello) {
+  auto torch = TorchBuildInfo::FromHelloResponse(hello);
+  if (!torch) return Error{"worker gave no usable build information: " + torch.error()};
+  BuildRequest req;
+  req.source_path = c.path;
+  req.language = LanguageOf(c.language);
+  req.backend = options.backend;
+  req.arch = options.arch;
+  if (req.arch.empty() && options.backend != Backend::kCpu && hello.contains("device") &&
+      hello["device"].is_object())
+    req.arch = hello["device"].value("arch", std::string());
+  req.torch = std::move(*torch);
+  req.compile_only = options.compile_only;
+  req.cache_dir = options.cache_dir;
+  req.include_hip_dir = options.source_root + "/include_hip";
+  if (c.format == CandidateFormat::kNative) {
+    req.kind = SourceKind::kNative;
+    req.native_include_dir = options.source_root + "/include";
+  }
+  return req;
+}
+
+std::string BuildRequestIdentity(const BuildRequest& r) {
+  Json j{{"source", r.source_path},
+         {"kind", r.kind == SourceKind::kNative ? "native" : "extension"},
+         {"language", std::string(ToString(r.language))},
+         {"backend", std::string(ToString(r.backend))},
+         {"arch", r.arch},
+         {"compile_only", r.compile_only},
+         {"cache_dir", r.cache_dir},
+         {"extra_flags", r.extra_flags},
+         {"include_hip_dir", r.include_hip_dir},
+         {"native_include_dir", r.native_include_dir},
+         {"torch_version", r.torch.torch_version},
+         {"torch_include", r.torch.include_paths},
+         {"torch_libs", r.torch.library_paths},
+         {"cxx11_abi", r.torch.cxx11_abi}};
+  return j.dump();
+}
+
+}  // namespace kvault

@@ -1,0 +1,34 @@
+#pragma once
+// The build of a compiled candidate (extension or native format) as the engine asks
+// for it, shared by Verifier::Build and the compile pool of `kvault eval`, so both
+// ask for exactly the same build (and so the same cache entry).
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "candidate/candidate.h"
+#include "engine/options.h"
+#include "toolchain/build_request.h"
+#include "util/json.h"
+#include "util/result.h"
+
+namespace kvault {
+
+// Builds a request (BuildExtension's signature): the seam through which a Verifier
+// builds, so `kvault eval` can hand it builds made ahead by its compile pool.
+using BuildFunction =
+    std::function<Result<BuildResult>(const BuildRequest&, std::chrono::milliseconds timeout)>;
+
+// True for the formats the engine compiles into a shared object.
+bool IsCompiledFormat(CandidateFormat format);
+
+// The request for `candidate` under `options`, given the worker's hello answer (torch
+// headers and libraries, the device's arch). Error when the hello answer has no
+// usable build information.
+Result<BuildRequest> CandidateBuildRequest(const Candidate& candidate, const EngineOptions& options,
+                                           const Json& hello);
+
+// A text that is equal for two requests exactly when they ask for the same build.
+std::string BuildRequestIdentity(const BuildRequest& request);
+
+}  // namespace kvault

@@ -1,0 +1,80 @@
+#include "engine/compile_pool.h"
+
+namespace kvault {
+
+CompilePool::CompilePool(int threads, BuildFunction build) : build_(std::move(build)) {
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Work(); });
+}
+
+CompilePool::~CompilePool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (const std::string& id : queue_) jobs_.erase(id);  // never started
+    queue_.clear();
+  }
+  queued_.notify_all();
+  for (auto& t : threads_) t.join();
+  finished_.notify_all();
+}
+
+void CompilePool::Submit(const BuildRequest& request, std::chrono::milliseconds timeout) {
+  const std::string id = BuildRequestIdentity(request);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || jobs_.count(id)) return;
+    auto job = std::make_shared<Job>();
+    job->request = request;
+    job->timeout = timeout;
+    jobs_[id] = job;
+    queue_.push_back(id);
+  }
+  queued_.notify_one();
+}
+
+void CompilePool::Work() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping
+      job = jobs_[queue_.front()];
+      queue_.pop_front();
+      job->started = true;
+    }
+    Result<BuildResult> r = build_(job->request, job->timeout);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job->result = std::move(r);
+      job->finished = true;
+      ++built_;
+    }
+    finished_.notify_all();
+  }
+}
+
+std::optional<Result<BuildResult>> CompilePool::Take(const BuildRequest& request) {
+  const std::string id = BuildRequestIdentity(request);
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return std::nullopt;
+  std::shared_ptr<Job> job = it->second;
+  finished_.wait(lock, [&] { return job->finished || (stopping_ && !job->started); });
+  if (!job->finished) return std::nullopt;
+  return job->result;
+}
+
+BuildFunction CompilePool::Builder(BuildFunction fallback) {
+  return [this, fallback](const BuildRequest& req, std::chrono::milliseconds timeout) -> Result<BuildResult> {
+    if (auto r = Take(req)) return std::move(*r);
+    return fallback(req, timeout);
+  };
+}
+
+size_t CompilePool::built() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return built_;
+}
+
+}  // namespace kvault

@@ -1,0 +1,68 @@
+#pragma once
+// CompilePool: builds candidates' shared objects on CPU threads ahead of the device
+// lanes of `kvault eval`, so compiling overlaps with verifying. A lane takes the
+// pool's result for exactly the request it would have built itself (same outcome:
+// a compile error or timeout is the candidate's, an Error is an infra_error); a
+// request the pool never saw is built by the lane as before.
+//
+//   CompilePool pool(nproc, BuildExtension);
+//   for (auto& req : requests) pool.Submit(req, timeout);       // in job order
+//   verifier.SetBuilder(pool.Builder(BuildExtension));           // lanes take results
+//
+// Thread-safe. The destructor drops queued requests and waits for running builds.
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/candidate_build.h"
+
+namespace kvault {
+
+class CompilePool {
+ public:
+  // REQUIRES: threads >= 1.
+  CompilePool(int threads, BuildFunction build);
+  ~CompilePool();
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  // Queues a build (FIFO). A request already submitted is not queued again.
+  void Submit(const BuildRequest& request, std::chrono::milliseconds timeout);
+
+  // The result of a submitted request, waiting for it to finish; nullopt when it was
+  // never submitted (or dropped by the destructor).
+  std::optional<Result<BuildResult>> Take(const BuildRequest& request);
+
+  // A BuildFunction for lanes: the pool's result when it has the request, else
+  // `fallback`.
+  BuildFunction Builder(BuildFunction fallback);
+
+  size_t built() const;  // builds finished by the pool so far
+
+ private:
+  struct Job {
+    BuildRequest request;
+    std::chrono::milliseconds timeout{0};
+    bool started = false, finished = false;
+    std::optional<Result<BuildResult>> result;
+  };
+  void Work();
+
+  BuildFunction build_;
+  mutable std::mutex mu_;
+  std::condition_variable queued_, finished_;
+  std::deque<std::string> queue_;                      // identities, in order
+  std::map<std::string, std::shared_ptr<Job>> jobs_;  // by identity
+  bool stopping_ = false;
+  size_t built_ = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace kvault

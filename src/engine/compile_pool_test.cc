@@ -1,0 +1,93 @@
+// CompilePool with a fake build function: results handed to the right request,
+// failures passed through unchanged, unknown requests left to the fallback.
+#include "engine/compile_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace kvault {
+namespace {
+
+using std::chrono::milliseconds;
+
+BuildRequest Req(const std::string& source) {
+  BuildRequest r;
+  r.source_path = source;
+  return r;
+}
+
+TEST(CompilePool, HandsEachLaneTheResultOfItsOwnRequest) {
+  std::atomic<int> calls{0};
+  CompilePool pool(3, [&](const BuildRequest& r, milliseconds) -> Result<BuildResult> {
+    ++calls;
+    std::this_thread::sleep_for(milliseconds(20));
+    BuildResult b;
+    b.ok = r.source_path != "bad.cpp";
+    b.timed_out = r.source_path == "slow.cpp";
+    b.artifact = r.source_path + ".so";
+    if (r.source_path == "broken-toolchain.cpp") return Error{"no compiler"};
+    return b;
+  });
+  for (const char* s : {"a.cpp", "bad.cpp", "slow.cpp", "broken-toolchain.cpp", "a.cpp"}) pool.Submit(Req(s), milliseconds(1000));
+  auto a = pool.Take(Req("a.cpp"));
+  ASSERT_TRUE(a && a->ok());
+  EXPECT_TRUE((*a)->ok);
+  EXPECT_EQ((*a)->artifact, "a.cpp.so");
+  auto bad = pool.Take(Req("bad.cpp"));
+  ASSERT_TRUE(bad && bad->ok());
+  EXPECT_FALSE((*bad)->ok);
+  EXPECT_TRUE((*pool.Take(Req("slow.cpp")))->timed_out);
+  auto broken = pool.Take(Req("broken-toolchain.cpp"));
+  ASSERT_TRUE(broken.has_value());
+  EXPECT_FALSE(broken->ok());
+  EXPECT_EQ(broken->error(), "no compiler");
+  EXPECT_EQ(calls.load(), 4);  // a.cpp submitted twice, built once
+  EXPECT_FALSE(pool.Take(Req("never.cpp")).has_value());
+}
+
+TEST(CompilePool, RequestsDifferingInAnyFieldAreDifferentBuilds) {
+  BuildRequest a = Req("x.cu"), b = Req("x.cu");
+  b.arch = "sm_90";
+  EXPECT_NE(BuildRequestIdentity(a), BuildRequestIdentity(b));
+  b = a;
+  b.compile_only = true;
+  EXPECT_NE(BuildRequestIdentity(a), BuildRequestIdentity(b));
+  b = a;
+  b.torch.torch_version = "2.11";
+  EXPECT_NE(BuildRequestIdentity(a), BuildRequestIdentity(b));
+  EXPECT_EQ(BuildRequestIdentity(a), BuildRequestIdentity(Req("x.cu")));
+}
+
+TEST(CompilePool, TheBuilderFallsBackForRequestsItNeverSaw) {
+  CompilePool pool(1, [](const BuildRequest&, milliseconds) -> Result<BuildResult> {
+    BuildResult b;
+    b.artifact = "from the pool";
+    return b;
+  });
+  pool.Submit(Req("known.cpp"), milliseconds(1000));
+  BuildFunction lane = pool.Builder([](const BuildRequest&, milliseconds) -> Result<BuildResult> {
+    BuildResult b;
+    b.artifact = "built by the lane";
+    return b;
+  });
+  EXPECT_EQ(lane(Req("known.cpp"), milliseconds(1000))->artifact, "from the pool");
+  EXPECT_EQ(lane(Req("other.cpp"), milliseconds(1000))->artifact, "built by the lane");
+}
+
+TEST(CompilePool, DestroyingDropsQueuedWork) {
+  std::atomic<int> calls{0};
+  {
+    CompilePool pool(1, [&](const BuildRequest&, milliseconds) -> Result<BuildResult> {
+      ++calls;
+      std::this_thread::sleep_for(milliseconds(50));
+      return BuildResult{};
+    });
+    for (int i = 0; i < 20; ++i) pool.Submit(Req("f" + std::to_string(i) + ".cpp"), milliseconds(1000));
+  }
+  EXPECT_LT(calls.load(), 20);
+}
+
+}  // namespace
+}  // namespace kvault

@@ -1,0 +1,18 @@
+#pragma once
+// The layout of a reference output, without its values: what a native-format
+// candidate's outputs must look like (docs/native-format.md). Sent to the candidate
+// worker in the `run` request (docs/worker-protocol.md, "output_layout").
+//
+//   auto ref = TensorFile::Open(path);
+//   request["output_layout"] = OutputLayout(*ref);
+//   // {"tree": {"kind":"tensor","index":0}, "tensors": [{"dtype":"float32","shape":[4,5]}]}
+#include "check/tensor_file.h"
+#include "util/json.h"
+
+namespace kvault {
+
+// {"tree": <the file's tree>, "tensors": [{"dtype", "shape"}, ...]} in the file's
+// tensor order. Strides, devices and offsets are left out.
+Json OutputLayout(const TensorFile& file);
+
+}  // namespace kvault

@@ -1,0 +1,70 @@
+#pragma once
+// Test helper: scripts a FakeWorker to answer time_start / time_batch / time_finish
+// (docs/worker-protocol.md) like a worker whose side always takes `ms` per call
+// (reference_ms on the side "reference", candidate_ms on "candidate"), writing
+// `output` to the `out` of time_finish. Tests only.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "check/testing/tensor_file_writer.h"
+#include "worker/fake_worker.h"
+
+namespace kvault::testing {
+
+struct FakeTiming {
+  double reference_ms = 2.0;
+  double candidate_ms = 1.0;
+  std::vector<float> reference_output{0, 1, 2};
+  std::vector<float> candidate_output{0, 1, 2};
+  double call_ms = 1.0;              // reported by time_start
+  bool graph_fails = false;          // time_batch with cuda_graph answers graph_failed
+  bool candidate_modifies_inputs = false;
+  bool candidate_batch_raises = false;  // the candidate's time_batch answers runtime_error
+  std::string candidate_digest = "d";
+  std::vector<std::string> log;      // "<side>:<op>[:<method>]" in call order
+};
+
+inline void WriteFloats(const std::string& path, const std::vector<float>& values) {
+  TensorFileWriter w;
+  w.SetTree(w.Add<float>({static_cast<int64_t>(values.size())}, values));
+  (void)w.WriteTo(path);
+}
+
+inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
+  auto side = std::make_shared<std::string>();
+  w.Handle("time_start", [t, side](const Json& r) {
+    *side = r.value("side", std::string());
+    t->log.push_back(*side + ":time_start");
+    const bool ref = *side == "reference";
+    return FakeWorker::Ok(Json{{"timer", "monotonic_clock"},
+                               {"input_digest", ref ? "d" : t->candidate_digest},
+                               {"call_ms", t->call_ms}, {"warmup_calls", 3}, {"flush_bytes", 64},
+                               {"sensors", nullptr},
+                               {"output_layout", ref ? Json{{"tree", "x"}} : Json(nullptr)}});
+  });
+  w.Handle("time_batch", [t, side](const Json& r) {
+    const std::string method = r.value("method", std::string());
+    t->log.push_back(*side + ":time_batch:" + method);
+    if (*side == "candidate" && t->candidate_batch_raises) {
+      WorkerReply failed;
+      failed.response = Json{{"ok", false}, {"kind", "runtime_error"}, {"message", "boom"}};
+      return failed;
+    }
+    if (method == "cuda_graph" && t->graph_fails) return FakeWorker::Ok(Json{{"graph_failed", "no"}});
+    const double ms = *side == "reference" ? t->reference_ms : t->candidate_ms;
+    const int cold = r.value("cold", 0), warm = r.value("warm", 0);
+    return FakeWorker::Ok(Json{{"cold_ms", std::vector<double>(cold, ms)},
+                               {"warm_ms", std::vector<double>(warm, ms / 2)},
+                               {"wall_ms", std::vector<double>(cold + warm, ms)}});
+  });
+  w.Handle("time_finish", [t, side](const Json& r) {
+    t->log.push_back(*side + ":time_finish");
+    const bool ref = *side == "reference";
+    if (r.contains("out")) WriteFloats(r["out"], ref ? t->reference_output : t->candidate_output);
+    return FakeWorker::Ok(Json{{"inputs_modified", !ref && t->candidate_modifies_inputs},
+                               {"sensors", ref ? Json{{"source", "nvml"}, {"sm_mhz", 1980}} : Json(nullptr)}});
+  });
+}
+
+}  // namespace kvault::testing

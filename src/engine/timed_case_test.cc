@@ -1,0 +1,163 @@
+// Timing one case across a scripted reference worker and candidate worker.
+#include "engine/timed_case.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/gpu_sensors.h"
+#include "engine/testing/fake_timing.h"
+#include "util/files.h"
+
+namespace kvault {
+namespace {
+
+using testing::FakeTiming;
+
+class TimedCaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TempDir::Create();
+    ASSERT_TRUE(dir);
+    dir_ = std::make_unique<TempDir>(std::move(*dir));
+    options_.cache_dir = dir_->path();
+    options_.timing.min_samples = 10;
+    options_.timing.max_samples = 100;
+    options_.timing.min_ms = 0;
+    options_.timing.batch = 5;
+    task_.file = TaskFile{"relu", dir_->path() + "/relu.py", "source", "taskhash"};
+    task_.cases.push_back(CaseInfo{"big", true, true});
+  }
+
+  TimedCase Run() {
+    DeviceSession session(options_, std::string(ToString(options_.backend)),
+                          [this](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+                            auto w = std::make_unique<FakeWorker>();
+                            w->Handle("hello", [](const Json&) {
+                              return FakeWorker::Ok(Json{{"protocol", 1}, {"device", Json::object()}});
+                            });
+                            testing::ScriptTiming(*w, fake_);
+                            return std::unique_ptr<WorkerConnection>(std::move(w));
+                          });
+    TimedCaseRequest req{task_, 0, 1000, options_, dir_->path(), {}};
+    return TimeCase(session, req);
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  EngineOptions options_;
+  TaskInfo task_;
+  std::shared_ptr<FakeTiming> fake_ = std::make_shared<FakeTiming>();
+};
+
+TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_DOUBLE_EQ(t.reference_ms, 2.0);
+  EXPECT_DOUBLE_EQ(t.candidate_ms, 1.0);
+  const Json& row = t.row;
+  EXPECT_EQ(row["method"], "monotonic_clock");
+  EXPECT_EQ(row["stop"], "settled");  // zero noise: stops at min_samples
+  EXPECT_EQ(row["rounds"], 2);
+  EXPECT_EQ(row["reference_samples"], 10);
+  EXPECT_DOUBLE_EQ(row["reference_warm_ms"], 1.0);
+  EXPECT_DOUBLE_EQ(row["speedup"], 2.0);
+  EXPECT_DOUBLE_EQ(row["warm_speedup"], 2.0);
+  EXPECT_EQ(row["recheck"], "ok");
+  EXPECT_EQ(row["sensors_after"]["sm_mhz"], 1980);
+  std::vector<std::string> expected{
+      "reference:time_start", "candidate:time_start",
+      "reference:time_batch:monotonic_clock", "candidate:time_batch:monotonic_clock",
+      "candidate:time_batch:monotonic_clock", "reference:time_batch:monotonic_clock",
+      "reference:time_finish", "candidate:time_finish"};
+  EXPECT_EQ(fake_->log, expected);
+}
+
+TEST_F(TimedCaseTest, WithoutFlushOnlyWarmSamplesCount) {
+  options_.timing.flush = false;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure);
+  EXPECT_DOUBLE_EQ(t.reference_ms, 1.0);
+  EXPECT_FALSE(t.row.contains("reference_cold_ms"));
+  EXPECT_FALSE(t.row.contains("warm_speedup"));
+}
+
+TEST_F(TimedCaseTest, TimedOutputThatDiffersIsAMismatch) {
+  fake_->candidate_output = {0, 1, 5};
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(t.failure->message.find("timed call differs"), std::string::npos) << t.failure->message;
+}
+
+TEST_F(TimedCaseTest, RecheckCanBeSwitchedOff) {
+  fake_->candidate_output = {0, 1, 5};
+  options_.timing.recheck = false;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure);
+  EXPECT_EQ(t.row["recheck"], "skipped");
+}
+
+TEST_F(TimedCaseTest, InputsModifiedWhileTimedIsAMismatch) {
+  fake_->candidate_modifies_inputs = true;
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+}
+
+TEST_F(TimedCaseTest, DifferentInputsAreATaskError) {
+  fake_->candidate_digest = "other";
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kTaskError);
+}
+
+TEST_F(TimedCaseTest, NoisySamplesStopAtTheCaps) {
+  options_.timing.noise_target = 0;  // never settled
+  options_.timing.max_samples = 20;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure);
+  EXPECT_EQ(t.row["stop"], "settled");  // zero-noise samples still meet a zero target
+  options_.timing.noise_target = -1;
+  t = Run();
+  EXPECT_EQ(t.row["stop"], "max_samples");
+  EXPECT_EQ(t.row["candidate_samples"], 20);
+}
+
+TEST_F(TimedCaseTest, TinyCallsUseGraphsAndFallBackToEvents) {
+  options_.backend = Backend::kCuda;
+  options_.timing.graph_below_ms = 0.05;
+  fake_->call_ms = 0.01;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure);
+  EXPECT_EQ(t.row["method"], "cuda_graph");
+  fake_->log.clear();
+  fake_->graph_fails = true;
+  t = Run();
+  ASSERT_FALSE(t.failure);
+  EXPECT_EQ(t.row["method"], "cuda_events");
+  EXPECT_EQ(t.row["graph_fallback"], "no");
+  EXPECT_EQ(t.row["reference_samples"], 10);  // samples taken before the fallback are dropped
+  options_.timing.graph = GraphMode::kNever;
+  fake_->graph_fails = false;
+  EXPECT_EQ(Run().row["method"], "cuda_events");
+}
+
+TEST_F(TimedCaseTest, ACandidateFailureIsItsOutcome) {
+  fake_->candidate_batch_raises = true;
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kRuntimeError);
+  EXPECT_NE(t.failure->message.find("timing case big: boom"), std::string::npos) << t.failure->message;
+}
+
+TEST(GpuSensorsTest, ParsesNvidiaSmiLines) {
+  Json s = ParseNvidiaSmiSensors("1980, 3201, 41");
+  EXPECT_EQ(s["source"], "nvidia-smi");
+  EXPECT_DOUBLE_EQ(s["sm_mhz"], 1980);
+  EXPECT_DOUBLE_EQ(s["temperature_c"], 41);
+  EXPECT_TRUE(ParseNvidiaSmiSensors("[N/A], 3201, 41")["sm_mhz"].is_null());
+  EXPECT_TRUE(ParseNvidiaSmiSensors("garbage").is_null());
+  EXPECT_TRUE(ParseNvidiaSmiSensors("1, 2, 3, 4").is_null());
+  EXPECT_TRUE(QuerySensorsWithTool(Backend::kCpu, 0).is_null());
+}
+
+}  // namespace
+}  // namespace kvault

@@ -1,0 +1,25 @@
+#pragma once
+// Which sandbox layers this host allows, found by running the helper's --probe
+// (sandbox/exec.h) once per launcher and process. Thread-safe.
+#include <string>
+
+#include "util/json.h"
+#include "util/result.h"
+
+namespace kvault {
+
+struct HostCapabilities {
+  // layer name -> "" when available, else one line saying why not.
+  Json layers = Json::object();
+  bool Has(const std::string& layer) const;
+  std::string Why(const std::string& layer) const;
+};
+
+// Runs `launcher sandbox-exec --probe` (once per launcher; later calls return the
+// first answer). Error when the helper cannot be run or answers nonsense.
+Result<HostCapabilities> ProbeHost(const std::string& launcher);
+
+// This binary (/proc/self/exe), the usual launcher.
+std::string SelfExecutable();
+
+}  // namespace kvault

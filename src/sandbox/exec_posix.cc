@@ -1,0 +1,306 @@
+#include "sandbox/exec.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sandbox/policy.h"
+#include "util/json_parse.h"
+
+extern char** environ;
+
+namespace kvault {
+namespace {
+
+// mount_setattr(2) (Linux 5.12); declared here because glibc headers differ.
+struct MountAttr {
+  uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+constexpr uint64_t kMountAttrReadOnly = 0x1;
+constexpr unsigned kAtRecursive = 0x8000;
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::fprintf(stderr, "kvault sandbox: %s\n", what.c_str());
+  std::fflush(stderr);
+  ::_exit(kSandboxSetupFailed);
+}
+
+bool WriteSmallFile(const char* path, const std::string& s) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size());
+  ::close(fd);
+  return ok;
+}
+
+std::string EnterUserNamespace(int extra_flags) {
+  const uid_t uid = ::geteuid();
+  const gid_t gid = ::getegid();
+  if (::unshare(CLONE_NEWUSER | extra_flags) != 0) return Errno("unshare");
+  // Inside, the worker is uid 0 mapped to the engine's own uid: no new privilege
+  // outside, and no capability over processes or files of the engine's namespace.
+  if (!WriteSmallFile("/proc/self/setgroups", "deny")) return Errno("write setgroups");
+  if (!WriteSmallFile("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1"))
+    return Errno("write uid_map");
+  if (!WriteSmallFile("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1"))
+    return Errno("write gid_map");
+  return "";
+}
+
+std::string SetReadOnly(const char* path, bool read_only) {
+  MountAttr attr{};
+  (read_only ? attr.attr_set : attr.attr_clr) = kMountAttrReadOnly;
+  if (::syscall(SYS_mount_setattr, AT_FDCWD, path, kAtRecursive, &attr, sizeof attr) != 0)
+    return Errno(std::string("mount_setattr ") + path);
+  return "";
+}
+
+std::string HidePath(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";  // nothing to hide
+  if (S_ISDIR(st.st_mode)) {
+    if (::mount("tmpfs", path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+                "size=4k,mode=000") != 0)
+      return Errno("hide " + path);
+  } else if (::mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+    return Errno("hide " + path);
+  }
+  return "";
+}
+
+// Read-only root, writable exceptions, hidden paths. Runs in the new mount namespace.
+std::string ApplyMounts(const SandboxPolicy& p) {
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return Errno("make mounts private");
+  if (auto e = SetReadOnly("/", true); !e.empty()) return e;
+  std::vector<std::string> writable = p.writable;
+  if (!p.private_dir.empty()) writable.push_back(p.private_dir);
+  for (const auto& w : writable) {
+    struct stat st;
+    if (::stat(w.c_str(), &st) != 0) continue;
+    if (::mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+      return Errno("bind " + w);
+    if (auto e = SetReadOnly(w.c_str(), false); !e.empty()) return e;
+  }
+  for (const auto& h : p.hidden)
+    if (auto e = HidePath(h); !e.empty()) return e;
+  return "";
+}
+
+std::string MountFreshProc() {
+  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+    return Errno("mount /proc");
+  return "";
+}
+
+void SetLimit(int resource, uint64_t value, const char* name) {
+  rlimit rl{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+  if (::setrlimit(resource, &rl) != 0) Fail(Errno(std::string("setrlimit ") + name));
+}
+
+void ApplyLimits(const ResourceLimits& l) {
+  if (l.no_core_dumps) SetLimit(RLIMIT_CORE, 0, "RLIMIT_CORE");
+  if (l.cpu_seconds) {
+    // Soft limit: SIGXCPU; the hard limit one second later: SIGKILL.
+    rlimit rl{static_cast<rlim_t>(l.cpu_seconds), static_cast<rlim_t>(l.cpu_seconds + 1)};
+    if (::setrlimit(RLIMIT_CPU, &rl) != 0) Fail(Errno("setrlimit RLIMIT_CPU"));
+  }
+  if (l.address_space_bytes) SetLimit(RLIMIT_AS, l.address_space_bytes, "RLIMIT_AS");
+  if (l.file_size_bytes) SetLimit(RLIMIT_FSIZE, l.file_size_bytes, "RLIMIT_FSIZE");
+  if (l.open_files) SetLimit(RLIMIT_NOFILE, l.open_files, "RLIMIT_NOFILE");
+  if (l.processes) SetLimit(RLIMIT_NPROC, l.processes, "RLIMIT_NPROC");
+}
+
+void CloseRange(unsigned first, unsigned last) {
+  if (first > last) return;
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, first, last, 0) == 0) return;
+#endif
+  for (unsigned fd = first; fd <= last && fd < 65536; ++fd) ::close(static_cast<int>(fd));
+}
+
+// Closes every descriptor but stderr and `keep` (> 2): no copy of the protocol pipes
+// may outlive PROGRAM, or the engine would not see them close.
+void CloseAllBut(int keep) {
+  CloseRange(0, 1);
+  CloseRange(3, static_cast<unsigned>(keep) - 1);
+  CloseRange(static_cast<unsigned>(keep) + 1, ~0u);
+}
+
+// Limits, environment, working directory, then exec. Never returns.
+[[noreturn]] void ExecProgram(const SandboxPolicy& p, char** argv) {
+  ApplyLimits(p.limits);
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  env = ScrubEnvironment(env, p);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  if (!p.private_dir.empty() && ::chdir(p.private_dir.c_str()) != 0)
+    Fail(Errno("chdir " + p.private_dir));
+  // PATH lookup uses the scrubbed PATH, as the unsandboxed start would.
+  for (const auto& e : env)
+    if (e.starts_with("PATH=")) ::setenv("PATH", e.c_str() + 5, 1);
+  ::execvpe(argv[0], argv, envp.data());
+  Fail(Errno(std::string("cannot start '") + argv[0] + "'"));
+}
+
+// Exits the way `status` (a waitpid status) says a process ended.
+[[noreturn]] void MirrorStatus(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::kill(::getpid(), sig);
+    ::_exit(128 + sig);  // a signal that does not kill by default
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : kSandboxSetupFailed);
+}
+
+// pid 1 of the namespace: start PROGRAM, reap everything, report PROGRAM's status on
+// `status_fd` and exit (which kills whatever PROGRAM left behind).
+[[noreturn]] void RunInit(const SandboxPolicy& p, char** argv, int status_fd, bool fresh_proc) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (fresh_proc) {
+    if (auto e = MountFreshProc(); !e.empty()) Fail(e);
+  }
+  pid_t program = ::fork();
+  if (program < 0) Fail(Errno("fork"));
+  if (program == 0) {
+    ::close(status_fd);
+    ExecProgram(p, argv);
+  }
+  CloseAllBut(status_fd);
+  while (true) {
+    int status = 0;
+    pid_t r = ::waitpid(-1, &status, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) ::_exit(kSandboxSetupFailed);
+    if (r == program) {
+      (void)!::write(status_fd, &status, sizeof status);
+      ::_exit(0);
+    }
+  }
+}
+
+int Run(const SandboxPolicy& p, char** argv, bool fresh_proc) {
+  // An engine killed with SIGKILL takes its sandboxes with it (init follows the helper).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const bool namespaces = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  if (namespaces) {
+    int flags = (p.network_namespace ? CLONE_NEWNET : 0) | (p.mount_namespace ? CLONE_NEWNS : 0) |
+                (p.pid_namespace ? CLONE_NEWPID : 0);
+    if (auto e = EnterUserNamespace(flags); !e.empty()) Fail("user namespace: " + e);
+  }
+  if (p.mount_namespace) {
+    if (auto e = ApplyMounts(p); !e.empty()) Fail("mounts: " + e);
+  }
+  if (!p.pid_namespace) ExecProgram(p, argv);
+
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) Fail(Errno("pipe"));
+  pid_t init = ::fork();
+  if (init < 0) Fail(Errno("fork"));
+  if (init == 0) {
+    ::close(status_pipe[0]);
+    RunInit(p, argv, status_pipe[1], fresh_proc);
+  }
+  ::close(status_pipe[1]);
+  CloseAllBut(status_pipe[0]);
+  int init_status = 0;
+  while (::waitpid(init, &init_status, 0) < 0 && errno == EINTR) {
+  }
+  int program_status = 0;
+  ssize_t n = ::read(status_pipe[0], &program_status, sizeof program_status);
+  if (n == static_cast<ssize_t>(sizeof program_status)) MirrorStatus(program_status);
+  MirrorStatus(init_status);  // init itself failed or was killed
+}
+
+// Tries each layer in a throwaway child; prints the JSON described in exec.h.
+int Probe() {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return kSandboxSetupFailed;
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    auto report = [&](const char* layer, const std::string& why) {
+      std::string line = std::string(layer) + "\t" + why + "\n";
+      (void)!::write(pipe_fds[1], line.data(), line.size());
+    };
+    std::string e = EnterUserNamespace(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID);
+    for (const char* l : {"user_namespace", "network_namespace", "mount_namespace", "pid_namespace"})
+      report(l, e);
+    if (!e.empty()) ::_exit(0);
+    e = ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 ? "" : Errno("make mounts private");
+    if (e.empty()) e = SetReadOnly("/", true);
+    if (e.empty()) e = SetReadOnly("/dev", false);
+    report("read_only_root", e);
+    e = ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=4k") == 0 ? "" : Errno("mount tmpfs");
+    report("hidden_paths", e);
+    pid_t init = ::fork();
+    if (init == 0) ::_exit(MountFreshProc().empty() ? 0 : 1);
+    int st = 0;
+    ::waitpid(init, &st, 0);
+    report("fresh_proc", WIFEXITED(st) && WEXITSTATUS(st) == 0
+                             ? ""
+                             : "mounting a new /proc is refused here (a container that masks parts of /proc)");
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  Json j = Json::object();
+  for (const char* l : {"user_namespace", "network_namespace", "mount_namespace", "pid_namespace",
+                        "read_only_root", "hidden_paths", "fresh_proc"})
+    j[l] = "not tried: an earlier layer failed";
+  size_t pos = 0;
+  while (pos < out.size()) {
+    size_t nl = out.find('\n', pos), tab = out.find('\t', pos);
+    if (nl == std::string::npos || tab == std::string::npos || tab > nl) break;
+    j[out.substr(pos, tab - pos)] = out.substr(tab + 1, nl - tab - 1);
+    pos = nl + 1;
+  }
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int SandboxExecMain(int argc, char** argv) {
+  if (argc == 1 && std::string(argv[0]) == "--probe") return Probe();
+  if (argc < 3 || std::string(argv[1]) != "--")
+    Fail("usage: kvault sandbox-exec PLAN -- PROGRAM [ARGS...] | kvault sandbox-exec --probe");
+  auto json = ParseJson(argv[0], 16);
+  if (!json) Fail("sandbox plan is not JSON: " + json.error());
+  auto plan = PolicyFromJson(*json);
+  if (!plan) Fail(plan.error());
+  const bool fresh_proc = json->value("fresh_proc", false);
+  return Run(*plan, argv + 2, fresh_proc);
+}
+
+}  // namespace kvault

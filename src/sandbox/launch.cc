@@ -1,0 +1,120 @@
+#include "sandbox/launch.h"
+
+#include "util/strings.h"
+
+namespace kvault {
+namespace {
+
+std::string Bytes(uint64_t b) {
+  return b >= (1ull << 30) && b % (1ull << 30) == 0 ? std::to_string(b >> 30) + " GiB"
+                                                     : std::to_string(b >> 20) + " MiB";
+}
+
+}  // namespace
+
+Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabilities& host,
+                                bool running_as_root) {
+  SandboxPlan plan;
+  plan.policy = requested;
+  SandboxPolicy& p = plan.policy;
+  const bool off = p.mode == SandboxMode::kOff;
+  std::vector<std::string> missing;
+  auto row = [&](const std::string& layer, const std::string& state, const std::string& detail) {
+    plan.layers.push_back(Json{{"layer", layer}, {"state", state}, {"detail", detail}});
+  };
+  row("process_group", "applied", "the worker and its children are killed together");
+  if (off) {
+    p.pid_namespace = p.network_namespace = p.mount_namespace = false;
+    p.scrub_environment = false;
+    p.limits = ResourceLimits{};
+    p.limits.no_core_dumps = false;
+    p.hidden.clear();
+    p.private_dir.clear();
+    for (const char* l : {"user_namespace", "pid_namespace", "network_namespace", "mount_namespace",
+                          "read_only_root", "hidden_paths", "private_dir", "scrubbed_environment",
+                          "rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile",
+                          "rlimit_nproc", "rlimit_core"})
+      row(l, "off", "KVAULT_SANDBOX=off");
+    return plan;
+  }
+  // A layer the policy asks for: applied when the host has everything it needs.
+  auto layer = [&](const std::string& name, bool wanted, std::vector<std::string> needs,
+                   const std::string& what) {
+    if (!wanted) {
+      row(name, "off", "not requested");
+      return false;
+    }
+    for (const auto& n : needs) {
+      if (!host.Has(n)) {
+        row(name, "unavailable", n + ": " + host.Why(n));
+        missing.push_back(name + " (" + n + ": " + host.Why(n) + ")");
+        return false;
+      }
+    }
+    row(name, "applied", what);
+    return true;
+  };
+  const bool any_ns = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  layer("user_namespace", any_ns, {"user_namespace"},
+        "uid 0 inside maps to the engine's uid; no capability outside");
+  p.pid_namespace = layer("pid_namespace", p.pid_namespace, {"user_namespace", "pid_namespace"},
+                          "an init process; when the worker ends, everything it started is killed");
+  p.network_namespace = layer("network_namespace", p.network_namespace,
+                              {"user_namespace", "network_namespace"}, "no network interfaces");
+  const bool mounts = layer("mount_namespace", p.mount_namespace, {"user_namespace", "mount_namespace"},
+                            "a private mount table");
+  const bool ro = layer("read_only_root", mounts, {"read_only_root"},
+                        "everything read-only but: " + Join(p.writable, ", ") +
+                            (p.private_dir.empty() ? "" : ", the private directory"));
+  const bool hidden = layer("hidden_paths", mounts && ro, {"hidden_paths"},
+                            p.hidden.empty() ? "nothing to hide" : "emptied: " + Join(p.hidden, ", "));
+  p.mount_namespace = mounts && ro && hidden;
+  if (!p.mount_namespace) p.hidden.clear();
+  plan.fresh_proc = p.pid_namespace && p.mount_namespace && host.Has("fresh_proc");
+  if (!p.pid_namespace) {
+    row("fresh_proc", "off", "needs the pid namespace");
+  } else if (plan.fresh_proc) {
+    row("fresh_proc", "applied", "/proc shows only the sandbox's processes");
+  } else {
+    row("fresh_proc", "unavailable", host.Why("fresh_proc") +
+                                         "; /proc shows other processes, but the user namespace "
+                                         "denies access to their files");
+  }
+  row("private_dir", p.private_dir.empty() ? "off" : "applied",
+      p.private_dir.empty() ? "not requested" : "HOME, TMPDIR and working directory " + p.private_dir);
+  row("scrubbed_environment", p.scrub_environment ? "applied" : "off",
+      p.scrub_environment ? "only: " + Join(p.env_allow, " ") : "not requested");
+  const ResourceLimits& l = p.limits;
+  auto limit = [&](const std::string& name, uint64_t v, const std::string& text, const std::string& why_not) {
+    row(name, v ? "applied" : "off", v ? text : why_not);
+  };
+  limit("rlimit_cpu", l.cpu_seconds, std::to_string(l.cpu_seconds) + " s of CPU time per process", "not requested");
+  limit("rlimit_as", l.address_space_bytes, Bytes(l.address_space_bytes) + " of address space",
+        "not set: GPU drivers reserve huge address ranges (GPU backends), or KVAULT_SANDBOX_MEMORY_MB=0");
+  limit("rlimit_fsize", l.file_size_bytes, Bytes(l.file_size_bytes) + " per file written", "not requested");
+  limit("rlimit_nofile", l.open_files, std::to_string(l.open_files) + " open files", "not requested");
+  if (l.processes && running_as_root) {
+    row("rlimit_nproc", "unavailable",
+        "set to " + std::to_string(l.processes) +
+            " but the kernel does not enforce it for root; the pid namespace and the "
+            "process-group kill contain fork bombs");
+  } else {
+    limit("rlimit_nproc", l.processes, std::to_string(l.processes) + " processes of this user", "not requested");
+  }
+  row("rlimit_core", l.no_core_dumps ? "applied" : "off", l.no_core_dumps ? "no core dumps" : "not requested");
+  if (p.mode == SandboxMode::kStrict && !missing.empty())
+    return Error{"KVAULT_SANDBOX=strict but this host cannot apply: " + Join(missing, "; ")};
+  return plan;
+}
+
+std::vector<std::string> SandboxedArgv(const std::string& launcher, const SandboxPlan& plan,
+                                       const std::vector<std::string>& argv) {
+  if (plan.policy.mode == SandboxMode::kOff) return argv;
+  Json j = PolicyToJson(plan.policy);
+  j["fresh_proc"] = plan.fresh_proc;
+  std::vector<std::string> out = {launcher, "sandbox-exec", j.dump(), "--"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+}  // namespace kvault

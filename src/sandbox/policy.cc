@@ -1,0 +1,155 @@
+#include "sandbox/policy.h"
+
+#include <unistd.h>
+
+#include <charconv>
+
+#include "util/env.h"
+
+namespace kvault {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+Result<uint64_t> EnvMegabytes(const char* name, uint64_t fallback) {
+  auto v = GetEnv(name);
+  if (!v || v->empty()) return fallback;
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc() || end != v->data() + v->size() || n > (1ull << 40))
+    return Error{std::string(name) + " must be a whole number, not '" + *v + "'"};
+  return n;
+}
+
+uint64_t PhysicalMemoryBytes() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) : 0;
+}
+
+bool Allowed(std::string_view name, const std::vector<std::string>& allow) {
+  for (const auto& a : allow) {
+    if (!a.empty() && a.back() == '*') {
+      if (name.starts_with(std::string_view(a).substr(0, a.size() - 1))) return true;
+    } else if (name == a) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view ToString(SandboxMode m) {
+  switch (m) {
+    case SandboxMode::kOff: return "off";
+    case SandboxMode::kAuto: return "auto";
+    case SandboxMode::kStrict: return "strict";
+  }
+  return "off";
+}
+
+std::optional<SandboxMode> ParseSandboxMode(std::string_view s) {
+  if (s == "off") return SandboxMode::kOff;
+  if (s == "auto") return SandboxMode::kAuto;
+  if (s == "strict") return SandboxMode::kStrict;
+  return std::nullopt;
+}
+
+std::vector<std::string> DefaultEnvAllowList() {
+  return {"PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "TERM",
+          "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+          "CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "ROCM_HOME", "HIP_PATH", "HIP_PLATFORM",
+          "LD_LIBRARY_PATH", "NVIDIA_*", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+          "KVAULT_WORKER_FDS", "KVAULT_PYTHON", "KVAULT_SOURCE_ROOT"};
+}
+
+Result<SandboxPolicy> PolicyFromEnvironment(bool cpu_backend) {
+  SandboxPolicy p;
+  p.mode = SandboxMode::kAuto;
+  if (auto m = GetEnv("KVAULT_SANDBOX"); m && !m->empty()) {
+    auto parsed = ParseSandboxMode(*m);
+    if (!parsed) return Error{"KVAULT_SANDBOX must be off, auto or strict, not '" + *m + "'"};
+    p.mode = *parsed;
+  }
+  auto mem = EnvMegabytes("KVAULT_SANDBOX_MEMORY_MB", PhysicalMemoryBytes() / 2 / kMiB);
+  if (!mem) return Error{mem.error()};
+  auto file = EnvMegabytes("KVAULT_SANDBOX_FILE_MB", 16384);
+  if (!file) return Error{file.error()};
+  auto cpu = EnvMegabytes("KVAULT_SANDBOX_CPU_S", 7200);
+  if (!cpu) return Error{cpu.error()};
+  p.limits.address_space_bytes = cpu_backend ? *mem * kMiB : 0;
+  p.limits.file_size_bytes = *file * kMiB;
+  p.limits.cpu_seconds = *cpu;
+  p.limits.open_files = 4096;
+  p.limits.processes = 4096;
+  p.env_allow = DefaultEnvAllowList();
+  return p;
+}
+
+std::vector<std::string> ScrubEnvironment(const std::vector<std::string>& env,
+                                          const SandboxPolicy& policy) {
+  std::vector<std::string> out;
+  for (const auto& e : env) {
+    auto eq = e.find('=');
+    if (eq == std::string::npos) continue;
+    std::string_view name(e.data(), eq);
+    bool overridden = false;
+    for (const auto& [n, v] : policy.env_set) overridden |= (n == name);
+    if (overridden) continue;
+    if (!policy.scrub_environment || Allowed(name, policy.env_allow)) out.push_back(e);
+  }
+  for (const auto& [n, v] : policy.env_set) out.push_back(n + "=" + v);
+  return out;
+}
+
+Json PolicyToJson(const SandboxPolicy& p) {
+  Json env_set = Json::array();
+  for (const auto& [n, v] : p.env_set) env_set.push_back(Json::array({n, v}));
+  return Json{{"mode", std::string(ToString(p.mode))},
+              {"pid_namespace", p.pid_namespace},
+              {"network_namespace", p.network_namespace},
+              {"mount_namespace", p.mount_namespace},
+              {"limits", Json{{"cpu_seconds", p.limits.cpu_seconds},
+                              {"address_space_bytes", p.limits.address_space_bytes},
+                              {"file_size_bytes", p.limits.file_size_bytes},
+                              {"open_files", p.limits.open_files},
+                              {"processes", p.limits.processes},
+                              {"no_core_dumps", p.limits.no_core_dumps}}},
+              {"hidden", p.hidden},
+              {"writable", p.writable},
+              {"private_dir", p.private_dir},
+              {"scrub_environment", p.scrub_environment},
+              {"env_allow", p.env_allow},
+              {"env_set", env_set}};
+}
+
+Result<SandboxPolicy> PolicyFromJson(const Json& j) {
+  try {
+    SandboxPolicy p;
+    auto mode = ParseSandboxMode(j.at("mode").get<std::string>());
+    if (!mode) return Error{"sandbox plan: unknown mode"};
+    p.mode = *mode;
+    p.pid_namespace = j.at("pid_namespace").get<bool>();
+    p.network_namespace = j.at("network_namespace").get<bool>();
+    p.mount_namespace = j.at("mount_namespace").get<bool>();
+    const Json& l = j.at("limits");
+    p.limits.cpu_seconds = l.at("cpu_seconds").get<uint64_t>();
+    p.limits.address_space_bytes = l.at("address_space_bytes").get<uint64_t>();
+    p.limits.file_size_bytes = l.at("file_size_bytes").get<uint64_t>();
+    p.limits.open_files = l.at("open_files").get<uint64_t>();
+    p.limits.processes = l.at("processes").get<uint64_t>();
+    p.limits.no_core_dumps = l.at("no_core_dumps").get<bool>();
+    p.hidden = j.at("hidden").get<std::vector<std::string>>();
+    p.writable = j.at("writable").get<std::vector<std::string>>();
+    p.private_dir = j.at("private_dir").get<std::string>();
+    p.scrub_environment = j.at("scrub_environment").get<bool>();
+    p.env_allow = j.at("env_allow").get<std::vector<std::string>>();
+    for (const Json& kv : j.at("env_set"))
+      p.env_set.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    return p;
+  } catch (const std::exception& e) {
+    return Error{std::string("sandbox plan is malformed: ") + e.what()};
+  }
+}
+
+}  // namespace kvault

@@ -1,0 +1,78 @@
+#pragma once
+// SandboxPolicy: what confines one worker process (docs/sandbox.md, docs/threat-model.md).
+// The engine fills a policy per worker role, the host's capabilities decide which
+// layers can be applied (sandbox/capabilities.h), and the launcher (sandbox/launch.h)
+// turns both into a command line for the `kvault sandbox-exec` helper, which applies
+// exactly the planned layers or fails.
+//
+//   SandboxPolicy p = PolicyFromEnvironment(/*cpu_backend=*/true);
+//   p.hidden.push_back(cache + "/refs");
+//   p.writable.push_back(cache + "/tmp");
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/json.h"
+#include "util/result.h"
+
+namespace kvault {
+
+// KVAULT_SANDBOX: off (no layer), auto (every layer this host offers; the rest is
+// reported as unavailable), strict (a worker does not start unless every layer applies).
+enum class SandboxMode { kOff, kAuto, kStrict };
+
+std::string_view ToString(SandboxMode m);
+std::optional<SandboxMode> ParseSandboxMode(std::string_view s);
+
+// Resource limits set with setrlimit in the worker. 0 = not set.
+struct ResourceLimits {
+  uint64_t cpu_seconds = 0;          // RLIMIT_CPU: total CPU time of one worker process
+  uint64_t address_space_bytes = 0;  // RLIMIT_AS: only on the CPU backend (GPU drivers reserve huge ranges)
+  uint64_t file_size_bytes = 0;      // RLIMIT_FSIZE: largest file a worker may write
+  uint64_t open_files = 0;           // RLIMIT_NOFILE
+  uint64_t processes = 0;            // RLIMIT_NPROC (the kernel does not enforce it for root)
+  bool no_core_dumps = true;         // RLIMIT_CORE = 0
+};
+
+struct SandboxPolicy {
+  SandboxMode mode = SandboxMode::kOff;  // Default: off (the CLI's default is auto)
+  bool pid_namespace = true;      // an init process whose exit kills every process left
+  bool network_namespace = true;  // no network interface but a down loopback
+  bool mount_namespace = true;    // read-only root, hidden paths, writable exceptions
+  ResourceLimits limits;
+  // Made empty for the worker: a tmpfs over a directory, /dev/null over a file.
+  // Paths that do not exist are ignored.
+  std::vector<std::string> hidden;
+  // Stay writable under the read-only root (created by the engine if missing).
+  std::vector<std::string> writable;
+  // The worker's HOME, TMPDIR and working directory (writable). Empty: none.
+  std::string private_dir;
+  bool scrub_environment = true;
+  // Environment names kept when scrubbing; a trailing '*' matches a prefix.
+  std::vector<std::string> env_allow;
+  // Set after scrubbing (HOME, TMPDIR, PYTHONPATH, ...).
+  std::vector<std::pair<std::string, std::string>> env_set;
+};
+
+// The names every worker keeps: PATH, LANG/LC_*, TZ, device selection
+// (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES), toolkit
+// locations (CUDA_HOME, CUDA_PATH, ROCM_PATH, ROCM_HOME, HIP_PATH, LD_LIBRARY_PATH),
+// NVIDIA_*, OMP_NUM_THREADS and the KVAULT_* variables the worker reads.
+std::vector<std::string> DefaultEnvAllowList();
+
+// KVAULT_SANDBOX (default auto), KVAULT_SANDBOX_MEMORY_MB (RLIMIT_AS on the CPU
+// backend; default half the physical memory, 0 = none), KVAULT_SANDBOX_FILE_MB
+// (default 16384), KVAULT_SANDBOX_CPU_S (default 7200). Error names a malformed value.
+Result<SandboxPolicy> PolicyFromEnvironment(bool cpu_backend);
+
+// The environment a sandboxed worker gets from `env` (NAME=value entries).
+std::vector<std::string> ScrubEnvironment(const std::vector<std::string>& env,
+                                          const SandboxPolicy& policy);
+
+Json PolicyToJson(const SandboxPolicy& p);
+Result<SandboxPolicy> PolicyFromJson(const Json& j);
+
+}  // namespace kvault

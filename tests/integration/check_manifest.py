@@ -1,0 +1,48 @@
+"""Checks `kvault eval --json` results against examples/adversarial/adversarial.json.
+
+usage: check_manifest.py --backend B MANIFEST FOLDER=RESULT.json ...
+Every manifest entry of a listed folder that names backend B must appear with its
+status; a passed control must carry timings; no unexpected candidate may appear.
+Exit 0 when all agree, 1 otherwise (one line per problem).
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backend", required=True)
+    ap.add_argument("manifest")
+    ap.add_argument("results", nargs="+", help="FOLDER=RESULT.json")
+    args = ap.parse_args()
+    manifest = json.load(open(args.manifest))
+    problems, checked = [], 0
+    for spec in args.results:
+        folder, path = spec.split("=", 1)
+        expected = {k: v for k, v in manifest.items()
+                    if k.startswith(folder + "/") and args.backend in v["backends"]}
+        seen = set()
+        for a in json.load(open(path))["attempts"]:
+            key = folder + "/" + os.path.basename(a["candidate"])
+            want = expected.get(key)
+            if want is None:
+                problems.append("%s: not in the manifest for backend %s" % (key, args.backend))
+                continue
+            seen.add(key)
+            checked += 1
+            if a["status"] != want["status"]:
+                problems.append("%s: got %s, want %s (%s): %s"
+                                % (key, a["status"], want["status"], want["cheat"], a["message"]))
+            elif a["status"] == "passed" and a.get("speedup") is None:
+                problems.append("%s: passed without a speedup" % key)
+        problems += ["%s: expected but not run" % k for k in sorted(set(expected) - seen)]
+    for p in problems:
+        print(p)
+    print("%d candidates checked, %d problems" % (checked, len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""Checks `kvault eval --json` output against an expectations file.
+
+usage: triton_expect.py EVAL_JSON EXPECTED_JSON PREFIX
+Every attempt's candidate, as PREFIX/<file name>, must have the status the file names,
+every PREFIX/ entry of the file must have been attempted, and passed attempts must
+carry timings. Prints one line per problem; exits 1 if there is any.
+"""
+import json
+import os
+import sys
+
+out, expected, prefix = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+wanted = {k: v["status"] for k, v in expected.items() if k.startswith(prefix + "/")}
+seen, bad = set(), 0
+for a in out["attempts"]:
+    key = prefix + "/" + os.path.basename(a["candidate"])
+    seen.add(key)
+    if key not in wanted:
+        print("no expectation for", key); bad += 1; continue
+    if a["status"] != wanted[key]:
+        bad += 1; print("%s: got %s want %s: %s" % (key, a["status"], wanted[key], a["message"]))
+    if a["status"] == "passed" and (a["speedup"] is None or a["reference_ms"] is None):
+        bad += 1; print("%s: passed without timings" % key)
+for key in sorted(set(wanted) - seen):
+    bad += 1; print("%s: not attempted" % key)
+print("%s: %d attempts checked, %d problems" % (prefix, len(seen), bad))
+sys.exit(1 if bad else 0)

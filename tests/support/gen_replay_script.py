@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes the replay script for the `kvault gen` loopback tests (docs/agent.md,
+"Testing against a replay server"): each answer path on its own task, built from the
+example candidates of one language.
+
+    gen_replay_script.py --examples DIR --ext .cpp --tasks SUITE_DIR --out S.json --plan P.json
+
+Paths, in order of priority: correct first time; broken then fixed; garbage (a 200
+reply that is not JSON) then correct; two code blocks then correct; a timeout then
+correct; HTTP 429 then correct; HTTP 500 then correct; truncated JSON then correct;
+and no code block at all (never solved). Every path but the last needs a task with a
+correct example <task><ext>; "broken then fixed" also needs a <task>.wrong-*<ext>.
+A language with fewer examples covers the first paths only. --paths keeps only the
+named paths (broken, correct, garbage, two_blocks, timeout, http429, http500,
+truncated, no_code), in the same order, e.g. for a slow language. P.json maps each chosen
+task to the generator outcomes the run must record, whether it ends solved, and
+whether its first call needs HTTP retries.
+"""
+import argparse
+import glob
+import json
+import os
+
+FENCE = {".cpp": "cpp", ".cu": "cuda", ".hip": "hip", ".py": "python"}
+PATHS = ["broken", "correct", "garbage", "two_blocks", "timeout", "http429", "http500", "truncated",
+         "no_code"]
+PREFERRED = ["relu", "vector_add", "row_sum", "mse_loss", "cumsum", "transpose", "gelu_tanh",
+             "swiglu", "softmax"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--examples", required=True)
+    ap.add_argument("--ext", required=True)
+    ap.add_argument("--tasks", required=True, help="the example suite folder")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--delay", type=float, default=4.0, help="seconds of the timeout path")
+    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated subset of " + ",".join(PATHS))
+    a = ap.parse_args()
+    wanted = a.paths.split(",")
+    unknown = [p for p in wanted if p not in PATHS]
+    if unknown:
+        ap.error("unknown path(s) %s; known: %s" % (",".join(unknown), ",".join(PATHS)))
+    fence = FENCE[a.ext]
+
+    def example(task, wrong=False):
+        pattern = task + (".wrong-*" if wrong else "") + a.ext
+        found = sorted(glob.glob(os.path.join(a.examples, pattern)))
+        return open(found[0]).read() if found else None
+
+    def answer(code):
+        return {"content": "Here is the kernel.\n\n```%s\n%s```\n" % (fence, code)}
+
+    names = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(a.tasks, "*.py")))
+    order = [t for t in PREFERRED if t in names] + [t for t in names if t not in PREFERRED]
+    with_code = [t for t in order if example(t)]
+    plan, rules, used = {}, [], set()
+
+    def take(pool):
+        for t in pool:
+            if t not in used:
+                used.add(t)
+                return t
+        return None
+
+    broken = take([t for t in with_code if example(t, wrong=True)]) if "broken" in wanted else None
+    if broken:
+        plan[broken] = ([answer(example(broken, True)), answer(example(broken))], ["mismatch", "passed"], True, False)
+    paths = [
+        ("correct", lambda c: [answer(c)], ["passed"], False),
+        ("garbage", lambda c: [{"raw": "<html>502 garbage</html>", "status": 200}, answer(c)],
+         ["call_failed", "passed"], False),
+        ("two_blocks", lambda c: [{"content": answer(c)["content"] * 2}, answer(c)], ["no_code", "passed"], False),
+        ("timeout", lambda c: [dict(answer(c), delay_s=a.delay), answer(c)], ["passed"], True),
+        ("http429", lambda c: [{"status": 429, "retry_after": 0}, answer(c)], ["passed"], True),
+        ("http500", lambda c: [{"status": 500}, answer(c)], ["passed"], True),
+        ("truncated", lambda c: [dict(answer(c), truncate=True), answer(c)], ["passed"], True),
+    ]
+    for name, responses, outcomes, retried in paths:
+        if name not in wanted:
+            continue
+        t = take(with_code)
+        if t is None:
+            break
+        plan[t] = (responses(example(t)), outcomes, True, retried)
+    no_code = take(["softmax"] + order) if "no_code" in wanted else None
+    if no_code:
+        plan[no_code] = ([{"content": "Use a numerically stable loop over each row."}],
+                         ["no_code", "no_code", "no_code"], False, False)
+    for t, (responses, _, _, _) in plan.items():
+        rules.append({"match": ["task: " + t + "\n", "role: generator"], "responses": responses})
+    rules.append({"match": ["role: reflector"],
+                  "responses": [{"content": "Reflection: check the indexing and the reduction order."}]})
+    json.dump({"rules": rules, "default": {"status": 404}}, open(a.out, "w"), indent=1)
+    json.dump({t: {"outcomes": p[1], "solved": p[2], "retried": p[3]} for t, p in plan.items()},
+              open(a.plan, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
