@@ -5,6 +5,7 @@
 #
 #   bash bench/h200_throughput.sh part1   # examples (native, extension); native batch; KernelBench-sized task
 #   bash bench/h200_throughput.sh part2   # extension batch; load_inline batch; KernelBench-format examples
+#   bash bench/h200_throughput.sh core    # the native batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh smoke   # the same steps, tiny, on the CPU backend (any machine)
 #
 # Every step writes its results under $OUT/throughput/ as soon as it ends (eval JSON,
@@ -111,12 +112,20 @@ case "$part" in
     LIMIT=250 baseline_pair batch-load_inline "$work/batch-ext/load_inline"
     LIMIT=120 eval_pair examples-kernelbench examples/kernelbench
     ;;
+  core)
+    # What one device call of under 10 min holds: the >= 200 native batch (cold,
+    # warm) and a small load_inline batch (cold, warm) made by the same generator.
+    gen batch-native --count native=208
+    LIMIT=${BATCH_LIMIT:-140} eval_pair batch-native "$work/batch-native/native"
+    gen batch-li --count load_inline=${LI_COUNT:-14}
+    LIMIT=${LI_LIMIT:-90} baseline_pair batch-load_inline "$work/batch-li/load_inline"
+    ;;
   smoke)
     gen batch-smoke "${counts[@]}"
     eval_pair batch-native "$work/batch-smoke/native"
     eval_pair batch-extension "$work/batch-smoke/extension"
     baseline_pair batch-load_inline "$work/batch-smoke/load_inline"
     ;;
-  *) echo "usage: $0 part1|part2|smoke" >&2; exit 2 ;;
+  *) echo "usage: $0 part1|part2|core|smoke" >&2; exit 2 ;;
 esac
 summarize

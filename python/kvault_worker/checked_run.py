@@ -157,6 +157,8 @@ def _poison(value, depth=0):
     if depth > 64:
         return
     if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.nn.Parameter) or value.requires_grad:
+            return  # the model's own weights, returned as they are: never overwrite them
         try:
             with torch.no_grad():
                 value.detach().fill_(float("nan") if value.is_floating_point() or value.is_complex() else 0x5A)

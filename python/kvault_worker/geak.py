@@ -37,8 +37,20 @@ def run_reference(fmt, implementation, tests):
     """Executes the task's implementation in a fresh namespace, then its tests."""
     _prepare_interpreter()
     namespace = {"__name__": "kvault_geak_reference", "__builtins__": __builtins__}
-    exec(compile(implementation, "<reference implementation>", "exec"), namespace)
+    _exec_from_file(implementation, "reference_implementation", namespace)
     return _run(fmt, namespace, tests)
+
+
+def _exec_from_file(source, stem, namespace):
+    """Runs `source` from a real .py file in a private temporary folder: Triton's
+    @jit reads a kernel's source with inspect, which needs a file (Triton 3.6 refuses
+    code compiled from a string)."""
+    folder = tempfile.mkdtemp(prefix="kvault-geak-")
+    path = os.path.join(folder, stem + ".py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    namespace["__file__"] = path
+    exec(compile(source, path, "exec"), namespace)
 
 
 def run_candidate(fmt, candidate_globals, tests):
@@ -62,7 +74,7 @@ def _run(fmt, namespace, tests):
 
 
 def _run_tritonbench_g(namespace, tests):
-    exec(compile(tests, "<trusted tests>", "exec"), namespace)
+    _exec_from_file(tests, "trusted_tests", namespace)
     if "result_gold" in namespace:
         return namespace["result_gold"]
     functions = _test_functions(namespace)
@@ -74,7 +86,7 @@ def _run_tritonbench_g(namespace, tests):
 
 def _run_rocmbench(namespace, tests):
     _ensure_pytest()
-    exec(compile(tests, "<trusted tests>", "exec"), namespace)
+    _exec_from_file(tests, "trusted_tests", namespace)
     functions = _test_functions(namespace)
     if not functions:
         raise GeakTestFailure("the tests define no test_* function")

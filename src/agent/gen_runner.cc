@@ -1,8 +1,8 @@
 #include "agent/gen_runner.h"
 
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
-#include <condition_variable>
 #include <thread>
 
 #include "engine/outcome.h"
@@ -87,7 +87,7 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
     const std::function<void(const GenProgress&)>& progress) {
   std::vector<GenTaskSummary> summaries(tasks.size());
   std::atomic<size_t> next{0};
-  std::mutex mu;  // guards done, fatal, progress
+  std::mutex mu;  // guards done, fatal, progress, idle
   size_t done = 0;
   std::string fatal;
   auto set_fatal = [&](const std::string& why) {
@@ -166,8 +166,8 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
   };
 
   // A verification lane's workers are started by whichever task thread used the lane
-  // first, and a sandboxed worker dies with the thread that started it (the parent
-  // death signal follows the thread, not the process: docs/sandbox.md). So no thread
+  // first, and a sandboxed worker dies with the thread that started it (the sandbox's
+  // PR_SET_PDEATHSIG fires when the forking thread ends, not the process). So no thread
   // ends before all have run out of tasks: `idle` counts those waiting at the end.
   int idle = 0;
   std::condition_variable all_idle;
