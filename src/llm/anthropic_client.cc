@@ -1,9 +1,8 @@
 #include "llm/anthropic_client.h"
 
 #include <cstdint>
-#include <exception>
+#include <vector>
 
-#include "llm/curl_library.h"
 #include "llm/retry_loop.h"
 
 namespace kvault::llm {
@@ -17,24 +16,12 @@ class AnthropicClient final : public ChatClient {
         api_key_(ApiKeyFromEnv(settings.api_key_env, "ANTHROPIC_API_KEY")) {}
 
   Result<ChatResponse> Complete(const ChatRequest& request) override {
-    try {
-      if (Status ok = CheckAnthropicSettings(settings_); !ok) return Error{ok.error()};
-      auto curl = LoadCurl();
-      if (!curl) return Error{curl.error()};
-      HttpPost post;
-      post.url = *AnthropicMessagesUrl(settings_.endpoint);
-      if (!api_key_.empty()) post.headers.push_back("x-api-key: " + api_key_);
-      post.headers.push_back(std::string("anthropic-version: ") + kAnthropicVersion);
-      post.body = AnthropicRequestBody(request).dump(-1, ' ', false, Json::error_handler_t::replace);
-      post.connect_timeout_s = settings_.connect_timeout_s;
-      post.total_timeout_s = settings_.request_timeout_s;
-      post.max_response_bytes = settings_.max_response_bytes;
-      return PostWithRetries(**curl, settings_, slots_, post, [&](const Json& reply) {
-        return ParseAnthropicReply(reply, request.model);
-      });
-    } catch (const std::exception& e) {
-      return Error{std::string("LLM call failed: ") + e.what()};
-    }
+    if (Status ok = CheckAnthropicSettings(settings_); !ok) return Error{ok.error()};
+    std::vector<std::string> headers{std::string("anthropic-version: ") + kAnthropicVersion};
+    if (!api_key_.empty()) headers.push_back("x-api-key: " + api_key_);
+    return CallWithRetries(settings_, slots_, *AnthropicMessagesUrl(settings_.endpoint),
+                           std::move(headers), AnthropicRequestBody(request),
+                           [&](const Json& reply) { return ParseAnthropicReply(reply, request.model); });
   }
 
  private:

@@ -1,8 +1,7 @@
 #include "llm/openai_client.h"
 
-#include <exception>
+#include <vector>
 
-#include "llm/curl_library.h"
 #include "llm/retry_loop.h"
 
 namespace kvault::llm {
@@ -20,23 +19,12 @@ class OpenAiClient final : public ChatClient {
       : settings_(settings), slots_(settings.concurrency), api_key_(ApiKeyFromEnv(settings.api_key_env, "OPENAI_API_KEY")) {}
 
   Result<ChatResponse> Complete(const ChatRequest& request) override {
-    try {
-      if (Status ok = CheckOpenAiSettings(settings_); !ok) return Error{ok.error()};
-      auto curl = LoadCurl();
-      if (!curl) return Error{curl.error()};
-      HttpPost post;
-      post.url = *OpenAiChatUrl(settings_.endpoint);
-      if (!api_key_.empty()) post.headers.push_back("Authorization: Bearer " + api_key_);
-      post.body = OpenAiRequestBody(request).dump(-1, ' ', false, Json::error_handler_t::replace);
-      post.connect_timeout_s = settings_.connect_timeout_s;
-      post.total_timeout_s = settings_.request_timeout_s;
-      post.max_response_bytes = settings_.max_response_bytes;
-      return PostWithRetries(**curl, settings_, slots_, post, [&](const Json& reply) {
-        return ParseOpenAiReply(reply, request.model);
-      });
-    } catch (const std::exception& e) {
-      return Error{std::string("LLM call failed: ") + e.what()};
-    }
+    if (Status ok = CheckOpenAiSettings(settings_); !ok) return Error{ok.error()};
+    std::vector<std::string> headers;
+    if (!api_key_.empty()) headers.push_back("Authorization: Bearer " + api_key_);
+    return CallWithRetries(settings_, slots_, *OpenAiChatUrl(settings_.endpoint), std::move(headers),
+                           OpenAiRequestBody(request),
+                           [&](const Json& reply) { return ParseOpenAiReply(reply, request.model); });
   }
 
  private:

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cmath>
+#include <exception>
 #include <random>
 #include <thread>
 #include <vector>
@@ -176,6 +177,25 @@ Result<ChatResponse> PostWithRetries(const CurlApi& curl, const ClientSettings& 
     if (a.verdict == Verdict::kRetryTruncated) ++truncated_retries;
     double wait = BackoffSeconds(settings, attempt, a.retry_after_s, Jitter());
     std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+  }
+}
+
+Result<ChatResponse> CallWithRetries(const ClientSettings& settings, CallSlots& slots,
+                                     std::string url, std::vector<std::string> headers,
+                                     const Json& body, const ReplyParser& parse) {
+  try {
+    auto curl = LoadCurl();
+    if (!curl) return Error{curl.error()};
+    HttpPost post;
+    post.url = std::move(url);
+    post.headers = std::move(headers);
+    post.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+    post.connect_timeout_s = settings.connect_timeout_s;
+    post.total_timeout_s = settings.request_timeout_s;
+    post.max_response_bytes = settings.max_response_bytes;
+    return PostWithRetries(**curl, settings, slots, post, parse);
+  } catch (const std::exception& e) {
+    return Error{std::string("LLM call failed: ") + e.what()};
   }
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "llm/chat.h"
 #include "llm/client_settings.h"
@@ -28,6 +29,13 @@ std::optional<int> UsageCount(const Json& usage, const char* field);
 Result<ChatResponse> PostWithRetries(const CurlApi& curl, const ClientSettings& settings,
                                      CallSlots& slots, const HttpPost& post,
                                      const ReplyParser& parse);
+
+// One provider call: loads libcurl, POSTs `body` to `url` with `headers` and the
+// settings' timeouts and size cap, through PostWithRetries. Never throws: an
+// exception becomes an Error "LLM call failed: ...".
+Result<ChatResponse> CallWithRetries(const ClientSettings& settings, CallSlots& slots,
+                                     std::string url, std::vector<std::string> headers,
+                                     const Json& body, const ReplyParser& parse);
 
 // Seconds to wait before retry number `retry` (1-based): a server's Retry-After (up
 // to max_retry_after_s) when given, else min(cap, base * 2^(retry-1)) scaled by
