@@ -4,15 +4,10 @@ Exits with os._exit so that threads or atexit hooks left behind by task or
 candidate code cannot keep the process alive after `shutdown` or end of input.
 """
 import os
-import sys
 
-from kvault_worker.protocol import main
+from kvault_worker.protocol import flush_stdio, main
 
 if __name__ == "__main__":
     code = main()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
+    flush_stdio()
     os._exit(code)

@@ -4,6 +4,7 @@ Functions that later guard candidate code (device synchronisation) are looked up
 here at import time, before any task or candidate code runs, so a candidate that
 reassigns e.g. `torch.cuda.synchronize` does not change what the worker calls.
 """
+import os
 import platform
 import sys
 
@@ -152,7 +153,26 @@ def _libcuda_driver_version():
     return None
 
 
+def _source_digest():
+    """SHA-256 over the worker package's Python sources: the engine keys cached
+    reference outputs on it, since the worker's code makes the inputs."""
+    import hashlib
+    package = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for folder, dirs, files in sorted(os.walk(package)):
+        dirs.sort()
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            h.update(os.path.relpath(path, package).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+SOURCE_DIGEST = _source_digest()
+
+
 def python_info():
     return {"python": platform.python_version(), "executable": sys.executable,
             "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-            "torch_hip": getattr(torch.version, "hip", None)}
+            "torch_hip": getattr(torch.version, "hip", None), "worker_source": SOURCE_DIGEST}

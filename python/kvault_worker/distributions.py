@@ -40,7 +40,9 @@ def _redraw(x, distribution, generator):
     rms = float(wide.pow(2).mean().sqrt())
     if not (rms > 0 and rms < float("inf")):
         rms = 1.0
-    values = torch.randn(x.shape, generator=generator, dtype=torch.float64)
+    # Drawn in float32 (twice as fast as float64 on the CPU) unless the task is float64.
+    dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+    values = torch.randn(x.shape, generator=generator, dtype=dtype)
     if distribution == "heavy_tailed":
-        values = values * torch.exp(0.5 * torch.randn(x.shape, generator=generator, dtype=torch.float64))
-    return (values * rms).to(x.dtype)
+        values.mul_(torch.randn(x.shape, generator=generator, dtype=dtype).mul_(0.5).exp_())
+    return values.mul_(rms).to(x.dtype)

@@ -113,7 +113,7 @@ def encode_safely(channel, response):
                       "message": "worker produced an unencodable response: %s" % e})
 
 
-def _flush_stdio():
+def flush_stdio():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -138,11 +138,11 @@ def main():
     try:
         for line in channel.lines():
             response = handle_line(session, line)
-            _flush_stdio()
+            flush_stdio()
             encode_safely(channel, response)
             if session.finished:
                 break
     except BrokenPipeError:
         return 0  # the engine went away
-    _flush_stdio()
+    flush_stdio()
     return 0

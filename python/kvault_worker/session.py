@@ -59,10 +59,14 @@ class Session:
             raise bad_request("this worker already runs on %s:%d" % (self.device.backend, self.device.index))
         device = self.device or open_device(backend, index)
         with attributed(INTERNAL, "collecting environment information failed"):
-            available, reasons = backend_availability(index)
             response = {"protocol": PROTOCOL_VERSION, **python_info(),
-                        "device": device_info(device), "build": build_info(),
-                        "available_backends": available, "unavailable_reasons": reasons}
+                        "device": device_info(device)}
+            # The build paths and the backend probe cost a second of subprocesses
+            # (torch.utils.cpp_extension): only the first worker of a session asks.
+            if fields.boolean(request, "environment", True):
+                available, reasons = backend_availability(index)
+                response.update({"build": build_info(), "available_backends": available,
+                                 "unavailable_reasons": reasons})
         self.device = device
         SNAPSHOT.settle()
         return response

@@ -1,5 +1,7 @@
 #include "engine/device_session.h"
 
+#include <cstdio>
+
 #include "engine/worker_sandbox.h"
 #include "util/env.h"
 
@@ -16,7 +18,10 @@ WorkerFactory ProcessWorkerFactory() {
 DeviceSession::DeviceSession(const EngineOptions& options, std::string hello_backend,
                              WorkerFactory factory)
     : options_(options), hello_backend_(std::move(hello_backend)), factory_(std::move(factory)) {
-  if (!factory_) factory_ = ProcessWorkerFactory();
+  if (!factory_) {
+    factory_ = ProcessWorkerFactory();
+    use_zygote_ = options_.zygote;  // tests with fake workers never fork
+  }
 }
 
 DeviceSession::~DeviceSession() {
@@ -37,10 +42,52 @@ WorkerOptions DeviceSession::MakeWorkerOptions() const {
   return o;
 }
 
+Result<std::unique_ptr<WorkerConnection>> DeviceSession::ForkCandidate() {
+  if (!zygote_ || !zygote_->alive()) {
+    zygote_.reset();
+    WorkerOptions options = MakeWorkerOptions();
+    options.argv = {options_.python, "-m", "kvault_worker.zygote"};
+    // The zygote keeps its capabilities to give each worker a PID namespace; each
+    // worker drops them before it reads a request (docs/sandbox.md).
+    EngineOptions zygote_options = options_;
+    zygote_options.sandbox.keep_capabilities = true;
+    options.env_set.emplace_back("KVAULT_ZYGOTE_DROP_CAPS",
+                                 options_.sandbox.mode == SandboxMode::kOff ? "0" : "1");
+    auto sandboxed = SandboxWorkerCommand(zygote_options, /*candidate=*/true, hello_backend_ == "cpu",
+                                          options.argv, options.env_set);
+    if (!sandboxed) return Error{sandboxed.error()};
+    options.argv = std::move(sandboxed->argv);
+    options.env_set = std::move(sandboxed->env_set);
+    auto started = Zygote::Start(options, options_.timeouts.start);
+    if (!started) return Error{started.error()};
+    zygote_ = std::move(*started);
+    zygote_dir_ = std::move(sandboxed->private_dir);
+  }
+  auto forked = zygote_->Fork(WorkerOptions{}, options_.timeouts.start);
+  if (!forked) return Error{forked.error()};
+  return std::unique_ptr<WorkerConnection>(std::move(*forked));
+}
+
 Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   auto& slot = workers_[static_cast<int>(role)];
   if (slot && slot->alive()) return slot.get();
   slot.reset();
+  if (role == WorkerRole::kCandidate && use_zygote_ && options_.sandbox_error.empty()) {
+    if (auto forked = ForkCandidate()) {
+      if (auto greeted = Greet(std::move(*forked)); greeted) {
+        slot = std::move(*greeted);
+        return slot.get();
+      } else {
+        std::fprintf(stderr, "kvault: a worker forked by the zygote failed to start; "
+                             "starting workers from scratch from now on: %s\n", greeted.error().c_str());
+      }
+    } else {
+      std::fprintf(stderr, "kvault: no worker zygote (%s); starting workers from scratch\n",
+                   forked.error().c_str());
+    }
+    use_zygote_ = false;
+    zygote_.reset();
+  }
   WorkerOptions options = MakeWorkerOptions();
   auto sandboxed = SandboxWorkerCommand(options_, role == WorkerRole::kCandidate,
                                         hello_backend_ == "cpu", options.argv, options.env_set);
@@ -50,10 +97,20 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   private_dirs_[static_cast<int>(role)] = std::move(sandboxed->private_dir);
   auto started = factory_(options);
   if (!started) return Error{"cannot start worker (" + options_.python + "): " + started.error()};
-  std::unique_ptr<WorkerConnection> w = std::move(*started);
+  auto greeted = Greet(std::move(*started));
+  if (!greeted) return Error{greeted.error()};
+  slot = std::move(*greeted);
+  return slot.get();
+}
+
+Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<WorkerConnection> w) {
+  // Only the session's first worker reports the build environment and the backend
+  // probe (about a second of subprocesses); later workers run on the same machine.
+  const bool first = hello_.is_null();
   WorkerReply r = w->Call(Json{{"op", "hello"},
                                {"backend", hello_backend_},
-                               {"device_index", options_.device_index}},
+                               {"device_index", options_.device_index},
+                               {"environment", first}},
                           options_.timeouts.start);
   if (r.failure != WorkerFailure::kNone) {
     std::string log = w->TakeLog();
@@ -65,9 +122,8 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
     return Error{"worker refused backend " + hello_backend_ + ": " +
                  r.response.value("message", std::string("no message"))};
   }
-  hello_ = r.response;
-  slot = std::move(w);
-  return slot.get();
+  if (first) hello_ = r.response;
+  return w;
 }
 
 void DeviceSession::Discard(WorkerRole role) {

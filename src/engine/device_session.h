@@ -2,7 +2,10 @@
 // The worker processes of one device: a reference worker (runs only trusted task
 // code) and a candidate worker (runs candidates, and times them against the
 // reference). Workers start lazily, answer `hello` first, and are replaced after
-// any failure. Not thread-safe: one DeviceSession per lane.
+// any failure. With EngineOptions::zygote, candidate workers are forked from a
+// zygote started with the session (worker/zygote.h); when the zygote cannot start
+// or fails, the session says so once on stderr and starts them from scratch.
+// Not thread-safe: one DeviceSession per lane.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,6 +16,7 @@
 #include "util/json.h"
 #include "util/result.h"
 #include "worker/worker.h"
+#include "worker/zygote.h"
 
 namespace kvault {
 
@@ -40,12 +44,20 @@ class DeviceSession {
 
  private:
   WorkerOptions MakeWorkerOptions() const;
+  // A candidate worker forked by the zygote (started first if needed); Error when
+  // the zygote is unusable (the caller then starts one from scratch).
+  Result<std::unique_ptr<WorkerConnection>> ForkCandidate();
+  // Sends `hello` (with the environment on the session's first); the worker, or Error.
+  Result<std::unique_ptr<WorkerConnection>> Greet(std::unique_ptr<WorkerConnection> w);
 
   EngineOptions options_;
   std::string hello_backend_;
   WorkerFactory factory_;
   std::optional<TempDir> private_dirs_[2];  // each sandboxed worker's HOME; outlives it
   std::unique_ptr<WorkerConnection> workers_[2];
+  bool use_zygote_ = false;
+  std::unique_ptr<Zygote> zygote_;
+  std::optional<TempDir> zygote_dir_;  // the zygote's private folder; its workers' below
   Json hello_;
 };
 

@@ -19,6 +19,10 @@ void ApplyEnvironment(EngineOptions& options) {
   } else {
     options.sandbox_error = policy.error();
   }
+  const std::string zygote = GetEnv("KVAULT_ZYGOTE").value_or("on");
+  options.zygote = zygote != "off";
+  if (zygote != "on" && zygote != "off" && options.sandbox_error.empty())
+    options.sandbox_error = "KVAULT_ZYGOTE must be on or off, not '" + zygote + "'";
 }
 
 }  // namespace kvault

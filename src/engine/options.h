@@ -65,6 +65,9 @@ struct EngineOptions {
   std::string sandbox_launcher;
   // Set when KVAULT_SANDBOX* is malformed: every worker start fails with it.
   std::string sandbox_error;
+  // Fork candidate workers from a pre-imported zygote (worker/zygote.h) instead of
+  // starting each from scratch. The CLI reads KVAULT_ZYGOTE (on|off, default on).
+  bool zygote = false;
 };
 
 }  // namespace kvault

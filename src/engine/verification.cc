@@ -17,7 +17,8 @@ Json Verification::ToJson() const {
               {"diagnostics", diagnostics},
               {"cases", cases},
               {"build", build},
-              {"seconds", seconds}};
+              {"seconds", seconds},
+              {"phases", phases}};
 }
 
 }  // namespace kvault

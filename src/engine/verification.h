@@ -21,6 +21,9 @@ struct Verification {
   Json cases = Json::array();          // per case and seed: errors; per perf case: timings
   Json build = Json::object();         // toolchain, command, cache hit, seconds
   double seconds = 0;                  // wall time of the whole verification
+  // Wall seconds per stage reached: describe, build, worker_start, load, correctness,
+  // timing, recheck (JSON output only; docs/cli.md).
+  Json phases = Json::object();
 
   Json ToJson() const;
 };

@@ -146,6 +146,7 @@ std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int see
   h.Add("arch", hello["device"].value("arch", std::string()));
   h.Add("torch", hello.value("torch", std::string()));
   h.Add("python", hello.value("python", std::string()));
+  h.Add("worker_source", hello.value("worker_source", std::string()));  // it makes the inputs
   return h.Hex();
 }
 
@@ -309,9 +310,18 @@ Verification Verifier::Finish(Verification v) {
 
 Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) {
   const auto t0 = std::chrono::steady_clock::now();
+  // Wall seconds of each stage (Verification::phases): where verification time goes.
+  Json phases = Json::object();
+  auto lap_start = t0;
+  auto lap = [&](const char* stage) {
+    const auto now = std::chrono::steady_clock::now();
+    phases[stage] = std::chrono::duration<double>(now - lap_start).count();
+    lap_start = now;
+  };
   auto done = [&](Verification v) {
     v = Finish(std::move(v));
     v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    v.phases = std::move(phases);
     return v;
   };
   const bool extension = candidate.format == CandidateFormat::kExtension;
@@ -340,12 +350,15 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     return done(Outcome(OutcomeStatus::kUnsupported,
                         "task " + task.name + " has parameters but no functional twin (module_fn); "
                         "an extension-format candidate cannot receive its weights"));
+  lap("describe");
   if (compiled && !Build(candidate, v, &module_path, &module_name)) return done(v);
+  lap("build");
   auto scratch = TempDir::Create(options_.cache_dir + "/tmp");
   if (!scratch) return done(Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error()));
 
   auto w = session_.Get(WorkerRole::kCandidate);
   if (!w) return done(Outcome(OutcomeStatus::kInfraError, w.error()));
+  lap("worker_start");
   Json cand{{"format", std::string(ToString(candidate.format))},
             {"path", compiled ? module_path : candidate.path}};
   if (extension) cand["module"] = module_name;
@@ -353,29 +366,29 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   WorkerReply r = (*w)->Call(load, options_.timeouts.load);
   v.compiled = true;
   bool ok = ReplyOk(r);
+  lap("load");
   const TaskInfo checked = WithFormatTolerances(*info, candidate.format);
+  const bool correct = ok && CheckCorrectness(checked, v, scratch->path(), CorrectnessRuns(checked));
+  if (ok) lap("correctness");
   if (!ok) {
     Settle(v, CandidateFailure(r, "load", options_.timeouts.load, (*w)->TakeLog()));
-  } else if (CheckCorrectness(checked, v, scratch->path(), CorrectnessRuns(checked))) {
+  } else if (correct) {
     v.status = OutcomeStatus::kPassed;
     v.message = "all " + std::to_string(info->CorrectnessCases().size()) + " correctness case(s) x " +
                 std::to_string(CorrectnessSeeds(*info).size()) + " seeds match";
     if (!info->input_distributions.empty())
       v.message += ", also on " + std::to_string(info->input_distributions.size()) + " other input distribution(s)";
     Time(WithFormatTolerances(*info, candidate.format), v, scratch->path());
+    lap("timing");
     ok = v.status == OutcomeStatus::kPassed && RecheckImplausible(checked, v, scratch->path(), load);
+    lap("recheck");
   } else {
     ok = false;
   }
-  // A candidate that failed may have poisoned its process (CUDA context, heap):
-  // replace the worker. A passing one is unloaded and the worker reused.
-  if (ok) {
-    auto cw = session_.Get(WorkerRole::kCandidate);
-    if (cw && !ReplyOk((*cw)->Call(Json{{"op", "unload"}}, options_.timeouts.load)))
-      session_.Discard(WorkerRole::kCandidate);
-  } else {
-    session_.Discard(WorkerRole::kCandidate);
-  }
+  // Every candidate gets a fresh worker: one that passed may still have patched the
+  // process (PyTorch, the harness) to help the next one, and one that failed may
+  // have poisoned it (CUDA context, heap). The zygote makes a fresh one cheap.
+  session_.Discard(WorkerRole::kCandidate);
   return done(v);
 }
 

@@ -238,7 +238,7 @@ TEST_F(VerifierTest, WorkerDeathIsACrashAndTheWorkerIsReplaced) {
 TEST_F(VerifierTest, RuntimeErrorKindsMapToStatuses) {
   for (auto [kind, status] : std::vector<std::pair<std::string, OutcomeStatus>>{
            {"runtime_error", OutcomeStatus::kRuntimeError}, {"oom", OutcomeStatus::kOom},
-           {"load_error", OutcomeStatus::kLoadError}, {"internal", OutcomeStatus::kInfraError},
+           {"load_error", OutcomeStatus::kLoadError}, {"internal", OutcomeStatus::kCrash},
            {"mismatch", OutcomeStatus::kMismatch},
            {"policy_violation", OutcomeStatus::kPolicyViolation}}) {
     run_ = [kind = kind](const Json&) {

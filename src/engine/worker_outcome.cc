@@ -62,9 +62,20 @@ Verification CandidateFailure(const WorkerReply& reply, std::string_view stage,
       break;
     case WorkerFailure::kNone: {
       const Json& r = reply.response;
-      v.status = StatusOfKind(ReplyString(r, "kind", "internal"));
+      const std::string kind = ReplyString(r, "kind", "internal");
+      v.status = StatusOfKind(kind);
       v.compiled = v.status != OutcomeStatus::kCompileError;
       v.message = std::string(stage) + ": " + ReplyString(r, "message", "(no message)");
+      if (v.status == OutcomeStatus::kInfraError || v.status == OutcomeStatus::kTaskError) {
+        // Candidate code has run in this worker by now and can forge its answers
+        // (docs/threat-model.md): an answer that blames the engine or the task would
+        // let a failing candidate escape its record. Fail closed.
+        v.status = OutcomeStatus::kCrash;
+        v.message = std::string(stage) + ": the candidate's worker answered '" + kind + "' (" +
+                    ReplyString(r, "message", "no message") +
+                    "); candidate code runs in that worker and can forge such answers, so it "
+                    "counts against the candidate";
+      }
       diag = ReplyString(r, "traceback", "");
       break;
     }

@@ -34,8 +34,8 @@ TEST(WorkerOutcome, FieldsOfTheWrongTypeCountAsAbsent) {
 
   r = ReplyOf(R"({"id":1,"ok":false,"kind":5,"message":["x"],"traceback":{}})");
   v = CandidateFailure(r, "run", std::chrono::seconds(1), "");
-  EXPECT_EQ(v.status, OutcomeStatus::kInfraError);
-  EXPECT_EQ(v.message, "run: (no message)");
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash);  // no kind: "internal", which fails closed
+  EXPECT_NE(v.message.find("answered 'internal' (no message)"), std::string::npos) << v.message;
   EXPECT_EQ(TrustedFailureMessage(r, "describe"), "describe: (no message)");
 }
 
@@ -56,6 +56,25 @@ TEST(WorkerOutcome, OnlyBooleanTrueIsOk) {
   EXPECT_FALSE(ReplyOk(ReplyOf(R"([1])")));
   WorkerReply r = ReplyOf(R"({"id":1,"ok":"yes","kind":"runtime_error","message":"m"})");
   EXPECT_EQ(CandidateFailure(r, "run", std::chrono::seconds(1), "").status, OutcomeStatus::kRuntimeError);
+}
+
+}  // namespace
+}  // namespace kvault
+
+namespace kvault {
+namespace {
+
+// A candidate can write to its worker's response pipe: an answer that blames the
+// engine ("internal", "bad_request") or the task ("task_error") must not let it escape.
+TEST(WorkerOutcome, CandidateWorkerAnswersThatBlameOthersCountAgainstTheCandidate) {
+  for (const char* kind : {"internal", "bad_request", "task_error", "made_up"}) {
+    WorkerReply r;
+    r.response = Json{{"id", 3}, {"ok", false}, {"kind", kind}, {"message", "not my fault"}};
+    Verification v = CandidateFailure(r, "run case default seed 1", std::chrono::seconds(1), "");
+    EXPECT_EQ(v.status, OutcomeStatus::kCrash) << kind;
+    EXPECT_NE(v.message.find(std::string("answered '") + kind + "' (not my fault)"), std::string::npos)
+        << v.message;
+  }
 }
 
 }  // namespace

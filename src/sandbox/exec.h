@@ -3,7 +3,9 @@
 // launcher, sandbox/launch.h, writes that command line) or `kvault sandbox-exec
 // --probe`. It applies exactly the layers of PLAN (a PolicyToJson object) and execs
 // PROGRAM, or exits with kSandboxSetupFailed and one line on stderr naming the layer
-// that failed: it never runs PROGRAM with less confinement than planned.
+// that failed: it never runs PROGRAM with less confinement than planned. Inside a user
+// namespace PROGRAM starts without any capability (and with no_new_privs) unless the
+// plan says keep_capabilities.
 //
 // Process layout with a PID namespace (docs/sandbox.md):
 //   helper (engine's process group) -> init (pid 1 of the namespace) -> PROGRAM (pid 2)

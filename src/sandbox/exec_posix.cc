@@ -1,6 +1,7 @@
 #include "sandbox/exec.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -145,8 +147,52 @@ void CloseAllBut(int keep) {
   CloseRange(static_cast<unsigned>(keep) + 1, ~0u);
 }
 
-// Limits, environment, working directory, then exec. Never returns.
-[[noreturn]] void ExecProgram(const SandboxPolicy& p, char** argv) {
+// The highest capability number this kernel knows. 63 (every bit a capability set
+// can hold) when /proc does not say: dropping numbers the kernel does not know only
+// costs an EINVAL, which DropEveryCapability ignores.
+int LastCapability() {
+  std::ifstream f("/proc/sys/kernel/cap_last_cap");
+  int last = -1;
+  if (f >> last && last >= 0 && last <= 63) return last;
+  return 63;
+}
+
+// Leaves the calling process, and everything it execs, without any capability in
+// the user namespace. uid 0 inside the namespace otherwise holds every capability
+// there, and with CAP_SYS_ADMIN it can unmount a hidden path or remount the root
+// read-write, undoing the mount layers. In this order:
+//  - the ambient set, which would otherwise survive execve;
+//  - the bounding set, while CAP_SETPCAP (needed to drop from it) is still held. An
+//    empty bounding set is what stops execve from handing uid 0 a full set again;
+//  - no_new_privs, so that no setuid or file-capability binary gains anything back;
+//  - effective, permitted and inheritable last.
+// Returns "" or what failed.
+std::string DropEveryCapability() {
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    return Errno("clear the ambient capabilities");
+  for (int cap = 0, last = LastCapability(); cap <= last; ++cap) {
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+      return Errno("drop capability " + std::to_string(cap) + " from the bounding set");
+  }
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Errno("set no_new_privs");
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capset, &header, none) != 0) return Errno("capset");
+  // Read back: a bit left anywhere must not pass. The bounding set up to 63, since a
+  // bit left there comes back with the next exec.
+  __user_cap_data_struct now[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, now) != 0) return Errno("capget");
+  for (const auto& d : now)
+    if (d.effective || d.permitted || d.inheritable) return "capabilities still set after capset";
+  for (int cap = 0; cap <= 63; ++cap)
+    if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1)
+      return "capability " + std::to_string(cap) + " still in the bounding set";
+  return "";
+}
+
+// Limits, environment, working directory, capabilities, then exec. Never returns.
+// `drop_capabilities`: the process is uid 0 of a user namespace the helper entered.
+[[noreturn]] void ExecProgram(const SandboxPolicy& p, char** argv, bool drop_capabilities) {
   ApplyLimits(p.limits);
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
@@ -159,6 +205,10 @@ void CloseAllBut(int keep) {
   // PATH lookup uses the scrubbed PATH, as the unsandboxed start would.
   for (const auto& e : env)
     if (e.starts_with("PATH=")) ::setenv("PATH", e.c_str() + 5, 1);
+  // Last, so that every step above still had the capabilities it may need.
+  if (drop_capabilities) {
+    if (auto e = DropEveryCapability(); !e.empty()) Fail("capabilities: " + e);
+  }
   ::execvpe(argv[0], argv, envp.data());
   Fail(Errno(std::string("cannot start '") + argv[0] + "'"));
 }
@@ -180,7 +230,8 @@ void CloseAllBut(int keep) {
 
 // pid 1 of the namespace: start PROGRAM, reap everything, report PROGRAM's status on
 // `status_fd` and exit (which kills whatever PROGRAM left behind).
-[[noreturn]] void RunInit(const SandboxPolicy& p, char** argv, int status_fd, bool fresh_proc) {
+[[noreturn]] void RunInit(const SandboxPolicy& p, char** argv, int status_fd, bool fresh_proc,
+                         bool drop_capabilities) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (fresh_proc) {
     if (auto e = MountFreshProc(); !e.empty()) Fail(e);
@@ -189,7 +240,7 @@ void CloseAllBut(int keep) {
   if (program < 0) Fail(Errno("fork"));
   if (program == 0) {
     ::close(status_fd);
-    ExecProgram(p, argv);
+    ExecProgram(p, argv, drop_capabilities);
   }
   CloseAllBut(status_fd);
   while (true) {
@@ -213,10 +264,13 @@ int Run(const SandboxPolicy& p, char** argv, bool fresh_proc) {
                 (p.pid_namespace ? CLONE_NEWPID : 0);
     if (auto e = EnterUserNamespace(flags); !e.empty()) Fail("user namespace: " + e);
   }
+  // Only the capabilities of the user namespace entered above are ours to drop; without
+  // it PROGRAM runs with the engine's own, as an unsandboxed start would.
+  const bool drop_capabilities = namespaces && !p.keep_capabilities;
   if (p.mount_namespace) {
     if (auto e = ApplyMounts(p); !e.empty()) Fail("mounts: " + e);
   }
-  if (!p.pid_namespace) ExecProgram(p, argv);
+  if (!p.pid_namespace) ExecProgram(p, argv, drop_capabilities);
 
   int status_pipe[2];
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) Fail(Errno("pipe"));
@@ -224,7 +278,7 @@ int Run(const SandboxPolicy& p, char** argv, bool fresh_proc) {
   if (init < 0) Fail(Errno("fork"));
   if (init == 0) {
     ::close(status_pipe[0]);
-    RunInit(p, argv, status_pipe[1], fresh_proc);
+    RunInit(p, argv, status_pipe[1], fresh_proc, drop_capabilities);
   }
   ::close(status_pipe[1]);
   CloseAllBut(status_pipe[0]);

@@ -1,5 +1,7 @@
 #include "sandbox/launch.h"
 
+#include <utility>
+
 #include "util/strings.h"
 
 namespace kvault {
@@ -8,6 +10,21 @@ namespace {
 std::string Bytes(uint64_t b) {
   return b >= (1ull << 30) && b % (1ull << 30) == 0 ? std::to_string(b >> 30) + " GiB"
                                                      : std::to_string(b >> 20) + " MiB";
+}
+
+// {state, detail} of the "capabilities" row. The helper drops capabilities only inside
+// the user namespace it enters, which it does when any namespace layer survived
+// planning (sandbox/exec_posix.cc, Run).
+std::pair<std::string, std::string> CapabilitiesLayer(const SandboxPolicy& p, bool namespaces_requested) {
+  const bool user_namespace = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  if (!user_namespace && namespaces_requested)
+    return {"unavailable", "needs the user namespace; the worker has the engine's own capabilities"};
+  if (!user_namespace) return {"off", "not requested (no user namespace)"};
+  if (p.keep_capabilities)
+    return {"applied",
+            "kept by this trusted program to create per-candidate namespaces; it drops every "
+            "capability in each child before candidate code runs"};
+  return {"applied", "every capability dropped, no_new_privs: mounts cannot be undone"};
 }
 
 }  // namespace
@@ -31,7 +48,8 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
     p.hidden.clear();
     p.private_dir.clear();
     for (const char* l : {"user_namespace", "pid_namespace", "network_namespace", "mount_namespace",
-                          "read_only_root", "hidden_paths", "private_dir", "scrubbed_environment",
+                          "read_only_root", "hidden_paths", "capabilities", "private_dir",
+                          "scrubbed_environment",
                           "rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile",
                           "rlimit_nproc", "rlimit_core"})
       row(l, "off", "KVAULT_SANDBOX=off");
@@ -80,6 +98,8 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
                                          "; /proc shows other processes, but the user namespace "
                                          "denies access to their files");
   }
+  const auto [caps_state, caps_detail] = CapabilitiesLayer(p, any_ns);
+  row("capabilities", caps_state, caps_detail);
   row("private_dir", p.private_dir.empty() ? "off" : "applied",
       p.private_dir.empty() ? "not requested" : "HOME, TMPDIR and working directory " + p.private_dir);
   row("scrubbed_environment", p.scrub_environment ? "applied" : "off",

@@ -120,7 +120,8 @@ Json PolicyToJson(const SandboxPolicy& p) {
               {"private_dir", p.private_dir},
               {"scrub_environment", p.scrub_environment},
               {"env_allow", p.env_allow},
-              {"env_set", env_set}};
+              {"env_set", env_set},
+              {"keep_capabilities", p.keep_capabilities}};
 }
 
 Result<SandboxPolicy> PolicyFromJson(const Json& j) {
@@ -146,6 +147,8 @@ Result<SandboxPolicy> PolicyFromJson(const Json& j) {
     p.env_allow = j.at("env_allow").get<std::vector<std::string>>();
     for (const Json& kv : j.at("env_set"))
       p.env_set.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    // Optional: plans written before the field existed drop every capability.
+    if (auto it = j.find("keep_capabilities"); it != j.end()) p.keep_capabilities = it->get<bool>();
     return p;
   } catch (const std::exception& e) {
     return Error{std::string("sandbox plan is malformed: ") + e.what()};

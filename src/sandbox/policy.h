@@ -55,6 +55,12 @@ struct SandboxPolicy {
   std::vector<std::string> env_allow;
   // Set after scrubbing (HOME, TMPDIR, PYTHONPATH, ...).
   std::vector<std::pair<std::string, std::string>> env_set;
+  // With a user namespace the program is uid 0 there and, by default, loses every
+  // capability before exec (so it cannot unmount hidden paths or remount read-write).
+  // true keeps them, for one trusted program only: a worker that creates its own
+  // namespaces per candidate and drops every capability in each child itself before
+  // any candidate code runs. Never for a program that runs candidate code directly.
+  bool keep_capabilities = false;
 };
 
 // The names every worker keeps: PATH, LANG/LC_*, TZ, device selection

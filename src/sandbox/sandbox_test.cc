@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sandbox/launch.h"
 #include "sandbox/policy.h"
 
@@ -17,6 +19,12 @@ HostCapabilities AllAvailable() {
 std::string StateOf(const SandboxPlan& plan, const std::string& layer) {
   for (const Json& row : plan.layers)
     if (row["layer"] == layer) return row["state"].get<std::string>();
+  return "missing";
+}
+
+std::string DetailOf(const SandboxPlan& plan, const std::string& layer) {
+  for (const Json& row : plan.layers)
+    if (row["layer"] == layer) return row["detail"].get<std::string>();
   return "missing";
 }
 
@@ -57,6 +65,78 @@ TEST(PolicyJson, RoundTrips) {
   ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(PolicyToJson(*back), PolicyToJson(p));
   EXPECT_FALSE(PolicyFromJson(Json{{"mode", "auto"}}));
+}
+
+TEST(PolicyJson, KeepCapabilitiesRoundTripsAndDefaultsToDropping) {
+  SandboxPolicy p = AutoPolicy();
+  for (bool keep : {false, true}) {
+    p.keep_capabilities = keep;
+    Json j = PolicyToJson(p);
+    EXPECT_EQ(j.at("keep_capabilities"), keep);
+    auto back = PolicyFromJson(j);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(back->keep_capabilities, keep);
+  }
+  // A plan written before the field existed still parses, and drops every capability.
+  Json old = PolicyToJson(p);
+  old.erase("keep_capabilities");
+  auto back = PolicyFromJson(old);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_FALSE(back->keep_capabilities);
+  // Present but not a boolean: malformed, not silently false.
+  old["keep_capabilities"] = "yes";
+  EXPECT_FALSE(PolicyFromJson(old));
+}
+
+TEST(PlanSandbox, CapabilitiesAreDroppedUnlessKept) {
+  SandboxPolicy p = AutoPolicy();
+  auto plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "capabilities"), "applied");
+  EXPECT_NE(DetailOf(*plan, "capabilities").find("every capability dropped"), std::string::npos);
+  EXPECT_FALSE(plan->policy.keep_capabilities);
+
+  p.keep_capabilities = true;
+  plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "capabilities"), "applied");
+  EXPECT_NE(DetailOf(*plan, "capabilities").find("drops every capability in each child"),
+            std::string::npos);
+  EXPECT_TRUE(PolicyFromJson(Json::parse(SandboxedArgv("/bin/kvault", *plan, {"w"})[2]))->keep_capabilities);
+}
+
+TEST(PlanSandbox, CapabilitiesNeedTheUserNamespace) {
+  HostCapabilities h = AllAvailable();
+  h.layers["user_namespace"] = "unshare: Operation not permitted";
+  auto plan = PlanSandbox(AutoPolicy(), h, false);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(StateOf(*plan, "capabilities"), "unavailable");
+
+  SandboxPolicy p = AutoPolicy();
+  p.pid_namespace = p.network_namespace = p.mount_namespace = false;
+  plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(StateOf(*plan, "capabilities"), "off");
+
+  p.mode = SandboxMode::kOff;
+  plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(StateOf(*plan, "capabilities"), "off");
+}
+
+TEST(PlanSandbox, EveryLayerIsReportedOnce) {
+  for (SandboxMode mode : {SandboxMode::kOff, SandboxMode::kAuto}) {
+    SandboxPolicy p = AutoPolicy();
+    p.mode = mode;
+    auto plan = PlanSandbox(p, AllAvailable(), false);
+    ASSERT_TRUE(plan);
+    std::set<std::string> names;
+    for (const Json& row : plan->layers) names.insert(row["layer"].get<std::string>());
+    EXPECT_EQ(names.size(), plan->layers.size()) << ToString(mode);
+    // process_group, 7 namespace and mount layers (fresh_proc only when on), capabilities,
+    // private_dir, scrubbed_environment and 6 rlimits.
+    EXPECT_EQ(plan->layers.size(), mode == SandboxMode::kOff ? 16u : 17u) << ToString(mode);
+  }
 }
 
 TEST(PlanSandbox, AutoAppliesWhatTheHostHas) {

@@ -105,14 +105,17 @@ Result<int64_t> QueryInt(sqlite::Connection& db, const char* sql) {
 
 // The stored version: 0 for an empty database, an error for a foreign one.
 Result<int64_t> ReadVersion(sqlite::Connection& db) {
-  auto has_table = QueryInt(db,
-                            "SELECT count(*) AS n FROM sqlite_master "
-                            "WHERE type = 'table' AND name = 'kvault_schema'");
-  if (!has_table) return Error{has_table.error()};
-  if (*has_table == 0) {
-    auto objects = QueryInt(db, "SELECT count(*) AS n FROM sqlite_master");
-    if (!objects) return Error{objects.error()};
-    if (*objects > 0) {
+  // One statement, so one snapshot: between two, another opener may create the
+  // schema, and the file would look like a foreign database.
+  auto state = QueryInt(db,
+                        "SELECT (SELECT count(*) FROM sqlite_master) * 2 + "
+                        "(SELECT count(*) FROM sqlite_master "
+                        " WHERE type = 'table' AND name = 'kvault_schema') AS n");
+  if (!state) return Error{state.error()};
+  const bool has_table = *state % 2 == 1;
+  const int64_t objects = *state / 2;
+  if (!has_table) {
+    if (objects > 0) {
       return Error{"an SQLite database that is not a KernelVault store (no kvault_schema table)"};
     }
     return int64_t{0};

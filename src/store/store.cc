@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <thread>
 #include <utility>
 
 #include "store/schema.h"
@@ -181,9 +182,17 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   }
   // WAL lets readers run beside one writer; NORMAL sync is safe with WAL (a power
   // loss may drop the last commits, never corrupt the file).
-  if (Status s = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s) {
-    return fail("cannot configure", s.error());
+  // Switching a fresh file to WAL takes an exclusive lock, and SQLite answers "locked"
+  // at once (no busy handler) when another opener is doing the same: retry.
+  Status configured = Status::Ok();
+  for (int waited_ms = 0;; waited_ms += 20) {
+    configured = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    if (configured.ok() || waited_ms >= kBusyTimeoutMs ||
+        configured.error().find("locked") == std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (!configured) return fail("cannot configure", configured.error());
   if (Status s = store_schema::Migrate(*db); !s) return fail("schema", s.error());
 
   auto put = sqlite::Statement::Prepare(*db, kPutSql);

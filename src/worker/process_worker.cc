@@ -11,6 +11,7 @@
 #include "util/fd_io.h"
 #include "util/json_parse.h"
 #include "util/subprocess.h"
+#include "worker/pipes.h"
 
 namespace kvault {
 namespace {
@@ -25,19 +26,6 @@ constexpr std::chrono::milliseconds kCloseGrace{1000};
 // Deepest nesting accepted in a response (real responses nest 3 levels).
 constexpr size_t kMaxResponseDepth = 64;
 constexpr std::chrono::milliseconds kMaxTimeout = std::chrono::hours(24 * 365);
-// Pipes are enlarged to this size where the kernel allows (fewer wake-ups).
-constexpr int kPipeSize = 1 << 20;
-
-struct Pipe {
-  UniqueFd read, write;
-};
-
-Result<Pipe> MakePipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return Error{std::string("cannot create pipe: ") + std::strerror(errno)};
-  ::fcntl(fds[0], F_SETPIPE_SZ, kPipeSize);  // best effort
-  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
 
 int PollMillis(Clock::duration d) {
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
@@ -47,38 +35,37 @@ int PollMillis(Clock::duration d) {
 }  // namespace
 
 Result<std::unique_ptr<ProcessWorker>> ProcessWorker::Start(const WorkerOptions& options) {
-  auto requests = MakePipe();
-  if (!requests) return Error{requests.error()};
-  auto responses = MakePipe();
-  if (!responses) return Error{responses.error()};
-  auto log = MakePipe();
-  if (!log) return Error{log.error()};
-
+  auto pipes = MakeWorkerPipes();
+  if (!pipes) return Error{pipes.error()};
   ChildProcess::Spec spec;
   spec.argv = options.argv;
   spec.env_set = options.env_set;
   spec.env_set.emplace_back("KVAULT_WORKER_FDS", "3,4");
   spec.cwd = options.cwd;
-  spec.fds = {{1, log->write.get()},
-              {2, log->write.get()},
-              {3, requests->read.get()},
-              {4, responses->write.get()}};
+  spec.fds = {{1, pipes->log.write.get()},
+              {2, pipes->log.write.get()},
+              {3, pipes->requests.read.get()},
+              {4, pipes->responses.write.get()}};
   auto child = ChildProcess::Spawn(spec);
   if (!child) return Error{child.error()};
-  // Only the child holds these ends now, so EOF and EPIPE mean the child let go.
-  requests->read.reset();
-  responses->write.reset();
-  log->write.reset();
-  SetNonBlocking(requests->write.get());
-  SetNonBlocking(responses->read.get());
-  SetNonBlocking(log->read.get());
-  return std::unique_ptr<ProcessWorker>(new ProcessWorker(std::move(*child),
-                                                          std::move(requests->write),
-                                                          std::move(responses->read),
-                                                          std::move(log->read), options));
+  return Adopt(std::make_unique<SpawnedProcess>(std::move(*child)), std::move(*pipes), options);
 }
 
-ProcessWorker::ProcessWorker(ChildProcess child, UniqueFd requests, UniqueFd responses,
+std::unique_ptr<ProcessWorker> ProcessWorker::Adopt(std::unique_ptr<SupervisedProcess> process,
+                                                    WorkerPipes pipes, const WorkerOptions& options) {
+  // Only the worker holds its ends now, so EOF and EPIPE mean the worker let go.
+  pipes.requests.read.reset();
+  pipes.responses.write.reset();
+  pipes.log.write.reset();
+  SetNonBlocking(pipes.requests.write.get());
+  SetNonBlocking(pipes.responses.read.get());
+  SetNonBlocking(pipes.log.read.get());
+  return std::unique_ptr<ProcessWorker>(
+      new ProcessWorker(std::move(process), std::move(pipes.requests.write),
+                        std::move(pipes.responses.read), std::move(pipes.log.read), options));
+}
+
+ProcessWorker::ProcessWorker(std::unique_ptr<SupervisedProcess> child, UniqueFd requests, UniqueFd responses,
                              UniqueFd log, const WorkerOptions& options)
     : child_(std::move(child)),
       requests_(std::move(requests)),
@@ -87,7 +74,7 @@ ProcessWorker::ProcessWorker(ChildProcess child, UniqueFd requests, UniqueFd res
       log_buffer_(options.log_limit),
       max_response_bytes_(options.max_response_bytes) {}
 
-bool ProcessWorker::alive() const { return !dead_ && !child_.HasExited(); }
+bool ProcessWorker::alive() const { return !dead_ && !child_->HasExited(); }
 
 void ProcessWorker::DrainLog() {
   if (!log_) return;
@@ -113,8 +100,8 @@ WorkerReply ProcessWorker::DeadReply() const {
 }
 
 WorkerReply ProcessWorker::Fail(WorkerFailure failure, std::string detail) {
-  child_.KillGroup();
-  ExitStatus status = child_.Wait();
+  child_->KillGroup();
+  ExitStatus status = child_->Wait();
   dead_ = true;
   DrainLog();  // the last words of the killed processes are still in the pipe
   requests_.reset();
@@ -165,7 +152,7 @@ std::optional<WorkerReply> ProcessWorker::TakeResponse(int64_t id) {
 
 WorkerReply ProcessWorker::Call(Json request, std::chrono::milliseconds timeout) {
   if (dead_) return DeadReply();
-  if (child_.HasExited()) return Fail(WorkerFailure::kDied, "");
+  if (child_->HasExited()) return Fail(WorkerFailure::kDied, "");
   const int64_t id = next_id_++;
   request["id"] = id;
   const std::string line = request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -207,7 +194,7 @@ WorkerReply ProcessWorker::Call(Json request, std::chrono::milliseconds timeout)
     if (requests_ && written < line.size()) {
       req_slot = static_cast<int>(n), fds[n++] = {requests_.get(), POLLOUT, 0};
     }
-    if (child_.exit_fd() >= 0) exit_slot = static_cast<int>(n), fds[n++] = {child_.exit_fd(), POLLIN, 0};
+    if (child_->exit_fd() >= 0) exit_slot = static_cast<int>(n), fds[n++] = {child_->exit_fd(), POLLIN, 0};
     Clock::duration wait = deadline - now;
     if (exit_slot < 0) wait = std::min<Clock::duration>(wait, kExitPollTick);
     if (pipe_closed_at) wait = std::min<Clock::duration>(wait, *pipe_closed_at + kCloseGrace - now);
@@ -233,7 +220,7 @@ WorkerReply ProcessWorker::Call(Json request, std::chrono::milliseconds timeout)
         if (!pipe_closed_at) pipe_closed_at = Clock::now(), pipe_closed_what = "its request pipe (fd 3)";
       }
     }
-    exited = exit_slot >= 0 ? ready(exit_slot) : child_.HasExited();
+    exited = exit_slot >= 0 ? ready(exit_slot) : child_->HasExited();
   }
 }
 

@@ -17,11 +17,12 @@
 #include <memory>
 #include <optional>
 
-#include "util/child_process.h"
 #include "util/result.h"
 #include "util/strings.h"
 #include "util/unique_fd.h"
 #include "worker/connection.h"
+#include "worker/pipes.h"
+#include "worker/supervised_process.h"
 
 namespace kvault {
 
@@ -30,6 +31,11 @@ class ProcessWorker final : public WorkerConnection {
   // Starts the process; sends nothing (the engine's first request is `hello`). Error
   // when the program cannot be started; the message names it.
   static Result<std::unique_ptr<ProcessWorker>> Start(const WorkerOptions& options);
+  // Supervises `process`, which holds the worker's ends of `pipes` (copies: the ones
+  // in `pipes` are closed here). Only `options.log_limit` and
+  // `options.max_response_bytes` apply. Start() and Zygote::Fork() end here.
+  static std::unique_ptr<ProcessWorker> Adopt(std::unique_ptr<SupervisedProcess> process,
+                                              WorkerPipes pipes, const WorkerOptions& options);
   // Sends nothing; kills the whole group and reaps the child.
   ~ProcessWorker() override = default;
 
@@ -38,10 +44,10 @@ class ProcessWorker final : public WorkerConnection {
   std::string TakeLog() override;
   void Kill() override;
 
-  pid_t pid() const { return child_.pid(); }
+  pid_t pid() const { return child_->pid(); }
 
  private:
-  ProcessWorker(ChildProcess child, UniqueFd requests, UniqueFd responses, UniqueFd log,
+  ProcessWorker(std::unique_ptr<SupervisedProcess> child, UniqueFd requests, UniqueFd responses, UniqueFd log,
                 const WorkerOptions& options);
   // The next complete response line, checked against `id`; nullopt if none yet.
   std::optional<WorkerReply> TakeResponse(int64_t id);
@@ -51,7 +57,7 @@ class ProcessWorker final : public WorkerConnection {
   WorkerReply DeadReply() const;
   void DrainLog();
 
-  ChildProcess child_;
+  std::unique_ptr<SupervisedProcess> child_;
   UniqueFd requests_;   // write end of the worker's fd 3
   UniqueFd responses_;  // read end of the worker's fd 4
   UniqueFd log_;        // read end of the worker's fds 1 and 2

@@ -28,7 +28,8 @@ gen_format_run() {
   python3 "$support/openai_replay_server.py" --script "$dir/script.json" --log "$dir/calls.jsonl" --port 0 \
     > "$dir/port.txt" 2> "$dir/server_err.txt" &
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -q '^PORT ' "$dir/port.txt" 2>/dev/null && break; sleep 0.1; done
+  # Up to 60 s: on a loaded 2-core machine a Python start can take many seconds.
+  for _ in $(seq 600); do grep -q "^PORT " "$dir/port.txt" 2>/dev/null && break; kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
   local port
   port=$(awk '/^PORT /{print $2}' "$dir/port.txt")
   [ -n "$port" ] || { cat "$dir/server_err.txt"; fail "$name: replay server did not start"; }

@@ -24,7 +24,8 @@ start_server() {  # $1: log file; sets PORT and SERVER_PID
   python3 "$support/openai_replay_server.py" --script "$TMP/script.json" --log "$1" --port 0 \
     > "$TMP/port.txt" 2> "$TMP/server_err.txt" &
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -q '^PORT ' "$TMP/port.txt" 2>/dev/null && break; sleep 0.1; done
+  # Up to 60 s: on a loaded 2-core machine a Python start can take many seconds.
+  for _ in $(seq 600); do grep -q "^PORT " "$TMP/port.txt" 2>/dev/null && break; kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
   PORT=$(awk '/^PORT /{print $2}' "$TMP/port.txt")
   [ -n "$PORT" ] || { cat "$TMP/server_err.txt"; fail "replay server did not start"; }
 }
