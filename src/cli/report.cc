@@ -87,6 +87,18 @@ void PrintEvalTable(std::ostream& out, const std::vector<AttemptRecord>& records
   out << "\n";
 }
 
+namespace {
+// The stage times the engine recorded among the attempt's records (kind "phases"),
+// or null for records written before it did.
+Json PhasesOf(const Json& cases) {
+  if (!cases.is_array()) return nullptr;
+  for (const Json& c : cases)
+    if (c.is_object() && c.value("kind", std::string()) == "phases" && c.contains("seconds"))
+      return c["seconds"];
+  return nullptr;
+}
+}  // namespace
+
 Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records) {
   Json attempts = Json::array();
   for (const AttemptRecord& r : records) {
@@ -96,7 +108,8 @@ Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records)
                             {"compiled", r.compiled}, {"correct", r.correct},
                             {"speedup", opt(r.speedup)}, {"reference_ms", opt(r.reference_ms)},
                             {"candidate_ms", opt(r.candidate_ms)}, {"reward", opt(r.reward)},
-                            {"message", r.message}, {"seconds", r.seconds}});
+                            {"message", r.message}, {"seconds", r.seconds},
+                            {"phases", PhasesOf(r.cases)}});
   }
   EvalTotals t = Summarize(records);
   return Json{{"run", run},

@@ -22,7 +22,8 @@ struct Verification {
   Json build = Json::object();         // toolchain, command, cache hit, seconds
   double seconds = 0;                  // wall time of the whole verification
   // Wall seconds per stage reached: describe, build, worker_start, load, correctness,
-  // timing, recheck (JSON output only; docs/cli.md).
+  // timing_wait (for the device's timing lock), timing, recheck (JSON output only;
+  // docs/cli.md).
   Json phases = Json::object();
 
   Json ToJson() const;

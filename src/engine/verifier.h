@@ -11,6 +11,7 @@
 // Thread safety: not thread-safe; use one Verifier per lane.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "candidate/candidate.h"
@@ -21,6 +22,7 @@
 #include "engine/reference_cache.h"
 #include "engine/verification.h"
 #include "task/task_file.h"
+#include "util/files.h"
 
 namespace kvault {
 
@@ -46,6 +48,10 @@ class Verifier {
                         const std::vector<CorrectnessRun>& runs);
   // Times every performance case (engine/timed_case.h); `scratch` holds re-check outputs.
   void Time(const TaskInfo& task, Verification& v, const std::string& scratch);
+  // The machine-wide lock on this backend and device for timing (<cache>/locks/, an
+  // flock: held against other lanes and other kvault processes, hidden from candidate
+  // workers). Empty when nothing will be timed; Error after timeouts.time of waiting.
+  Result<std::optional<FileLock>> LockDeviceForTiming(const TaskInfo& task) const;
   // After timing: a speedup above the plausible bound is re-checked before it is
   // accepted (plausibility_recheck.cc). False when the re-check fails (v then holds
   // the outcome). `load` is the candidate's load request, to load it in a fresh worker.

@@ -167,9 +167,12 @@ TEST_F(VerifierTest, ImplausibleSpeedupIsRecheckedInAFreshWorker) {
   EXPECT_EQ(timings_, 2);           // timed again
   EXPECT_EQ(started_.size(), 3u);   // in a fresh candidate worker
   EXPECT_EQ(runs_, 5 + 1 + 1);      // the checks, then one re-check run in each worker
-  const Json& last = v.cases.back();
+  ASSERT_GE(v.cases.size(), 2u);
+  EXPECT_EQ(v.cases.back().value("kind", ""), "phases");  // always the last record
+  const Json& last = v.cases[v.cases.size() - 2];
   EXPECT_EQ(last.value("kind", ""), "recheck");
   EXPECT_TRUE(last.value("still_implausible", false));
+  EXPECT_TRUE(v.cases.back()["seconds"].contains("recheck"));
 }
 
 TEST_F(VerifierTest, ReplayAfterTimingFailsTheRecheck) {
@@ -302,6 +305,45 @@ TEST_F(VerifierTest, RunRequestsCarryTheReferenceOutputLayout) {
     EXPECT_EQ(layout["tree"], (Json{{"kind", "tensor"}, {"index", 0}}));
     EXPECT_EQ(layout["tensors"], Json::array({Json{{"dtype", "float32"}, {"shape", {3}}}}));
   }
+}
+
+}  // namespace
+}  // namespace kvault
+
+namespace kvault {
+namespace {
+
+// Timing takes the machine-wide lock of its device: held elsewhere (another lane or
+// kvault process), the verification waits; past timeouts.time it is the engine's
+// failure, not the candidate's, and nothing was timed.
+TEST_F(VerifierTest, TimingWaitsForTheDeviceLock) {
+  ASSERT_TRUE(EnsureDir(options_.cache_dir + "/locks"));
+  std::optional<FileLock> held;
+  {
+    auto lock = FileLock::Acquire(options_.cache_dir + "/locks/timing-cpu-0.lock");
+    ASSERT_TRUE(lock) << lock.error();
+    held.emplace(std::move(*lock));
+  }
+  options_.timeouts.time = std::chrono::milliseconds(300);
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+  EXPECT_NE(v.message.find("busy with other timings"), std::string::npos) << v.message;
+  EXPECT_EQ(timings_, 0);
+  EXPECT_TRUE(v.phases.contains("timing_wait"));
+
+  held.reset();  // the other lane finished timing
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_GT(timings_, 0);
+}
+
+TEST_F(VerifierTest, WithoutTimingNoLockIsTaken) {
+  ASSERT_TRUE(EnsureDir(options_.cache_dir + "/locks"));
+  auto held = FileLock::Acquire(options_.cache_dir + "/locks/timing-cpu-0.lock");
+  ASSERT_TRUE(held) << held.error();
+  options_.skip_timing = true;
+  options_.timeouts.time = std::chrono::milliseconds(300);
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
 }
 
 }  // namespace
