@@ -1,4 +1,4 @@
-# Shared by test_gen_loopback_{native,triton}.sh (sourced after lib.sh): one `kvault gen`
+# Shared by test_gen_loopback_{native,triton,modu2func}.sh (sourced after lib.sh): one `kvault gen`
 # run in a non-default format against tests/support/openai_replay_server.py, with
 # answers taken from a folder of example candidates, checked by gen_format_check.py.
 # GEN_BACKEND (default cpu) and GEN_TIMING_FLAG (default --no-timing; empty times the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks one `kvault gen` loopback run in a non-default format (used by
-tests/integration/test_gen_loopback_{triton,native}.sh, docs/agent.md "Testing
+tests/integration/test_gen_loopback_{triton,native,modu2func}.sh, docs/agent.md "Testing
 against a replay server"):
 
     gen_format_check.py OUT.jsonl PLAN.json DB RUN CALLS.jsonl FORMAT_FILE HARDWARE_FILE FORMAT LANG
