@@ -12,7 +12,7 @@ backend=${KVAULT_BACKEND:-cuda}
 export KVAULT_PYTHON=${KVAULT_PYTHON:-python3}
 export KVAULT_CACHE_DIR=${KVAULT_CACHE_DIR:-$(mktemp -d)}
 out=${OUT:-$(mktemp -d)}
-check="$root/tests/integration/triton_expect.py"
+check="$root/tests/integration/expect_statuses.py"
 "$KVAULT_PYTHON" -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(0))" || exit 1
 bad=0
 "$kvault" eval --suite "$root/examples/suite" --candidates "$root/examples/triton" --backend "$backend" \

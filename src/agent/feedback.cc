@@ -19,8 +19,6 @@ size_t TailCut(std::string_view text, size_t want) {
   return s;
 }
 
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
 Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
 }  // namespace
@@ -44,7 +42,7 @@ std::string FormatFeedback(const AttemptRecord& a, const FeedbackLimits& limits)
               {"latency_ms", Optional(a.candidate_ms)},
               {"baseline_latency_ms", Optional(a.reference_ms)},
               {"feedback", Truncate(a.message, limits.message)}};
-  std::string out = "<execution_result>\n" + Dump(result) + "\n</execution_result>\n";
+  std::string out = "<execution_result>\n" + DumpJson(result) + "\n</execution_result>\n";
   if (!a.diagnostics.empty())
     out += "\nCompiler output or traceback:\n" + Truncate(a.diagnostics, limits.diagnostics) + "\n";
   std::string details;
@@ -59,7 +57,7 @@ std::string FormatFeedback(const AttemptRecord& a, const FeedbackLimits& limits)
                             "mismatched", "compared", "worst_index", "reference_ms",
                             "candidate_ms", "speedup"})
       if (c.contains(key)) row[key] = c[key];
-    details += Truncate(Dump(row), 600) + "\n";
+    details += Truncate(DumpJson(row), 600) + "\n";
     ++listed;
   }
   if (!details.empty()) out += "\nPer case:\n" + details;
@@ -69,13 +67,13 @@ std::string FormatFeedback(const AttemptRecord& a, const FeedbackLimits& limits)
 std::string FormatNoCode(std::string_view why, const FeedbackLimits& limits) {
   Json result{{"status", "no_code"}, {"compiled", false}, {"correct", false},
               {"feedback", Truncate(why, limits.message)}};
-  return Truncate("<execution_result>\n" + Dump(result) + "\n</execution_result>\n", limits.total);
+  return Truncate("<execution_result>\n" + DumpJson(result) + "\n</execution_result>\n", limits.total);
 }
 
 std::string FormatCallFailed(std::string_view error, const FeedbackLimits& limits) {
   Json result{{"status", "call_failed"}, {"compiled", false}, {"correct", false},
               {"feedback", "no answer was received: " + Truncate(error, limits.message)}};
-  return Truncate("<execution_result>\n" + Dump(result) + "\n</execution_result>\n", limits.total);
+  return Truncate("<execution_result>\n" + DumpJson(result) + "\n</execution_result>\n", limits.total);
 }
 
 }  // namespace kvault::agent

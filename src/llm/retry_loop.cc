@@ -189,7 +189,7 @@ Result<ChatResponse> CallWithRetries(const ClientSettings& settings, CallSlots& 
     HttpPost post;
     post.url = std::move(url);
     post.headers = std::move(headers);
-    post.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+    post.body = DumpJson(body);
     post.connect_timeout_s = settings.connect_timeout_s;
     post.total_timeout_s = settings.request_timeout_s;
     post.max_response_bytes = settings.max_response_bytes;

@@ -1,12 +1,11 @@
 #include "store/generation_log.h"
 
-#include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <utility>
 
 #include "store/schema.h"
 #include "store/sqlite.h"
+#include "store/store.h"
+#include "store/timestamp.h"
 
 namespace kvault {
 namespace {
@@ -55,22 +54,6 @@ ON CONFLICT (run, task) DO UPDATE SET
 )sql";
 constexpr const char* kFindTaskSql = "SELECT * FROM gen_tasks WHERE run = :run AND task = :task";
 constexpr const char* kListTasksSql = "SELECT * FROM gen_tasks WHERE run = :run ORDER BY task";
-
-std::string NowUtc() {
-  using namespace std::chrono;
-  const auto now = system_clock::now();
-  const std::time_t secs = system_clock::to_time_t(now);
-  const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char date[24];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-  char frac[8];
-  std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(millis));
-  return std::string(date) + frac;
-}
-
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 Json ParseOr(const std::string& text, Json fallback) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -143,13 +126,8 @@ Error GenerationLog::Fail(const std::string& what, const std::string& detail) co
 }
 
 Result<std::unique_ptr<GenerationLog>> GenerationLog::Open(const std::string& path) {
-  auto db = sqlite::Connection::Open(path, 30000);
-  if (!db) return Error{"store " + path + ": cannot open: " + db.error()};
-  if (Status s = db->Exec("SELECT count(*) FROM sqlite_master"); !s)
-    return Error{"store " + path + ": not a readable SQLite database: " + s.error()};
-  if (Status s = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s)
-    return Error{"store " + path + ": cannot configure: " + s.error()};
-  if (Status s = store_schema::Migrate(*db); !s) return Error{"store " + path + ": schema: " + s.error()};
+  auto db = store_schema::OpenStoreFile(path, Store::kBusyTimeoutMs);
+  if (!db) return Error{db.error()};
   return std::unique_ptr<GenerationLog>(
       new GenerationLog(path, std::unique_ptr<Impl>(new Impl{std::move(*db)})));
 }
@@ -157,7 +135,7 @@ Result<std::unique_ptr<GenerationLog>> GenerationLog::Open(const std::string& pa
 Status GenerationLog::Put(GenerationRecord& r) {
   if (r.run.empty() || r.task.empty() || r.role.empty())
     return Fail("put generation", "run, task and role must not be empty");
-  const std::string now = NowUtc();
+  const std::string now = NowIso8601Utc();
   std::lock_guard<std::mutex> lock(mu_);
   auto s = sqlite::Statement::Prepare(impl_->db, kPutSql);
   if (!s) return Fail("put generation", s.error());
@@ -170,9 +148,9 @@ Status GenerationLog::Put(GenerationRecord& r) {
   s->Bind(":model_requested", r.model_requested);
   s->Bind(":model_returned", r.model_returned);
   s->Bind(":prompt_version", r.prompt_version);
-  s->Bind(":prompt", Dump(r.prompt));
+  s->Bind(":prompt", DumpJson(r.prompt));
   s->Bind(":response", r.response);
-  s->Bind(":usage", Dump(r.usage));
+  s->Bind(":usage", DumpJson(r.usage));
   s->Bind(":latency_s", r.latency_s);
   s->Bind(":http_attempts", int64_t{r.http_attempts});
   s->Bind(":error", r.error);
@@ -231,7 +209,7 @@ Result<std::vector<GenerationRecord>> GenerationLog::ListRun(const std::string& 
 
 Status GenerationLog::PutTask(GenTaskRecord& r) {
   if (r.run.empty() || r.task.empty()) return Fail("put gen task", "run and task must not be empty");
-  const std::string now = NowUtc();
+  const std::string now = NowIso8601Utc();
   std::lock_guard<std::mutex> lock(mu_);
   auto s = sqlite::Statement::Prepare(impl_->db, kPutTaskSql);
   if (!s) return Fail("put gen task", s.error());
@@ -243,7 +221,7 @@ Status GenerationLog::PutTask(GenTaskRecord& r) {
   s->BindOptional(":best_attempt_id", r.best_attempt_id);
   s->Bind(":best_path", r.best_path);
   s->BindOptional(":best_speedup", r.best_speedup);
-  s->Bind(":settings", Dump(r.settings));
+  s->Bind(":settings", DumpJson(r.settings));
   s->Bind(":updated_at", now);
   auto step = s->Next();
   if (!step) return Fail("put gen task", step.error());

@@ -1,7 +1,9 @@
 #include "store/schema.h"
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace kvault::store_schema {
 namespace {
@@ -194,6 +196,30 @@ Status Migrate(sqlite::Connection& db) {
     if (Status s = SetVersion(db, m.version); !s) return s;
   }
   return txn.Commit();
+}
+
+Result<sqlite::Connection> OpenStoreFile(const std::string& path, int busy_timeout_ms) {
+  auto fail = [&](const std::string& what, const std::string& detail) {
+    return Error{"store " + path + ": " + what + ": " + detail};
+  };
+  auto db = sqlite::Connection::Open(path, busy_timeout_ms);
+  if (!db) return fail("cannot open", db.error());
+  // The first read: a non-SQLite or damaged file fails here with a clear message.
+  if (Status s = db->Exec("SELECT count(*) FROM sqlite_master"); !s)
+    return fail("not a readable SQLite database", s.error());
+  // Switching a fresh file to WAL takes an exclusive lock, and SQLite answers "locked"
+  // at once (no busy handler) when another opener is doing the same: retry.
+  Status configured = Status::Ok();
+  for (int waited_ms = 0;; waited_ms += 20) {
+    configured = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    if (configured.ok() || waited_ms >= busy_timeout_ms ||
+        configured.error().find("locked") == std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!configured) return fail("cannot configure", configured.error());
+  if (Status s = Migrate(*db); !s) return fail("schema", s.error());
+  return std::move(*db);
 }
 
 }  // namespace kvault::store_schema

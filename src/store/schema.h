@@ -4,6 +4,8 @@
 // The version lives in table kvault_schema (one row, id = 1). Migration steps are
 // applied in order inside one BEGIN IMMEDIATE transaction, so concurrent openers
 // of a new file serialize and the schema is created exactly once.
+#include <string>
+
 #include "store/sqlite.h"
 #include "util/result.h"
 
@@ -19,5 +21,11 @@ inline constexpr int kSchemaVersion = 2;
 //   - it was written by a newer schema version than kSchemaVersion.
 // REQUIRES: no transaction is open on `db`.
 Status Migrate(sqlite::Connection& db);
+
+// Opens the store file at `path` the way every writer of it must: checks that it is
+// a readable SQLite file, switches it to WAL (readers beside one writer; NORMAL sync,
+// which a power loss cannot corrupt), waits up to `busy_timeout_ms` for locks, and
+// migrates. Errors read "store PATH: what: detail".
+Result<sqlite::Connection> OpenStoreFile(const std::string& path, int busy_timeout_ms);
 
 }  // namespace kvault::store_schema

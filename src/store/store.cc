@@ -1,13 +1,10 @@
 #include "store/store.h"
 
-#include <chrono>
-#include <cstdio>
-#include <ctime>
-#include <thread>
 #include <utility>
 
 #include "store/schema.h"
 #include "store/sqlite.h"
+#include "store/timestamp.h"
 
 namespace kvault {
 namespace {
@@ -47,24 +44,6 @@ WHERE run = :run AND task = :task AND candidate_hash = :candidate_hash
 
 constexpr const char* kListRunSql = "SELECT * FROM attempts WHERE run = :run ORDER BY task, id";
 constexpr const char* kListRunsSql = "SELECT DISTINCT run FROM attempts ORDER BY run";
-
-// Now as ISO-8601 UTC with milliseconds: 2025-01-31T12:00:00.000Z.
-std::string NowIso8601Utc() {
-  using namespace std::chrono;
-  const auto now = system_clock::now();
-  const std::time_t secs = system_clock::to_time_t(now);
-  const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char date[24];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-  char frac[8];
-  std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(millis));
-  return std::string(date) + frac;
-}
-
-// JSON as compact text; invalid UTF-8 in strings is replaced, never thrown.
-std::string DumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 Result<Json> ParseJson(const std::string& text, const char* column, int64_t id) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -174,26 +153,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   auto fail = [&](const std::string& what, const std::string& detail) {
     return Error{"store " + path + ": " + what + ": " + detail};
   };
-  auto db = sqlite::Connection::Open(path, kBusyTimeoutMs);
-  if (!db) return fail("cannot open", db.error());
-  // The first read: a non-SQLite or damaged file fails here with a clear message.
-  if (Status s = db->Exec("SELECT count(*) FROM sqlite_master"); !s) {
-    return fail("not a readable SQLite database", s.error());
-  }
-  // WAL lets readers run beside one writer; NORMAL sync is safe with WAL (a power
-  // loss may drop the last commits, never corrupt the file).
-  // Switching a fresh file to WAL takes an exclusive lock, and SQLite answers "locked"
-  // at once (no busy handler) when another opener is doing the same: retry.
-  Status configured = Status::Ok();
-  for (int waited_ms = 0;; waited_ms += 20) {
-    configured = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
-    if (configured.ok() || waited_ms >= kBusyTimeoutMs ||
-        configured.error().find("locked") == std::string::npos)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (!configured) return fail("cannot configure", configured.error());
-  if (Status s = store_schema::Migrate(*db); !s) return fail("schema", s.error());
+  auto db = store_schema::OpenStoreFile(path, kBusyTimeoutMs);
+  if (!db) return Error{db.error()};
 
   auto put = sqlite::Statement::Prepare(*db, kPutSql);
   if (!put) return fail("prepare put", put.error());

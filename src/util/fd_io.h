@@ -3,11 +3,16 @@
 // Thread-safe (operates on the descriptors it is given only).
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string_view>
 
 namespace kvault {
+
+// A poll(2) timeout for `d`: whole milliseconds rounded up (so a wait never ends
+// early), clamped to [0, 2^30].
+int PollMillis(std::chrono::steady_clock::duration d);
 
 // Sets O_NONBLOCK. Returns false on failure.
 bool SetNonBlocking(int fd);

@@ -11,6 +11,11 @@
 
 namespace kvault {
 
+int PollMillis(std::chrono::steady_clock::duration d) {
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, 1 << 30));
+}
+
 bool SetNonBlocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;

@@ -48,5 +48,13 @@ TEST(FdIoTest, ReadAvailableStatesAndBudget) {
   EXPECT_EQ(ReadAvailable(r.get(), sink), ReadState::kEof);
 }
 
+TEST(PollMillis, RoundsUpAndClamps) {
+  using namespace std::chrono;
+  EXPECT_EQ(PollMillis(microseconds(1)), 1);  // a wait never ends early
+  EXPECT_EQ(PollMillis(milliseconds(250)), 250);
+  EXPECT_EQ(PollMillis(-seconds(3)), 0);
+  EXPECT_EQ(PollMillis(hours(24 * 365)), 1 << 30);
+}
+
 }  // namespace
 }  // namespace kvault

@@ -51,11 +51,6 @@ bool DrainInto(int fd, HeadTailBuffer& out, size_t budget = 4 << 20) {
   return ReadAvailable(fd, [&](std::string_view d) { out.Append(d); }, budget) == ReadState::kOpen;
 }
 
-int PollMillis(Clock::duration d) {
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
-  return static_cast<int>(std::clamp<long long>(ms, 0, 1 << 30));
-}
-
 }  // namespace
 
 std::string DescribeTermination(int exit_code, int term_signal) {

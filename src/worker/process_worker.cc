@@ -27,11 +27,6 @@ constexpr std::chrono::milliseconds kCloseGrace{1000};
 constexpr size_t kMaxResponseDepth = 64;
 constexpr std::chrono::milliseconds kMaxTimeout = std::chrono::hours(24 * 365);
 
-int PollMillis(Clock::duration d) {
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
-  return static_cast<int>(std::clamp<long long>(ms, 0, 1 << 30));
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ProcessWorker>> ProcessWorker::Start(const WorkerOptions& options) {
@@ -155,7 +150,7 @@ WorkerReply ProcessWorker::Call(Json request, std::chrono::milliseconds timeout)
   if (child_->HasExited()) return Fail(WorkerFailure::kDied, "");
   const int64_t id = next_id_++;
   request["id"] = id;
-  const std::string line = request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  const std::string line = DumpJson(request) + "\n";
   size_t written = 0;
 
   const auto start = Clock::now();

@@ -30,11 +30,6 @@ constexpr int kMaxFds = 4;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-int PollMillis(Clock::duration d) {
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
-  return static_cast<int>(std::clamp<long long>(ms, 0, 1 << 30));
-}
-
 // Sends `message` with `fds` attached (SCM_RIGHTS) on a SOCK_SEQPACKET socket.
 bool SendWithFds(int sock, const std::string& message, const std::vector<int>& fds) {
   iovec iov{const_cast<char*>(message.data()), message.size()};

@@ -7,7 +7,7 @@ need_torch
 "$KVAULT_PYTHON" -c "import triton" >/dev/null 2>&1 ||
   skip "no triton for the worker (KVAULT_PYTHON=$KVAULT_PYTHON); scripts/setup.sh installs it into .venv"
 root="$KVAULT_SOURCE_ROOT"
-check="$root/tests/integration/triton_expect.py"
+check="$root/tests/integration/expect_statuses.py"
 
 "$KVAULT" eval --suite "$root/examples/suite" --candidates "$root/examples/triton" --backend cpu \
   --jobs 2 --run-timeout 120 --db "$TMP/kv.db" --run triton --json > "$TMP/examples.json" \

@@ -1,9 +1,11 @@
 """Checks `kvault eval --json` output against an expectations file.
 
-usage: triton_expect.py EVAL_JSON EXPECTED_JSON PREFIX
+usage: expect_statuses.py EVAL_JSON EXPECTED_JSON PREFIX
 Every attempt's candidate, as PREFIX/<file name>, must have the status the file names,
-every PREFIX/ entry of the file must have been attempted, and passed attempts must
-carry timings. Prints one line per problem; exits 1 if there is any.
+every PREFIX/ entry of the file must have been attempted, passed attempts must carry
+timings, and task_error / infra_error attempts no reward. Prints one line per
+problem; exits 1 if there is any. Used for examples/expected.json (cpu/, native/cpu/,
+triton/) and the GEAK fixtures.
 """
 import json
 import os
@@ -21,6 +23,8 @@ for a in out["attempts"]:
         bad += 1; print("%s: got %s want %s: %s" % (key, a["status"], wanted[key], a["message"]))
     if a["status"] == "passed" and (a["speedup"] is None or a["reference_ms"] is None):
         bad += 1; print("%s: passed without timings" % key)
+    if a["status"] in ("task_error", "infra_error") and a.get("reward") is not None:
+        bad += 1; print("%s: infrastructure status with a reward" % key)
 for key in sorted(set(wanted) - seen):
     bad += 1; print("%s: not attempted" % key)
 print("%s: %d attempts checked, %d problems" % (prefix, len(seen), bad))
