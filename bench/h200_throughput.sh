@@ -6,6 +6,7 @@
 #   bash bench/h200_throughput.sh part1   # examples (native, extension); native batch; KernelBench-sized task
 #   bash bench/h200_throughput.sh part2   # extension batch; load_inline batch; KernelBench-format examples
 #   bash bench/h200_throughput.sh core    # the native batch and a small load_inline batch, in one call
+#   bash bench/h200_throughput.sh ext     # a small extension batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh smoke   # the same steps, tiny, on the CPU backend (any machine)
 #
 # Every step writes its results under $OUT/throughput/ as soon as it ends (eval JSON,
@@ -60,6 +61,10 @@ eval_pair() {
     --backend "$backend" --jobs "$jobs" --run "$name-cold" --db "$work/$name.db" --json
   KVAULT_CACHE_DIR=$cache step "$name-warm" "${LIMIT:-240}" "$K" eval --suite "$suite" --candidates "$cands" \
     --backend "$backend" --jobs "$jobs" --run "$name-warm" --db "$work/$name.db" --json
+  for temp in cold warm; do  # a step stopped by its limit printed no JSON: take what it stored
+    [ -s "$out/$name-$temp.json" ] || "$PY" bench/summarize_throughput.py --from-store "$work/$name.db" \
+      "$name-$temp" > "$out/$name-$temp.json"
+  done
 }
 
 # baseline_pair NAME CANDIDATES: load_inline harness, cold (empty torch extension cache) then warm.
@@ -120,12 +125,19 @@ case "$part" in
     gen batch-li --count load_inline=${LI_COUNT:-14}
     LIMIT=${LI_LIMIT:-90} baseline_pair batch-load_inline "$work/batch-li/load_inline"
     ;;
+  ext)
+    # The extension format against the load_inline path, one small batch of each from
+    # the same generator, in one device call.
+    gen batch-ext --count extension=${EXT_COUNT:-14} --count load_inline=${EXT_COUNT:-14}
+    LIMIT=${EXT_LIMIT:-200} eval_pair batch-extension "$work/batch-ext/extension"
+    LIMIT=${LI_LIMIT:-100} baseline_pair batch-load_inline "$work/batch-ext/load_inline"
+    ;;
   smoke)
     gen batch-smoke "${counts[@]}"
     eval_pair batch-native "$work/batch-smoke/native"
     eval_pair batch-extension "$work/batch-smoke/extension"
     baseline_pair batch-load_inline "$work/batch-smoke/load_inline"
     ;;
-  *) echo "usage: $0 part1|part2|core|smoke" >&2; exit 2 ;;
+  *) echo "usage: $0 part1|part2|core|ext|smoke" >&2; exit 2 ;;
 esac
 summarize

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Summarizes bench/h200_throughput.sh results: per step, candidates, wall time,
 throughput, per-candidate latency p50/p95, statuses and agreement with the
-generator's expected statuses; then the ratios the targets name (native and
+generator's expected statuses, the mean and median seconds of each verification
+stage (`phases`); then the ratios the targets name (native and
 extension warm throughput over load_inline warm throughput; the KernelBench-sized
 task's verification time over the baseline's). Writes DIR/summary.json.
 
   summarize_throughput.py DIR      # DIR = $OUT/throughput
+  summarize_throughput.py --from-store DB RUN   # a stopped step's stored attempts as eval JSON
 """
 import json
 import sys
@@ -49,17 +51,45 @@ def step_summary(name, data, wall, rc, expected):
             known += 1
             agree += want == a.get("status")
     n = len(attempts)
+    phases = {}  # stage -> seconds of every attempt that has it (eval's `phases`)
+    for a in attempts:
+        for stage, seconds in (a.get("phases") or {}).items():
+            if isinstance(seconds, (int, float)):
+                phases.setdefault(stage, []).append(seconds)
     return {"step": name, "exit": rc, "candidates": n, "wall_s": wall,
             "throughput_per_min": 60.0 * n / wall if wall and n else None,
             "latency_p50_s": quantile(lat, 0.5), "latency_p95_s": quantile(lat, 0.95),
-            "statuses": statuses, "expected_known": known, "expected_agree": agree}
+            "statuses": statuses, "expected_known": known, "expected_agree": agree,
+            "phases_p50_s": {k: quantile(v, 0.5) for k, v in sorted(phases.items())},
+            "phases_mean_s": {k: sum(v) / len(v) for k, v in sorted(phases.items())}}
 
 
 def ratio(a, b):
     return a / b if a and b else None
 
 
+def from_store(db, run):
+    """The attempts of RUN in the store DB in `eval --json`'s shape (candidate, status,
+    seconds, phases): for a step stopped by its time limit, which prints no JSON but
+    has stored every candidate it finished."""
+    import sqlite3
+    attempts = []
+    for path, status, seconds, cases in sqlite3.connect(db).execute(
+            "SELECT candidate_path, status, seconds, cases FROM attempts WHERE run = ? ORDER BY id", (run,)):
+        try:
+            records = json.loads(cases)
+        except ValueError:
+            records = []
+        phases = next((r for r in records if isinstance(r, dict) and r.get("kind") == "phases"), {})
+        attempts.append({"candidate": path, "status": status, "seconds": seconds,
+                         "phases": phases.get("seconds") or {}})
+    return {"run": run, "attempts": attempts, "from_store": True}
+
+
 def main(argv):
+    if argv[:1] == ["--from-store"]:
+        print(json.dumps(from_store(argv[1], argv[2])))
+        return 0
     folder = Path(argv[0]) if argv else Path(".")
     steps = {}
     tsv = folder / "steps.tsv"
@@ -98,6 +128,10 @@ def main(argv):
             fmt(r["latency_p50_s"], "%.2f"), fmt(r["latency_p95_s"], "%.2f"),
             ",".join("%s:%d" % kv for kv in sorted(r["statuses"].items(), key=str)),
             r["expected_agree"], r["expected_known"]))
+    for name, r in rows.items():
+        if r["phases_mean_s"]:
+            print("%-28s phases, mean s: %s" % (name, " ".join(
+                "%s=%.2f" % kv for kv in r["phases_mean_s"].items())))
     for key, value in targets.items():
         print("%-44s %s" % (key, fmt(value, "%.2f")))
     return 0

@@ -20,6 +20,9 @@ zygote may (in the sandbox's user namespace), the keeper makes a new PID namespa
 whose init forks the worker, reaps everything and, when the worker ends, writes its
 wait status (4 bytes, native int) on the status descriptor and exits: the kernel then
 kills everything the candidate started, even processes that left its process group.
+That init also mounts a /proc of the new namespace (in a mount namespace of its own):
+the worker's pids and /proc must agree, or CUDA's initialisation fails (error 304,
+measured on the H200), and the worker sees no other process of the sandbox.
 Without that namespace the keeper itself forks and waits for the worker. The engine
 kills a worker by killing the keeper through the pidfd; the rest follows by
 parent-death signals (and by the namespace's end).
@@ -38,7 +41,9 @@ import socket
 import struct
 import sys
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -95,11 +100,35 @@ def drop_capabilities():
             raise OSError(0, "%s still %s after dropping every capability" % (name, fields[name].strip()))
 
 
-def can_unshare_pid():
-    """True when a child may create a PID namespace (a throwaway fork tries)."""
+def mount_own_proc():
+    """In the init of a new PID namespace that has a new mount namespace too: keeps
+    later mounts to this namespace and mounts a /proc of the PID namespace on /proc.
+    Raises OSError when the kernel refuses."""
+    _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "make mounts private")
+    _check(_libc.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None),
+           "mount /proc")
+
+
+def can_make_pid_namespace():
+    """True when a child may create a PID namespace with a mount namespace and mount
+    that namespace's /proc in it (throwaway forks try): without its own /proc, a
+    worker in a PID namespace cannot start CUDA, so it gets no namespace at all."""
     pid = os.fork()
     if pid == 0:
-        os._exit(0 if _libc.unshare(CLONE_NEWPID) == 0 else 1)
+        code = 1
+        try:
+            if _libc.unshare(CLONE_NEWPID | CLONE_NEWNS) == 0:
+                init = os.fork()
+                if init == 0:
+                    try:
+                        mount_own_proc()
+                        os._exit(0)
+                    except BaseException:
+                        os._exit(1)
+                _, status = os.waitpid(init, 0)
+                code = os.waitstatus_to_exitcode(status)
+        finally:
+            os._exit(code)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) == 0
 
@@ -175,10 +204,15 @@ def _keeper(fds, new_pid_namespace, folder):
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         os.setsid()
         if new_pid_namespace:
-            _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+            _check(_libc.unshare(CLONE_NEWPID | CLONE_NEWNS), "unshare(CLONE_NEWPID | CLONE_NEWNS)")
             pid = os.fork()
             if pid == 0:
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                try:
+                    mount_own_proc()
+                except BaseException as e:
+                    os.write(fds[2], ("kvault zygote: cannot mount the worker's /proc: %s\n" % e).encode())
+                    os._exit(EXIT_SETUP_FAILED)
                 _supervise(fds, folder)
             for fd in fds:
                 os.close(fd)
@@ -228,7 +262,7 @@ class Zygote:
         return {"pid": pid}, os.pidfd_open(pid)
 
     def serve(self):
-        self.new_pid_namespace = can_unshare_pid()
+        self.new_pid_namespace = can_make_pid_namespace()
         self.send({"ready": True, "pid_namespace": self.new_pid_namespace, "pid": os.getpid()})
         while True:
             try:

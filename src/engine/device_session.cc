@@ -118,9 +118,12 @@ Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<W
     return Error{"worker failed to start: " + r.detail + (log.empty() ? "" : "\n" + log)};
   }
   if (!r.response.value("ok", false)) {
+    std::string log = w->TakeLog();  // e.g. PyTorch's own warning of why CUDA did not start
     w->Kill();
+    const Json* message = r.response.contains("message") ? &r.response["message"] : nullptr;
     return Error{"worker refused backend " + hello_backend_ + ": " +
-                 r.response.value("message", std::string("no message"))};
+                 (message && message->is_string() ? message->get<std::string>() : std::string("no message")) +
+                 (log.empty() ? "" : "\n" + log)};
   }
   if (first) hello_ = r.response;
   return w;

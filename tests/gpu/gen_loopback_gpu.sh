@@ -16,6 +16,8 @@ cd "$root"
 export KVAULT=$(realpath "${1:-$root/.carry/kvault}")
 export KVAULT_SOURCE_ROOT=$root KVAULT_PYTHON=${KVAULT_PYTHON:-python3}
 export KVAULT_CACHE_DIR=${KVAULT_CACHE_DIR:-/tmp/kv-gen-cache}
+# More lanes than CI's two: each HIP/CUDA extension build is about a minute of nvcc there.
+export GEN_JOBS=${GEN_JOBS:-8} GEN_CONCURRENCY=${GEN_CONCURRENCY:-8}
 out=${OUT:-$root/gen-gpu-out}
 mkdir -p "$out"
 status=0

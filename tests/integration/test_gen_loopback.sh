@@ -35,7 +35,7 @@ trap 'stop_server; rm -rf "$TMP"' EXIT
 gen() {  # extra flags...; GEN_EXEC=exec replaces the calling (sub)shell
   ${GEN_EXEC:-} "$KVAULT" gen --suite "$TMP/suite" --endpoint "http://127.0.0.1:$PORT/v1" --model replay-model \
     --lang "$LANG_NAME" --backend "$BACKEND" --preset paper --perf-debug 0 ${GEN_TIMING_FLAG---no-timing} --timeout "${TIMEOUT_S:-2}" --retries 2 \
-    --jobs 2 --concurrency 4 --run-timeout 20 --db "$TMP/kv.db" --json "$@"
+    --jobs "${GEN_JOBS:-2}" --concurrency "${GEN_CONCURRENCY:-4}" --run-timeout 20 --db "$TMP/kv.db" --json "$@"
 }
 
 # Bad inputs: each a clear message and exit 2, before any call.

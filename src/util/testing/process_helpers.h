@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -32,6 +33,30 @@ inline bool ProcessGone(pid_t pid, std::chrono::milliseconds patience = std::chr
 }
 
 // Reads a pid that a test program wrote into `path`, waiting up to 5 s for it.
+// True once no live process has `comm` (/proc/PID/comm, at most 15 characters) as
+// its name, within `patience`.
+inline bool NoProcessNamed(const std::string& comm,
+                           std::chrono::milliseconds patience = std::chrono::seconds(3)) {
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while (true) {
+    bool found = false;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string pid = entry.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(entry.path() / "comm");
+      std::string name;
+      if (std::getline(in, name) && name == comm && !ProcessGone(std::stoi(pid), std::chrono::milliseconds(0))) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 inline pid_t ReadPidFile(const std::string& path) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (std::chrono::steady_clock::now() < deadline) {
