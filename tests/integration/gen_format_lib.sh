@@ -2,7 +2,7 @@
 # run in a non-default format against tests/support/openai_replay_server.py, with
 # answers taken from a folder of example candidates, checked by gen_format_check.py.
 # GEN_BACKEND (default cpu) and GEN_TIMING_FLAG (default --no-timing; empty times the
-# candidates) let tests/gpu/gen_loopback_gpu.sh run the same on a GPU.
+# candidates) and GEN_JOBS (default 2) let tests/gpu/gen_loopback_gpu.sh run the same on a GPU.
 GEN_BACKEND=${GEN_BACKEND:-cpu}
 case "$GEN_BACKEND" in cuda) GEN_HARDWARE=h200 ;; hip) GEN_HARDWARE=mi300x ;; *) GEN_HARDWARE=cpu ;; esac
 support="$KVAULT_SOURCE_ROOT/tests/support"
@@ -35,7 +35,7 @@ gen_format_run() {
   [ -n "$port" ] || { cat "$dir/server_err.txt"; fail "$name: replay server did not start"; }
   local t0=$SECONDS
   "$KVAULT" gen --suite "$dir/suite" --endpoint "http://127.0.0.1:$port/v1" --model replay-model \
-    --backend "$GEN_BACKEND" --preset paper --perf-debug 0 ${GEN_TIMING_FLAG---no-timing} --timeout 5 --retries 1 --jobs 2 \
+    --backend "$GEN_BACKEND" --preset paper --perf-debug 0 ${GEN_TIMING_FLAG---no-timing} --timeout 5 --retries 1 --jobs "${GEN_JOBS:-2}" \
     --concurrency 4 --run-timeout "$run_timeout" --db "$TMP/kv.db" --run "$name" --json "$@" \
     > "$dir/out.jsonl" 2> "$dir/err.txt"
   local rc=$?
