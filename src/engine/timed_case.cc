@@ -146,8 +146,17 @@ TimedCase CaseTimer::Run() {
   auto cand_start = Call(WorkerRole::kCandidate, cand_start_req);
   if (!cand_start) return std::move(result_);
   if (ReplyString(*cand_start, "input_digest", "") != ReplyString(*ref_start, "input_digest", "")) {
-    Fail(OutcomeStatus::kTaskError, "task inputs are not a function of the seed (the two workers "
-                                    "made different timing inputs)");
+    // The candidate's worker can forge its digest (docs/threat-model.md): the reference
+    // worker makes the inputs again; when it reproduces its own, the difference is the
+    // candidate's doing, else the task's inputs are not reproducible.
+    auto again = Call(WorkerRole::kReference, ref_start_req);
+    if (!again) return std::move(result_);
+    if (ReplyString(*again, "input_digest", "") == ReplyString(*ref_start, "input_digest", ""))
+      Fail(OutcomeStatus::kCrash, "the candidate's worker reported timing inputs that differ from the "
+                                  "reference's, which the reference worker reproduces (a forged reply)");
+    else
+      Fail(OutcomeStatus::kTaskError, "task inputs are not a function of the seed (the reference "
+                                      "worker made different timing inputs twice)");
     return std::move(result_);
   }
   Json& row = result_.row;

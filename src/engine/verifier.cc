@@ -168,22 +168,23 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
       const int seed = plan.seed;
       const std::string where = "case " + case_name + " " + RunLabel(plan);
       // Reference first, in the reference worker (trusted code only).
-      auto ref = references_.GetOrCompute(
-          ReferenceKey(task, ci, seed, *hello, plan.distribution),
-          [&](const std::string& out) -> Result<std::string> {
-            auto w = session_.Get(WorkerRole::kReference);
-            if (!w) return Error{w.error()};
-            WorkerReply r = (*w)->Call(Json{{"op", "reference"}, {"task", task.file.path},
-                                            {"case", ci}, {"seed", seed}, {"out", out},
-                                            {"distribution", plan.distribution}},
-                                       options_.timeouts.reference);
-            if (!ReplyOk(r)) {
-              (*w)->TakeLog();
-              if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
-              return Error{TrustedFailureMessage(r, "reference " + where)};
-            }
-            return ReplyString(r.response, "input_digest", "");
-          });
+      // Runs the reference for this case and seed into `out`; the digest of its inputs.
+      auto run_reference = [&](const std::string& out) -> Result<std::string> {
+        auto w = session_.Get(WorkerRole::kReference);
+        if (!w) return Error{w.error()};
+        WorkerReply r = (*w)->Call(Json{{"op", "reference"}, {"task", task.file.path},
+                                        {"case", ci}, {"seed", seed}, {"out", out},
+                                        {"distribution", plan.distribution}},
+                                   options_.timeouts.reference);
+        if (!ReplyOk(r)) {
+          (*w)->TakeLog();
+          if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
+          return Error{TrustedFailureMessage(r, "reference " + where)};
+        }
+        return ReplyString(r.response, "input_digest", "");
+      };
+      auto ref = references_.GetOrCompute(ReferenceKey(task, ci, seed, *hello, plan.distribution),
+                                          run_reference);
       if (!ref) {
         Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
         return false;
@@ -206,9 +207,20 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
       }
       Json record{{"case", case_name}, {"seed", seed}, {"distribution", plan.distribution}};
       if (ReplyString(r.response, "input_digest", "") != ref->input_digest) {
-        Settle(v, Outcome(OutcomeStatus::kTaskError,
-                    "task inputs are not a function of the seed (" + where +
-                        " produced different inputs for reference and candidate)"));
+        // Candidate code can forge its worker's digest (docs/threat-model.md): the
+        // reference worker makes the inputs again; if it reproduces the digest, the
+        // difference is the candidate's doing, else the task's inputs are not reproducible.
+        auto again = run_reference(scratch + "/digest_check.kvt");
+        if (again && *again == ref->input_digest) {
+          Settle(v, Outcome(OutcomeStatus::kCrash,
+                            where + ": the candidate's worker reported inputs that differ from the "
+                                    "reference's, which the reference worker reproduces (a forged reply)"));
+        } else {
+          Settle(v, Outcome(OutcomeStatus::kTaskError,
+                            "task inputs are not a function of the seed (" + where +
+                                " produced different inputs for reference and candidate" +
+                                (again ? ", and again in the reference worker)" : "; " + again.error() + ")")));
+        }
         return false;
       }
       const Json& modified = r.response["inputs_modified"];

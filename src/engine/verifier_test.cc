@@ -52,7 +52,7 @@ class VerifierTest : public ::testing::Test {
     w.Handle("reference", [this](const Json& r) {
       ++references_;
       WriteOutput(r["out"], {0, 1, 2});
-      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+      return FakeWorker::Ok(Json{{"input_digest", ReferenceDigest()}});
     });
     w.Handle("load", [](const Json&) { return FakeWorker::Ok(); });
     w.Handle("run", [this](const Json& r) {
@@ -68,7 +68,10 @@ class VerifierTest : public ::testing::Test {
     w.Handle("time_start", [this, side](const Json& r) {
       *side = r.value("side", std::string());
       if (*side == "candidate") ++timings_;
-      return FakeWorker::Ok(Json{{"input_digest", "d"}, {"call_ms", 1.0}, {"sensors", nullptr}});
+      const std::string digest = *side == "candidate"              ? candidate_timing_digest_
+                                 : reference_timing_irreproducible_ ? "t" + std::to_string(++digests_)
+                                                                    : ReferenceDigest();
+      return FakeWorker::Ok(Json{{"input_digest", digest}, {"call_ms", 1.0}, {"sensors", nullptr}});
     });
     w.Handle("time_batch", [this, side](const Json& r) {
       const double ms = *side == "reference" ? reference_ms_ : 1.0;
@@ -84,6 +87,10 @@ class VerifierTest : public ::testing::Test {
     w.Handle("unload", [](const Json&) { return FakeWorker::Ok(); });
   }
 
+  // "d", or with irreproducible_ a new digest at every call (a task whose inputs
+  // are not a function of the seed).
+  std::string ReferenceDigest() { return irreproducible_ ? "d" + std::to_string(++digests_) : "d"; }
+
   Verification Verify() {
     Verifier v(options_, Factory());
     return v.Verify(task_, candidate_);
@@ -97,6 +104,10 @@ class VerifierTest : public ::testing::Test {
   int references_ = 0;
   int runs_ = 0, timings_ = 0;
   double reference_ms_ = 2.0;
+  bool irreproducible_ = false;
+  int digests_ = 0;
+  std::string candidate_timing_digest_ = "d";
+  bool reference_timing_irreproducible_ = false;
   std::vector<std::string> distributions_;  // of each default run request, in order
   std::function<WorkerReply(const Json&)> run_;
   WorkerReply describe_ = FakeWorker::Ok(Json{
@@ -264,11 +275,42 @@ TEST_F(VerifierTest, BrokenTaskIsATaskErrorWithoutReward) {
 }
 
 TEST_F(VerifierTest, IrreproducibleInputsAreTheTasksFault) {
+  irreproducible_ = true;  // the reference worker's own two tries differ too
   run_ = [](const Json& r) {
     WriteOutput(r["out"], {0, 1, 2});
     return FakeWorker::Ok(Json{{"input_digest", "other"}, {"inputs_modified", Json::array()}});
   };
-  EXPECT_EQ(Verify().status, OutcomeStatus::kTaskError);
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kTaskError);
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_EQ(references_, 2);  // the cached reference and the check
+}
+
+TEST_F(VerifierTest, ForgedInputDigestIsTheCandidatesCrash) {
+  // The reference worker reproduces its inputs; only the candidate's worker disagrees.
+  run_ = [](const Json& r) {
+    WriteOutput(r["out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "forged"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash);
+  EXPECT_NE(v.message.find("forged"), std::string::npos) << v.message;
+  EXPECT_EQ(references_, 2);
+}
+
+TEST_F(VerifierTest, ForgedTimingInputDigestIsTheCandidatesCrash) {
+  candidate_timing_digest_ = "forged";
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash);
+  EXPECT_NE(v.message.find("forged"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierTest, IrreproducibleTimingInputsAreTheTasksFault) {
+  candidate_timing_digest_ = "other";
+  reference_timing_irreproducible_ = true;
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kTaskError);
+  EXPECT_NE(v.message.find("not a function of the seed"), std::string::npos) << v.message;
 }
 
 TEST_F(VerifierTest, ExtensionOnTaskWithParametersAndNoTwinIsUnsupported) {
