@@ -53,9 +53,7 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   if (auto probed = ProbeHost(options.sandbox_launcher)) {
     host = *probed;
   } else {
-    for (const char* l : {"user_namespace", "network_namespace", "mount_namespace", "pid_namespace",
-                          "read_only_root", "hidden_paths", "fresh_proc"})
-      host.layers[l] = probed.error();
+    for (const char* l : kProbedLayers) host.layers[l] = probed.error();
   }
   auto plan = PlanSandbox(policy, host, ::geteuid() == 0);
   if (!plan) return Error{plan.error()};

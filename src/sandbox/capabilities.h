@@ -8,6 +8,11 @@
 
 namespace kvault {
 
+// The layers `sandbox-exec --probe` reports, in its order.
+inline constexpr const char* kProbedLayers[] = {"user_namespace", "network_namespace", "mount_namespace",
+                                                "pid_namespace",  "read_only_root",    "hidden_paths",
+                                                "fresh_proc",     "syscall_filter"};
+
 struct HostCapabilities {
   // layer name -> "" when available, else one line saying why not.
   Json layers = Json::object();

@@ -14,7 +14,7 @@
 //
 // --probe prints one JSON object {"layer": "" or "why it is unavailable", ...} for
 // user_namespace, network_namespace, mount_namespace, pid_namespace, read_only_root,
-// hidden_paths and fresh_proc, tried in a throwaway child.
+// hidden_paths, fresh_proc and syscall_filter, tried in a throwaway child.
 
 namespace kvault {
 

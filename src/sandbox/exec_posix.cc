@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/capabilities.h"
 #include "sandbox/policy.h"
+#include "sandbox/syscall_filter.h"
 #include "util/json_parse.h"
 
 extern char** environ;
@@ -190,9 +192,16 @@ std::string DropEveryCapability() {
   return "";
 }
 
-// Limits, environment, working directory, capabilities, then exec. Never returns.
-// `drop_capabilities`: the process is uid 0 of a user namespace the helper entered.
-[[noreturn]] void ExecProgram(const SandboxPolicy& p, char** argv, bool drop_capabilities) {
+// What the helper does beyond the policy's own fields.
+struct ExecSteps {
+  bool fresh_proc = false;         // init mounts a /proc of the PID namespace
+  bool drop_capabilities = false;  // the program is uid 0 of a user namespace the helper entered
+  bool syscall_filter = false;     // no user namespaces for the program (syscall_filter.h)
+};
+
+// Limits, environment, working directory, capabilities, the system-call filter, then
+// exec. Never returns.
+[[noreturn]] void ExecProgram(const SandboxPolicy& p, char** argv, const ExecSteps& steps) {
   ApplyLimits(p.limits);
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
@@ -206,8 +215,11 @@ std::string DropEveryCapability() {
   for (const auto& e : env)
     if (e.starts_with("PATH=")) ::setenv("PATH", e.c_str() + 5, 1);
   // Last, so that every step above still had the capabilities it may need.
-  if (drop_capabilities) {
+  if (steps.drop_capabilities) {
     if (auto e = DropEveryCapability(); !e.empty()) Fail("capabilities: " + e);
+  }
+  if (steps.syscall_filter) {
+    if (auto e = InstallUserNamespaceFilter(); !e.empty()) Fail("syscall filter: " + e);
   }
   ::execvpe(argv[0], argv, envp.data());
   Fail(Errno(std::string("cannot start '") + argv[0] + "'"));
@@ -230,17 +242,16 @@ std::string DropEveryCapability() {
 
 // pid 1 of the namespace: start PROGRAM, reap everything, report PROGRAM's status on
 // `status_fd` and exit (which kills whatever PROGRAM left behind).
-[[noreturn]] void RunInit(const SandboxPolicy& p, char** argv, int status_fd, bool fresh_proc,
-                         bool drop_capabilities) {
+[[noreturn]] void RunInit(const SandboxPolicy& p, char** argv, int status_fd, const ExecSteps& steps) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (fresh_proc) {
+  if (steps.fresh_proc) {
     if (auto e = MountFreshProc(); !e.empty()) Fail(e);
   }
   pid_t program = ::fork();
   if (program < 0) Fail(Errno("fork"));
   if (program == 0) {
     ::close(status_fd);
-    ExecProgram(p, argv, drop_capabilities);
+    ExecProgram(p, argv, steps);
   }
   CloseAllBut(status_fd);
   while (true) {
@@ -255,7 +266,7 @@ std::string DropEveryCapability() {
   }
 }
 
-int Run(const SandboxPolicy& p, char** argv, bool fresh_proc) {
+int Run(const SandboxPolicy& p, char** argv, ExecSteps steps) {
   // An engine killed with SIGKILL takes its sandboxes with it (init follows the helper).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   const bool namespaces = p.pid_namespace || p.network_namespace || p.mount_namespace;
@@ -266,11 +277,12 @@ int Run(const SandboxPolicy& p, char** argv, bool fresh_proc) {
   }
   // Only the capabilities of the user namespace entered above are ours to drop; without
   // it PROGRAM runs with the engine's own, as an unsandboxed start would.
-  const bool drop_capabilities = namespaces && !p.keep_capabilities;
+  steps.drop_capabilities = namespaces && !p.keep_capabilities;
+  steps.syscall_filter = steps.syscall_filter && namespaces;
   if (p.mount_namespace) {
     if (auto e = ApplyMounts(p); !e.empty()) Fail("mounts: " + e);
   }
-  if (!p.pid_namespace) ExecProgram(p, argv, drop_capabilities);
+  if (!p.pid_namespace) ExecProgram(p, argv, steps);
 
   int status_pipe[2];
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) Fail(Errno("pipe"));
@@ -278,7 +290,7 @@ int Run(const SandboxPolicy& p, char** argv, bool fresh_proc) {
   if (init < 0) Fail(Errno("fork"));
   if (init == 0) {
     ::close(status_pipe[0]);
-    RunInit(p, argv, status_pipe[1], fresh_proc, drop_capabilities);
+    RunInit(p, argv, status_pipe[1], steps);
   }
   ::close(status_pipe[1]);
   CloseAllBut(status_pipe[0]);
@@ -289,6 +301,17 @@ int Run(const SandboxPolicy& p, char** argv, bool fresh_proc) {
   ssize_t n = ::read(status_pipe[0], &program_status, sizeof program_status);
   if (n == static_cast<ssize_t>(sizeof program_status)) MirrorStatus(program_status);
   MirrorStatus(init_status);  // init itself failed or was killed
+}
+
+// Everything `fd` gives until end of file; closes it.
+std::string ReadToEnd(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
 }
 
 // Tries each layer in a throwaway child; prints the JSON described in exec.h.
@@ -319,19 +342,29 @@ int Probe() {
     report("fresh_proc", WIFEXITED(st) && WEXITSTATUS(st) == 0
                              ? ""
                              : "mounting a new /proc is refused here (a container that masks parts of /proc)");
+    int filter_pipe[2];
+    if (::pipe(filter_pipe) == 0) {
+      pid_t filtered = ::fork();
+      if (filtered == 0) {
+        ::close(filter_pipe[0]);
+        std::string why = InstallUserNamespaceFilter();
+        if (why.empty() && ::unshare(CLONE_NEWUSER) == 0) why = "the filter let a user namespace through";
+        (void)!::write(filter_pipe[1], why.data(), why.size());
+        ::_exit(0);
+      }
+      ::close(filter_pipe[1]);
+      std::string why = ReadToEnd(filter_pipe[0]);
+      ::waitpid(filtered, &st, 0);
+      report("syscall_filter", WIFEXITED(st) ? why : "the probe of the filter died");
+    }
     ::_exit(0);
   }
   ::close(pipe_fds[1]);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  std::string out = ReadToEnd(pipe_fds[0]);
   int st = 0;
   ::waitpid(child, &st, 0);
   Json j = Json::object();
-  for (const char* l : {"user_namespace", "network_namespace", "mount_namespace", "pid_namespace",
-                        "read_only_root", "hidden_paths", "fresh_proc"})
-    j[l] = "not tried: an earlier layer failed";
+  for (const char* l : kProbedLayers) j[l] = "not tried: an earlier layer failed";
   size_t pos = 0;
   while (pos < out.size()) {
     size_t nl = out.find('\n', pos), tab = out.find('\t', pos);
@@ -353,8 +386,10 @@ int SandboxExecMain(int argc, char** argv) {
   if (!json) Fail("sandbox plan is not JSON: " + json.error());
   auto plan = PolicyFromJson(*json);
   if (!plan) Fail(plan.error());
-  const bool fresh_proc = json->value("fresh_proc", false);
-  return Run(*plan, argv + 2, fresh_proc);
+  ExecSteps steps;
+  steps.fresh_proc = json->value("fresh_proc", false);
+  steps.syscall_filter = json->value("syscall_filter", false);
+  return Run(*plan, argv + 2, steps);
 }
 
 }  // namespace kvault

@@ -48,7 +48,7 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
     p.hidden.clear();
     p.private_dir.clear();
     for (const char* l : {"user_namespace", "pid_namespace", "network_namespace", "mount_namespace",
-                          "read_only_root", "hidden_paths", "capabilities", "private_dir",
+                          "read_only_root", "hidden_paths", "capabilities", "syscall_filter", "private_dir",
                           "scrubbed_environment",
                           "rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile",
                           "rlimit_nproc", "rlimit_core"})
@@ -100,6 +100,18 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
   }
   const auto [caps_state, caps_detail] = CapabilitiesLayer(p, any_ns);
   row("capabilities", caps_state, caps_detail);
+  // Installed by the helper after entering the user namespace, so only with one.
+  const bool user_namespace = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  plan.syscall_filter = user_namespace && host.Has("syscall_filter");
+  if (!user_namespace) {
+    row("syscall_filter", any_ns ? "unavailable" : "off", "needs the user namespace");
+  } else if (plan.syscall_filter) {
+    row("syscall_filter", "applied", "seccomp: no new user namespaces (unshare/clone with CLONE_NEWUSER "
+                                     "refused, clone3 ENOSYS), no other system-call ABI");
+  } else {
+    row("syscall_filter", "unavailable", host.Why("syscall_filter"));
+    missing.push_back("syscall_filter (" + host.Why("syscall_filter") + ")");
+  }
   row("private_dir", p.private_dir.empty() ? "off" : "applied",
       p.private_dir.empty() ? "not requested" : "HOME, TMPDIR and working directory " + p.private_dir);
   row("scrubbed_environment", p.scrub_environment ? "applied" : "off",
@@ -132,6 +144,7 @@ std::vector<std::string> SandboxedArgv(const std::string& launcher, const Sandbo
   if (plan.policy.mode == SandboxMode::kOff) return argv;
   Json j = PolicyToJson(plan.policy);
   j["fresh_proc"] = plan.fresh_proc;
+  j["syscall_filter"] = plan.syscall_filter;
   std::vector<std::string> out = {launcher, "sandbox-exec", j.dump(), "--"};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;

@@ -18,6 +18,7 @@ namespace kvault {
 struct SandboxPlan {
   SandboxPolicy policy;   // the layers that will be applied (unavailable ones removed)
   bool fresh_proc = false;
+  bool syscall_filter = false;  // no user namespaces for the program (sandbox/syscall_filter.h)
   // One row per layer: {"layer", "state": "applied"|"unavailable"|"off", "detail"}.
   Json layers = Json::array();
 };

@@ -10,9 +10,7 @@ namespace {
 
 HostCapabilities AllAvailable() {
   HostCapabilities h;
-  for (const char* l : {"user_namespace", "network_namespace", "mount_namespace", "pid_namespace",
-                        "read_only_root", "hidden_paths", "fresh_proc"})
-    h.layers[l] = "";
+  for (const char* l : kProbedLayers) h.layers[l] = "";
   return h;
 }
 
@@ -134,9 +132,32 @@ TEST(PlanSandbox, EveryLayerIsReportedOnce) {
     for (const Json& row : plan->layers) names.insert(row["layer"].get<std::string>());
     EXPECT_EQ(names.size(), plan->layers.size()) << ToString(mode);
     // process_group, 7 namespace and mount layers (fresh_proc only when on), capabilities,
-    // private_dir, scrubbed_environment and 6 rlimits.
-    EXPECT_EQ(plan->layers.size(), mode == SandboxMode::kOff ? 16u : 17u) << ToString(mode);
+    // syscall_filter, private_dir, scrubbed_environment and 6 rlimits.
+    EXPECT_EQ(plan->layers.size(), mode == SandboxMode::kOff ? 17u : 18u) << ToString(mode);
   }
+}
+
+TEST(PlanSandbox, SyscallFilterGoesWithTheUserNamespace) {
+  auto plan = PlanSandbox(AutoPolicy(), AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "syscall_filter"), "applied");
+  EXPECT_TRUE(Json::parse(SandboxedArgv("/bin/kvault", *plan, {"w"})[2])["syscall_filter"].get<bool>());
+
+  HostCapabilities no_seccomp = AllAvailable();
+  no_seccomp.layers["syscall_filter"] = "install the seccomp filter: Invalid argument";
+  plan = PlanSandbox(AutoPolicy(), no_seccomp, false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "syscall_filter"), "unavailable");
+  EXPECT_FALSE(Json::parse(SandboxedArgv("/bin/kvault", *plan, {"w"})[2])["syscall_filter"].get<bool>());
+  SandboxPolicy strict = AutoPolicy();
+  strict.mode = SandboxMode::kStrict;
+  EXPECT_FALSE(PlanSandbox(strict, no_seccomp, false));
+
+  HostCapabilities no_userns = AllAvailable();
+  no_userns.layers["user_namespace"] = "unshare: Operation not permitted";
+  plan = PlanSandbox(AutoPolicy(), no_userns, false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "syscall_filter"), "unavailable");
 }
 
 TEST(PlanSandbox, AutoAppliesWhatTheHostHas) {

@@ -5,12 +5,12 @@
 # fails, which shows that the checks can fail.
 # First, without PyTorch: the program the helper starts holds no capability, so it
 # cannot undo the mounts (unmount a hidden path, remount the root read-write), not
-# even from a user namespace of its own; with keep_capabilities it can, which shows
+# and a seccomp filter refuses it a user namespace of its own; with keep_capabilities it can, which shows
 # that those checks can fail too.
 source "$(dirname "$0")/lib.sh"
 probe=$("$KVAULT" sandbox-exec --probe) || fail "sandbox probe failed: $probe"
 echo "probe: $probe"
-for layer in user_namespace network_namespace mount_namespace pid_namespace read_only_root hidden_paths; do
+for layer in user_namespace network_namespace mount_namespace pid_namespace read_only_root hidden_paths syscall_filter; do
   why=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['$layer'])" "$probe")
   [ -z "$why" ] || skip "sandbox layer $layer unavailable here: $why"
 done
@@ -80,6 +80,7 @@ if child == 0:
     os.close(r)
     found = []
     if tried("unshare -U -m", libc.unshare(CLONE_NEWUSER | CLONE_NEWNS)):
+        found.append("a nested user namespace was created (no syscall filter)")
         print(f"  CapEff: {status('CapEff')} (of the nested namespace)")
         attempts()
         peek = os.path.join(scratch, "peek")
@@ -109,7 +110,7 @@ caps_plan() {  # $1: keep_capabilities
   echo '{"mode":"auto","pid_namespace":true,"network_namespace":true,"mount_namespace":true,'\
 '"limits":{"cpu_seconds":0,"address_space_bytes":0,"file_size_bytes":0,"open_files":0,"processes":0,"no_core_dumps":true},'\
 '"writable":["/dev"],"hidden":["'"$TMP/caps/hidden"'"],"private_dir":"'"$TMP/caps/private"'",'\
-'"scrub_environment":false,"env_allow":[],"env_set":[],"fresh_proc":false,"keep_capabilities":'"$1"'}'
+'"scrub_environment":false,"env_allow":[],"env_set":[],"fresh_proc":false,"syscall_filter":true,"keep_capabilities":'"$1"'}'
 }
 undo_mounts() {
   "$KVAULT" sandbox-exec "$(caps_plan "$1")" -- "$PYTHON3" "$TMP/caps/undo_mounts.py" \
@@ -137,6 +138,11 @@ def check(ok, what):
 check(not os.path.exists("$KVAULT_CACHE_DIR/refs/ab/leak"), "reference cache readable")
 check(os.path.getsize("$TMP/store.db") == 0, "store readable")
 check("KVAULT_TEST_SECRET" not in os.environ, "engine environment leaked")
+pid = os.fork()  # the syscall filter: no user namespace of its own
+if pid == 0:
+    import ctypes
+    os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0 else 1)
+check(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 1, "a user namespace could be created")
 check(os.environ.get("HOME", "").startswith("$KVAULT_CACHE_DIR/tmp/worker-"), "HOME not private")
 try:
     open("$KVAULT_SOURCE_ROOT/python/kvault_worker/planted.py", "w").close(); problems.append("harness writable")
