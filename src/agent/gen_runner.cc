@@ -166,24 +166,9 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
   };
 
   // A verification lane's workers are started by whichever task thread used the lane
-  // first, and a sandboxed worker dies with the thread that started it (the sandbox's
-  // PR_SET_PDEATHSIG fires when the forking thread ends, not the process). So no thread
-  // ends before all have run out of tasks: `idle` counts those waiting at the end.
-  int idle = 0;
-  std::condition_variable all_idle;
-  int threads = 1;
+  // first; they outlive that thread (util/child_process.h: children are started from
+  // one long-lived thread), so a thread simply ends when the tasks run out.
   auto worker = [&]() {
-    struct WaitForAll {
-      std::mutex& mu;
-      std::condition_variable& cv;
-      int& idle;
-      const int& threads;
-      ~WaitForAll() {
-        std::unique_lock<std::mutex> lock(mu);
-        if (++idle == threads) cv.notify_all();
-        cv.wait(lock, [&] { return idle == threads; });
-      }
-    } wait_for_all{mu, all_idle, idle, threads};
     for (size_t i = next++; i < tasks.size(); i = next++) {
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -200,7 +185,8 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
       if (progress) progress(GenProgress{done, tasks.size(), &summaries[i]});
     }
   };
-  threads = std::max(1, std::min<int>(settings.jobs + settings.concurrency, static_cast<int>(tasks.size())));
+  const int threads =
+      std::max(1, std::min<int>(settings.jobs + settings.concurrency, static_cast<int>(tasks.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

@@ -102,11 +102,21 @@ TEST_F(TimedCaseTest, InputsModifiedWhileTimedIsAMismatch) {
   EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
 }
 
-TEST_F(TimedCaseTest, DifferentInputsAreATaskError) {
+TEST_F(TimedCaseTest, IrreproducibleInputsAreATaskError) {
   fake_->candidate_digest = "other";
+  fake_->reference_irreproducible = true;
   TimedCase t = Run();
   ASSERT_TRUE(t.failure);
   EXPECT_EQ(t.failure->status, OutcomeStatus::kTaskError);
+  EXPECT_EQ(fake_->reference_starts, 2);  // the reference worker tried again
+}
+
+TEST_F(TimedCaseTest, ADigestOnlyTheCandidateReportsIsItsCrash) {
+  fake_->candidate_digest = "forged";  // the reference worker reproduces "d"
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kCrash);
+  EXPECT_NE(t.failure->message.find("forged"), std::string::npos) << t.failure->message;
 }
 
 TEST_F(TimedCaseTest, NoisySamplesStopAtTheCaps) {

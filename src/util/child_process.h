@@ -53,7 +53,9 @@ class ChildProcess {
 
   // Starts the child. The child's signal mask is empty and common signals (SIGPIPE,
   // SIGINT, SIGTERM, SIGCHLD, ...) have their default dispositions, whatever this
-  // process set. Error when it could not be started (program not found or not
+  // process set. Every child is started by one thread that lives as long as this
+  // process, so a child's PR_SET_PDEATHSIG (tied by the kernel to the starting thread)
+  // fires when this process ends, not when the calling thread does. Error when it could not be started (program not found or not
   // executable, bad cwd, no resources); the message names the program.
   static Result<ChildProcess> Spawn(const Spec& spec);
 

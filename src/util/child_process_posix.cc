@@ -9,7 +9,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include "util/child_process.h"
 #include "util/strings.h"
@@ -72,6 +78,47 @@ int OpenExitFd(pid_t pid) {
   }
 #endif
   return -1;
+}
+
+// Runs `start` on one thread that lives as long as the process and returns its result.
+// The kernel ties a child's parent-death signal (PR_SET_PDEATHSIG, which the sandbox
+// helper and the worker zygote's processes set) to the *thread* that started the
+// child, not to the process (prctl(2)): a child started by a short-lived thread would
+// be killed when that thread ends. Started from here, every child outlives whichever
+// thread asked for it and still dies with this process.
+int OnSpawnerThread(std::function<int()> start) {
+  struct Spawner {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::packaged_task<int()>*> queue;
+  };
+  static Spawner* const spawner = [] {
+    auto* s = new Spawner;  // never destroyed: the thread runs past static destructors
+    std::thread([s] {
+      sigset_t all;
+      sigfillset(&all);
+      pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals are for the other threads
+      while (true) {
+        std::packaged_task<int()>* task;
+        {
+          std::unique_lock<std::mutex> lock(s->mu);
+          s->cv.wait(lock, [s] { return !s->queue.empty(); });
+          task = s->queue.front();
+          s->queue.pop_front();
+        }
+        (*task)();
+      }
+    }).detach();
+    return s;
+  }();
+  std::packaged_task<int()> task(std::move(start));
+  std::future<int> result = task.get_future();
+  {
+    std::lock_guard<std::mutex> lock(spawner->mu);
+    spawner->queue.push_back(&task);
+  }
+  spawner->cv.notify_one();
+  return result.get();
 }
 
 // posix_spawn attributes and file actions, destroyed on scope exit.
@@ -143,7 +190,8 @@ Result<ChildProcess> ChildProcess::Spawn(const Spec& spec) {
   envp.push_back(nullptr);
 
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program->c_str(), &s.actions, &s.attr, argv.data(), envp.data());
+  int rc = OnSpawnerThread(
+      [&] { return ::posix_spawn(&pid, program->c_str(), &s.actions, &s.attr, argv.data(), envp.data()); });
   if (rc != 0) return Error{"cannot start '" + name + "': " + std::strerror(rc)};
   return ChildProcess(pid, UniqueFd(OpenExitFd(pid)));
 }

@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "util/testing/process_helpers.h"
 
@@ -40,6 +42,36 @@ TEST(ChildProcessTest, MapsDescriptorsEvenWhenNumbersCross) {
   ExitStatus st = child->Wait();
   EXPECT_EQ(st.exit_code, 0);
   EXPECT_TRUE(child->HasExited());
+}
+
+TEST(ChildProcessTest, ParentDeathSignalOutlivesTheStartingThread) {
+  // The child asks for SIGKILL when its parent dies (as the sandbox helper does); the
+  // kernel means the thread that started it. Started from a thread that then ends, it
+  // must live on: children are started from one thread that lives as long as we do.
+  if (::system("python3 -c pass >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not found on PATH";
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  UniqueFd ready_r(p[0]), ready_w(p[1]);
+  std::optional<ChildProcess> child;
+  std::thread starter([&] {
+    ChildProcess::Spec spec;
+    spec.argv = {"python3", "-c",
+                 "import ctypes, os, time; ctypes.CDLL(None).prctl(1, 9, 0, 0, 0); "
+                 "os.write(1, b'ready'); time.sleep(30)"};
+    spec.fds = {{1, ready_w.get()}};
+    auto started = ChildProcess::Spawn(spec);
+    ASSERT_TRUE(started) << started.error();
+    child.emplace(std::move(*started));
+    ready_w.reset();
+    char buf[5];
+    ASSERT_EQ(::read(ready_r.get(), buf, sizeof buf), 5);  // PR_SET_PDEATHSIG is set
+  });
+  starter.join();
+  ASSERT_TRUE(child.has_value());
+  ::usleep(300 * 1000);
+  EXPECT_FALSE(child->HasExited()) << "the child died with the thread that started it";
+  child->KillGroup();
+  EXPECT_EQ(child->Wait().term_signal, SIGKILL);
 }
 
 TEST(ChildProcessTest, ExitFdAndHasExited) {

@@ -22,6 +22,8 @@ struct FakeTiming {
   bool candidate_modifies_inputs = false;
   bool candidate_batch_raises = false;  // the candidate's time_batch answers runtime_error
   std::string candidate_digest = "d";
+  bool reference_irreproducible = false;  // the reference's digest changes at every time_start
+  int reference_starts = 0;
   std::vector<std::string> log;      // "<side>:<op>[:<method>]" in call order
 };
 
@@ -37,8 +39,10 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     *side = r.value("side", std::string());
     t->log.push_back(*side + ":time_start");
     const bool ref = *side == "reference";
+    if (ref) ++t->reference_starts;
+    const std::string ref_digest = t->reference_irreproducible ? "d" + std::to_string(t->reference_starts) : "d";
     return FakeWorker::Ok(Json{{"timer", "monotonic_clock"},
-                               {"input_digest", ref ? "d" : t->candidate_digest},
+                               {"input_digest", ref ? ref_digest : t->candidate_digest},
                                {"call_ms", t->call_ms}, {"warmup_calls", 3}, {"flush_bytes", 64},
                                {"sensors", nullptr},
                                {"output_layout", ref ? Json{{"tree", "x"}} : Json(nullptr)}});
