@@ -91,6 +91,14 @@ class VerifierTest : public ::testing::Test {
   // are not a function of the seed).
   std::string ReferenceDigest() { return irreproducible_ ? "d" + std::to_string(++digests_) : "d"; }
 
+  // The candidate's run reports `digest` for its inputs (and the right outputs).
+  void CandidateReportsDigest(const std::string& digest) {
+    run_ = [digest](const Json& r) {
+      WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"input_digest", digest}, {"inputs_modified", Json::array()}});
+    };
+  }
+
   Verification Verify() {
     Verifier v(options_, Factory());
     return v.Verify(task_, candidate_);
@@ -276,10 +284,7 @@ TEST_F(VerifierTest, BrokenTaskIsATaskErrorWithoutReward) {
 
 TEST_F(VerifierTest, IrreproducibleInputsAreTheTasksFault) {
   irreproducible_ = true;  // the reference worker's own two tries differ too
-  run_ = [](const Json& r) {
-    WriteOutput(r["out"], {0, 1, 2});
-    return FakeWorker::Ok(Json{{"input_digest", "other"}, {"inputs_modified", Json::array()}});
-  };
+  CandidateReportsDigest("other");
   Verification v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kTaskError);
   EXPECT_FALSE(v.reward.has_value());
@@ -288,10 +293,7 @@ TEST_F(VerifierTest, IrreproducibleInputsAreTheTasksFault) {
 
 TEST_F(VerifierTest, ForgedInputDigestIsTheCandidatesCrash) {
   // The reference worker reproduces its inputs; only the candidate's worker disagrees.
-  run_ = [](const Json& r) {
-    WriteOutput(r["out"], {0, 1, 2});
-    return FakeWorker::Ok(Json{{"input_digest", "forged"}, {"inputs_modified", Json::array()}});
-  };
+  CandidateReportsDigest("forged");
   Verification v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kCrash);
   EXPECT_NE(v.message.find("forged"), std::string::npos) << v.message;
@@ -349,11 +351,6 @@ TEST_F(VerifierTest, RunRequestsCarryTheReferenceOutputLayout) {
   }
 }
 
-}  // namespace
-}  // namespace kvault
-
-namespace kvault {
-namespace {
 
 // Timing takes the machine-wide lock of its device: held elsewhere (another lane or
 // kvault process), the verification waits; past timeouts.time it is the engine's

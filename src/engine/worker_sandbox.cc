@@ -29,7 +29,8 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   const std::string& cache = options.cache_dir;
   const std::string tmp = cache + "/tmp", refs = cache + "/refs";
   const std::string extensions = cache + "/torch_extensions", triton = cache + "/triton";
-  for (const auto& d : {tmp, refs, extensions, triton, cache + "/locks"})
+  const std::string locks = cache + "/locks";  // the timing locks (engine/verifier.h)
+  for (const auto& d : {tmp, refs, extensions, triton, locks})
     if (auto st = EnsureDir(d); !st) return Error{"sandbox: " + st.error()};
   auto private_dir = TempDir::Create(tmp, "worker");
   if (!private_dir) return Error{"sandbox: no private folder: " + private_dir.error()};
@@ -37,7 +38,7 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   policy.writable.insert(policy.writable.end(), {tmp, extensions, triton, "/dev", "/dev/shm"});
   if (candidate) {
     policy.hidden.push_back(refs);
-    policy.hidden.push_back(cache + "/locks");  // a held timing lock would stall other lanes
+    policy.hidden.push_back(locks);  // a held timing lock would stall other lanes
   } else {
     policy.writable.push_back(refs);
     policy.hidden.clear();  // the store stays hidden only from candidates

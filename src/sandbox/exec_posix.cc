@@ -269,7 +269,7 @@ struct ExecSteps {
 int Run(const SandboxPolicy& p, char** argv, ExecSteps steps) {
   // An engine killed with SIGKILL takes its sandboxes with it (init follows the helper).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  const bool namespaces = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  const bool namespaces = UsesUserNamespace(p);
   if (namespaces) {
     int flags = (p.network_namespace ? CLONE_NEWNET : 0) | (p.mount_namespace ? CLONE_NEWNS : 0) |
                 (p.pid_namespace ? CLONE_NEWPID : 0);

@@ -16,7 +16,7 @@ std::string Bytes(uint64_t b) {
 // the user namespace it enters, which it does when any namespace layer survived
 // planning (sandbox/exec_posix.cc, Run).
 std::pair<std::string, std::string> CapabilitiesLayer(const SandboxPolicy& p, bool namespaces_requested) {
-  const bool user_namespace = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  const bool user_namespace = UsesUserNamespace(p);
   if (!user_namespace && namespaces_requested)
     return {"unavailable", "needs the user namespace; the worker has the engine's own capabilities"};
   if (!user_namespace) return {"off", "not requested (no user namespace)"};
@@ -72,7 +72,7 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
     row(name, "applied", what);
     return true;
   };
-  const bool any_ns = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  const bool any_ns = UsesUserNamespace(p);
   layer("user_namespace", any_ns, {"user_namespace"},
         "uid 0 inside maps to the engine's uid; no capability outside");
   p.pid_namespace = layer("pid_namespace", p.pid_namespace, {"user_namespace", "pid_namespace"},
@@ -101,7 +101,7 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
   const auto [caps_state, caps_detail] = CapabilitiesLayer(p, any_ns);
   row("capabilities", caps_state, caps_detail);
   // Installed by the helper after entering the user namespace, so only with one.
-  const bool user_namespace = p.pid_namespace || p.network_namespace || p.mount_namespace;
+  const bool user_namespace = UsesUserNamespace(p);
   plan.syscall_filter = user_namespace && host.Has("syscall_filter");
   if (!user_namespace) {
     row("syscall_filter", any_ns ? "unavailable" : "off", "needs the user namespace");

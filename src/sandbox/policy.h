@@ -63,6 +63,13 @@ struct SandboxPolicy {
   bool keep_capabilities = false;
 };
 
+// True when the policy asks for any namespace: the helper then enters a user
+// namespace first (the others need it), drops capabilities there and installs the
+// system-call filter.
+inline bool UsesUserNamespace(const SandboxPolicy& p) {
+  return p.pid_namespace || p.network_namespace || p.mount_namespace;
+}
+
 // The names every worker keeps: PATH, LANG/LC_*, TZ, device selection
 // (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES), toolkit
 // locations (CUDA_HOME, CUDA_PATH, ROCM_PATH, ROCM_HOME, HIP_PATH, LD_LIBRARY_PATH),

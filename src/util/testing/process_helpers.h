@@ -32,7 +32,6 @@ inline bool ProcessGone(pid_t pid, std::chrono::milliseconds patience = std::chr
   }
 }
 
-// Reads a pid that a test program wrote into `path`, waiting up to 5 s for it.
 // True once no live process has `comm` (/proc/PID/comm, at most 15 characters) as
 // its name, within `patience`.
 inline bool NoProcessNamed(const std::string& comm,
@@ -57,6 +56,7 @@ inline bool NoProcessNamed(const std::string& comm,
   }
 }
 
+// Reads a pid that a test program wrote into `path`, waiting up to 5 s for it.
 inline pid_t ReadPidFile(const std::string& path) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (std::chrono::steady_clock::now() < deadline) {
