@@ -6,6 +6,8 @@
 #   bash bench/h200_throughput.sh part1   # examples (native, extension); native batch; KernelBench-sized task
 #   bash bench/h200_throughput.sh part2   # extension batch; load_inline batch; KernelBench-format examples
 #   bash bench/h200_throughput.sh core    # the native batch and a small load_inline batch, in one call
+#   bash bench/h200_throughput.sh native  # the native batch alone
+#   bash bench/h200_throughput.sh big     # the KernelBench-sized task alone (BIG_BASELINE=1: and the baseline)
 #   bash bench/h200_throughput.sh ext     # a small extension batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh smoke   # the same steps, tiny, on the CPU backend (any machine)
 #
@@ -93,6 +95,24 @@ gen() {  # gen FOLDER COUNTS...: the generated batch
 
 summarize() { "$PY" bench/summarize_throughput.py "$out" > "$out/summary.txt" 2>&1; cat "$out/summary.txt"; }
 
+# big_task [kvault] [baseline]: the KernelBench-sized task (3.2 GB input, 5 correctness
+# seeds), one lane: kvault with the native candidate and/or the load_inline baseline.
+big_task() {
+  mkdir -p "$work/big-suite" "$work/big-native" "$work/big-li"
+  cp bench/kernelbench_sized/big_relu.py "$work/big-suite/"
+  cp bench/kernelbench_sized/big_relu.cu "$work/big-native/"
+  cp bench/kernelbench_sized/big_relu_load_inline.py "$work/big-li/big_relu.py"
+  local jobs_saved=$jobs
+  jobs=1
+  for side in "$@"; do
+    case "$side" in
+      kvault) LIMIT=${BIG_LIMIT:-180} eval_pair big-native "$work/big-native" "$work/big-suite" ;;
+      baseline) LIMIT=${BIG_LIMIT:-180} baseline_pair big-load_inline "$work/big-li" "$work/big-suite" ;;
+    esac
+  done
+  jobs=$jobs_saved
+}
+
 case "$part" in
   part1)
     # The example suite: native (CUDA and HIP on NVIDIA), CUDA extension, KernelBench.
@@ -101,15 +121,11 @@ case "$part" in
     LIMIT=200 eval_pair examples-extension examples/cuda
     gen batch-native --count native=208
     eval_pair batch-native "$work/batch-native/native"
-    # KernelBench-sized: 3.2 GB input, 5 correctness seeds; kvault (native) vs the baseline.
-    mkdir -p "$work/big-suite" "$work/big-native" "$work/big-li"
-    cp bench/kernelbench_sized/big_relu.py "$work/big-suite/"
-    cp bench/kernelbench_sized/big_relu.cu "$work/big-native/"
-    cp bench/kernelbench_sized/big_relu_load_inline.py "$work/big-li/big_relu.py"
-    jobs_saved=$jobs; jobs=1
-    LIMIT=180 eval_pair big-native "$work/big-native" "$work/big-suite"
-    LIMIT=180 baseline_pair big-load_inline "$work/big-li" "$work/big-suite"
-    jobs=$jobs_saved
+    big_task kvault baseline
+    ;;
+  big)
+    # The KernelBench-sized task alone: kvault (native), then the baseline if asked.
+    big_task kvault ${BIG_BASELINE:+baseline}
     ;;
   part2)
     gen batch-ext --count extension=28 --count load_inline=28
@@ -125,6 +141,11 @@ case "$part" in
     gen batch-li --count load_inline=${LI_COUNT:-14}
     LIMIT=${LI_LIMIT:-90} baseline_pair batch-load_inline "$work/batch-li/load_inline"
     ;;
+  native)
+    # The native batch alone (cold, warm): to see a change in the engine's cost.
+    gen batch-native --count native=208
+    LIMIT=${BATCH_LIMIT:-140} eval_pair batch-native "$work/batch-native/native"
+    ;;
   ext)
     # The extension format against the load_inline path, one small batch of each from
     # the same generator, in one device call.
@@ -138,6 +159,6 @@ case "$part" in
     eval_pair batch-extension "$work/batch-smoke/extension"
     baseline_pair batch-load_inline "$work/batch-smoke/load_inline"
     ;;
-  *) echo "usage: $0 part1|part2|core|ext|smoke" >&2; exit 2 ;;
+  *) echo "usage: $0 part1|part2|core|native|big|ext|smoke" >&2; exit 2 ;;
 esac
 summarize

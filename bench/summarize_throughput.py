@@ -8,6 +8,8 @@ task's verification time over the baseline's). Writes DIR/summary.json.
 
   summarize_throughput.py DIR      # DIR = $OUT/throughput
   summarize_throughput.py --from-store DB RUN   # a stopped step's stored attempts as eval JSON
+  summarize_throughput.py --timing DB RUN       # the timing records of a run: how they stopped,
+                                                # method, quiet device, rounds, stage_ms
 """
 import json
 import sys
@@ -86,9 +88,33 @@ def from_store(db, run):
     return {"run": run, "attempts": attempts, "from_store": True}
 
 
+def timing_summary(db, run):
+    """Counts and medians over the timing records of `run` in the store `db`."""
+    import sqlite3
+    from collections import Counter
+    rows = sqlite3.connect(db).execute("SELECT cases FROM attempts WHERE run = ?", (run,)).fetchall()
+    records = [c for (cases,) in rows for c in json.loads(cases) if c.get("kind") == "timing"]
+
+    def median_of(values):
+        values = [v for v in values if isinstance(v, (int, float))]
+        return quantile(values, 0.5)
+    stages = sorted({k for r in records for k in r.get("stage_ms", {})})
+    return {"run": run, "records": len(records),
+            "stop": dict(Counter(r.get("stop") for r in records)),
+            "method": dict(Counter(r.get("method") for r in records)),
+            "warmup_ms": dict(Counter(str(r.get("warmup_ms")) for r in records)),
+            "device_quiet": dict(Counter(str(r.get("device_quiet")) for r in records)),
+            "rounds_median": median_of(r.get("rounds") for r in records),
+            "candidate_noise_median": median_of(r.get("candidate_noise") for r in records),
+            "stage_ms_median": {k: median_of(r.get("stage_ms", {}).get(k) for r in records) for k in stages}}
+
+
 def main(argv):
     if argv[:1] == ["--from-store"]:
         print(json.dumps(from_store(argv[1], argv[2])))
+        return 0
+    if argv[:1] == ["--timing"]:
+        print(json.dumps(timing_summary(argv[1], argv[2])))
         return 0
     folder = Path(argv[0]) if argv else Path(".")
     steps = {}

@@ -7,7 +7,7 @@ the cheats of docs/adversarial.md, then the outputs for the engine to compare.
        a fixed pattern) and freed, so a buffer handed back uninitialised holds
        garbage, never a plausible answer;
     2. the same buffers are refilled in place with the real inputs - on a GPU
-       behind a ~10 ms sleep on the current stream - and the candidate is called
+       behind a ~5 ms sleep on the current stream - and the candidate is called
        again: a cache keyed by input address or shape replays the decoy's answer,
        and work launched on another stream without waiting for the current one
        reads the decoy values. This output is `out`;
@@ -31,7 +31,8 @@ from kvault_worker.integrity import SNAPSHOT
 from kvault_worker.tensorfile import capture
 
 DECOY_SEED_OFFSET = 7919
-GATE_CYCLES = 20_000_000  # about 10 ms at 2 GHz
+GATE_CYCLES = 10_000_000  # about 5 ms at 2 GHz: far longer than a launch, short enough
+# that 15 runs of 14 lanes do not keep the GPU (time-sliced between processes) busy
 _sleep = getattr(torch.cuda, "_sleep", None)
 
 

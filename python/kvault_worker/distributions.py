@@ -12,8 +12,8 @@ drawn from other distributions:
   (a log-normal scale mixture: most values small, a few tens of times the RMS).
 
 Integer, bool and non-tensor inputs are kept. The draw is a function of the seed
-only (a private generator), so the reference and the candidate workers make the
-same inputs. A task opts out with KVAULT_META["input_distributions"] = [] (or
+only (a private generator on the inputs' device), so the reference and the
+candidate workers make the same inputs. A task opts out with KVAULT_META["input_distributions"] = [] (or
 lists the ones it accepts), e.g. when its inputs must be positive.
 """
 import torch
@@ -24,17 +24,26 @@ ALL = (TASK,) + EXTRA
 
 
 def transform(inputs, distribution, s):
-    """`inputs` (tensors on the CPU, scalars) redrawn from `distribution` with seed `s`."""
+    """`inputs` (tensors, scalars) redrawn from `distribution` with seed `s`, each
+    tensor on its own device."""
     if distribution == TASK:
         return inputs
     if distribution not in EXTRA:
         raise ValueError("unknown input distribution %r" % (distribution,))
-    generator = torch.Generator().manual_seed((s * 1000003 + len(distribution)) % (1 << 63))
-    return [_redraw(x, distribution, generator) for x in inputs]
+    generators = {}
+
+    def generator_on(device):
+        if device not in generators:
+            g = torch.Generator(device=device)
+            generators[device] = g.manual_seed((s * 1000003 + len(distribution)) % (1 << 63))
+        return generators[device]
+
+    return [_redraw(x, distribution, generator_on(x.device)) if isinstance(x, torch.Tensor) else x
+            for x in inputs]
 
 
 def _redraw(x, distribution, generator):
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+    if not x.is_floating_point() or x.numel() == 0:
         return x
     wide = x.detach().to(torch.float64)
     rms = float(wide.pow(2).mean().sqrt())
@@ -42,7 +51,7 @@ def _redraw(x, distribution, generator):
         rms = 1.0
     # Drawn in float32 (twice as fast as float64 on the CPU) unless the task is float64.
     dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
-    values = torch.randn(x.shape, generator=generator, dtype=dtype)
+    values = torch.randn(x.shape, generator=generator, dtype=dtype, device=x.device)
     if distribution == "heavy_tailed":
-        values.mul_(torch.randn(x.shape, generator=generator, dtype=dtype).mul_(0.5).exp_())
+        values.mul_(torch.randn(x.shape, generator=generator, dtype=dtype, device=x.device).mul_(0.5).exp_())
     return values.mul_(rms).to(x.dtype)

@@ -4,7 +4,7 @@ The seeding order is the same for both so that their weights and inputs match:
 
     seed(s); init = get_init_inputs()
     seed(s); model = ModelClass(*init).to(device)
-    seed(s); inputs = [x.to(device) for x in get_inputs()]
+    seed(s); with device: inputs = [x.to(device) for x in get_inputs()]
     seed(s); output = forward(inputs); device.synchronize()
 
 Errors are attributed by who wrote the code that failed: task code -> task_error,
@@ -31,11 +31,20 @@ def init_inputs(case, s):
 
 
 def make_inputs(case, s, device, distribution=distributions.TASK):
-    """The case's inputs, made on the CPU with seed `s`, redrawn from `distribution`
-    (distributions.py) and moved to the device."""
+    """The case's inputs for seed `s`, redrawn from `distribution` (distributions.py),
+    made where they are used: on a GPU, PyTorch's default device is the worker's
+    device while get_inputs runs, so tensors it creates without naming a device are
+    drawn on the GPU (no host generation, no transfer; KernelBench-sized inputs of
+    several GB take seconds to draw on the CPU). Tensors it puts elsewhere are moved.
+    Reference and candidate workers do the same on the same device, so their inputs
+    (and digests) are equal."""
     seed(s)
     with attributed(TASK_ERROR, "get_inputs of case %s raised" % case.name):
-        inputs = check_inputs(case.get_inputs())
+        if device.is_gpu and hasattr(torch.device, "__enter__"):
+            with device.torch_device:
+                inputs = check_inputs(case.get_inputs())
+        else:
+            inputs = check_inputs(case.get_inputs())
     inputs = distributions.transform(inputs, distribution, s)
     with attributed(TASK_ERROR, "moving the inputs of case %s to %s" % (case.name, device.backend)):
         return [x.to(device.torch_device) if isinstance(x, torch.Tensor) else x for x in inputs]

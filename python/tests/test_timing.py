@@ -116,6 +116,118 @@ def test_rounds_without_flush_use_warm_samples():
     assert result["sides"][0]["ms"] == 1.0 and "cold_ms" not in result["sides"][0]
 
 
+class _GpuLikeDevice:
+    is_gpu, backend = True, "cuda"
+
+    def synchronize(self):
+        pass
+
+
+class _FakeGraph:
+    """Stands in for timers.GraphReplay: each call takes `per_call_ms` of device time."""
+    per_call_ms = 0.002
+    captures = []
+
+    def __init__(self, call, calls, synchronize):
+        self.calls = calls
+        _FakeGraph.captures.append(calls)
+
+    def replay_ms(self, replays, synchronize):
+        return self.per_call_ms
+
+    def release(self):
+        pass
+
+
+@pytest.mark.parametrize("output_mib,expected", [(1, [33, 500]), (4, [33, 256]), (0, [33, 500])])
+def test_graph_size_comes_from_a_measured_replay(monkeypatch, output_mib, expected):
+    from kvault_worker.timing import side as side_module
+    monkeypatch.setattr(side_module.timers, "GraphReplay", _FakeGraph)
+    _FakeGraph.captures = []
+    s = side_module.TimedSide(lambda inputs: None, [], _GpuLikeDevice(), "runtime_error", "x", flush=False)
+    s.call_ms = 0.03  # the warm-up's call time: 2 us of work plus a host round trip
+    s.last_output = torch.empty(output_mib << 18) if output_mib else 3.0  # float32: MiB << 18 elements
+    assert s.prepare_graph() is None
+    assert _FakeGraph.captures == expected  # first from call_ms, then from the replay
+    assert s.graph.calls == expected[-1]
+
+
+class _OverheadGraph(_FakeGraph):
+    """A replay measured with a fixed overhead: small graphs look slow per call."""
+    def replay_ms(self, replays, synchronize):
+        return 0.002 + 0.2 / self.calls
+
+
+def test_a_graph_too_small_after_one_step_is_captured_again(monkeypatch):
+    from kvault_worker.timing import side as side_module
+    monkeypatch.setattr(side_module.timers, "GraphReplay", _OverheadGraph)
+    _FakeGraph.captures = []
+    s = side_module.TimedSide(lambda inputs: None, [], _GpuLikeDevice(), "runtime_error", "x", flush=False)
+    s.call_ms, s.device_call_ms = 0.3, 0.1  # a slow launch path: 10 calls first
+    assert s.prepare_graph() is None
+    # 10 calls: 0.022 ms each -> 45; 45 calls: 0.0064 ms each -> 155 (then 0.99 ms: kept)
+    assert _FakeGraph.captures == [10, 45, 155]
+
+
+def test_a_graph_holding_enough_work_is_kept(monkeypatch):
+    from kvault_worker.timing import side as side_module
+    monkeypatch.setattr(side_module.timers, "GraphReplay", _FakeGraph)
+    monkeypatch.setattr(_FakeGraph, "per_call_ms", 0.025)
+    _FakeGraph.captures = []
+    s = side_module.TimedSide(lambda inputs: None, [], _GpuLikeDevice(), "runtime_error", "x", flush=False)
+    s.call_ms = 0.03
+    assert s.prepare_graph() is None
+    assert _FakeGraph.captures == [33]  # 33 x 25 us = 0.8 ms: no second capture
+
+
+class _Clock:
+    """A fake device and host clock for GraphReplay.sample: a replay takes `graph_ms`
+    on the device, the device-wide synchronisation `tail_ms` more (work left behind),
+    and the host wakes `host_delay_ms` after the graph ends."""
+
+    def __init__(self, graph_ms, tail_ms, host_delay_ms):
+        self.graph_ms, self.tail_ms, self.host_delay_ms = graph_ms, tail_ms, host_delay_ms
+        self.device_ms = self.host_ms = 0.0
+
+    def install(self, monkeypatch):
+        clock = self
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.at = None
+        monkeypatch.setattr(timers, "_Event", Event)
+        monkeypatch.setattr(timers, "_event_record", lambda e: setattr(e, "at", clock.device_ms))
+        monkeypatch.setattr(timers, "_event_synchronize", lambda e: clock.wait(e.at))
+        monkeypatch.setattr(timers, "_event_elapsed", lambda a, b: b.at - a.at)
+        monkeypatch.setattr(timers, "_perf_counter_ns", lambda: int(clock.host_ms * 1e6))
+
+    def wait(self, device_ms):
+        self.host_ms = max(self.host_ms, device_ms + self.host_delay_ms)
+
+    def replay(self):
+        self.device_ms += self.graph_ms
+
+    def synchronize(self):
+        self.device_ms += self.tail_ms
+        self.host_ms = max(self.host_ms, self.device_ms) + 0.002
+
+
+@pytest.mark.parametrize("tail_ms,host_delay_ms,expected_ms", [
+    (0.0, 0.0, 1.0),    # idle after the graph: the graph alone
+    (0.0, 3.0, 1.0),    # a host descheduled for 3 ms changes nothing
+    (0.4, 0.0, 1.4),    # work left behind after the graph is counted
+])
+def test_graph_samples_end_with_the_graph_unless_work_is_left_behind(monkeypatch, tail_ms, host_delay_ms,
+                                                                      expected_ms):
+    clock = _Clock(graph_ms=1.0, tail_ms=tail_ms, host_delay_ms=host_delay_ms)
+    clock.install(monkeypatch)
+    graph = object.__new__(timers.GraphReplay)
+    graph.calls, graph.output = 10, None
+    graph._graph = clock
+    sample = graph.sample(clock.synchronize)
+    assert sample.ms == pytest.approx(expected_ms / 10)
+
+
 def test_flush_sizes_follow_the_last_level_cache():
     mib = 1 << 20
     assert flush.gpu_flush_bytes("cuda", 60 * mib, "sm_90") == 256 * mib  # the floor

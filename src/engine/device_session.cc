@@ -25,8 +25,26 @@ DeviceSession::DeviceSession(const EngineOptions& options, std::string hello_bac
 }
 
 DeviceSession::~DeviceSession() {
+  if (auto spare = TakeSpare()) spare->Kill();
   for (auto& w : workers_)
     if (w) w->Kill();
+}
+
+void DeviceSession::StartSpare() {
+  if (spare_.valid() || !use_zygote_ || !zygote_ || !zygote_->alive() || hello_.is_null()) return;
+  // hello_ is set, so Greet only reads it; ForkCandidate finds the zygote alive.
+  spare_ = std::async(std::launch::async, [this]() -> Result<std::unique_ptr<WorkerConnection>> {
+    auto forked = ForkCandidate();
+    if (!forked) return Error{forked.error()};
+    return Greet(std::move(*forked));
+  });
+}
+
+std::unique_ptr<WorkerConnection> DeviceSession::TakeSpare() {
+  if (!spare_.valid()) return nullptr;
+  auto spare = spare_.get();
+  if (!spare || !*spare || !(*spare)->alive()) return nullptr;
+  return std::move(*spare);
 }
 
 WorkerOptions DeviceSession::MakeWorkerOptions() const {
@@ -73,9 +91,15 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   if (slot && slot->alive()) return slot.get();
   slot.reset();
   if (role == WorkerRole::kCandidate && use_zygote_ && options_.sandbox_error.empty()) {
+    if (auto spare = TakeSpare()) {
+      slot = std::move(spare);
+      StartSpare();  // the next one starts while this one works
+      return slot.get();
+    }
     if (auto forked = ForkCandidate()) {
       if (auto greeted = Greet(std::move(*forked)); greeted) {
         slot = std::move(*greeted);
+        StartSpare();
         return slot.get();
       } else {
         std::fprintf(stderr, "kvault: a worker forked by the zygote failed to start; "
@@ -133,6 +157,7 @@ void DeviceSession::Discard(WorkerRole role) {
   auto& slot = workers_[static_cast<int>(role)];
   if (slot) slot->Kill();
   slot.reset();
+  if (role == WorkerRole::kCandidate) StartSpare();
 }
 
 Result<Json> DeviceSession::Hello() {

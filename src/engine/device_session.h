@@ -5,8 +5,12 @@
 // any failure. With EngineOptions::zygote, candidate workers are forked from a
 // zygote started with the session (worker/zygote.h); when the zygote cannot start
 // or fails, the session says so once on stderr and starts them from scratch.
+// While a zygote-forked candidate worker works, the next one is forked and greeted
+// on a background thread (the spare), so that a lane's next candidate does not wait
+// for a fork and a device context. Workers never serve two candidates.
 // Not thread-safe: one DeviceSession per lane.
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +53,11 @@ class DeviceSession {
   Result<std::unique_ptr<WorkerConnection>> ForkCandidate();
   // Sends `hello` (with the environment on the session's first); the worker, or Error.
   Result<std::unique_ptr<WorkerConnection>> Greet(std::unique_ptr<WorkerConnection> w);
+  // Starts forking and greeting the spare candidate worker in the background.
+  void StartSpare();
+  // The spare, once it is ready; nullptr when there is none or it failed (the
+  // caller then forks one the usual way, which reports any failure).
+  std::unique_ptr<WorkerConnection> TakeSpare();
 
   EngineOptions options_;
   std::string hello_backend_;
@@ -59,6 +68,9 @@ class DeviceSession {
   std::unique_ptr<Zygote> zygote_;
   std::optional<TempDir> zygote_dir_;  // the zygote's private folder; its workers' below
   Json hello_;
+  // Only the background thread touches zygote_ while the spare is pending: every
+  // other use of it waits for the spare first (TakeSpare).
+  std::future<Result<std::unique_ptr<WorkerConnection>>> spare_;
 };
 
 }  // namespace kvault

@@ -31,6 +31,10 @@ enum class GraphMode { kAuto, kNever, kAlways };
 struct TimingSettings {
   int warmup_ms = 100;          // warm-up of each side, by time (at least two calls); long
                                 // enough for an idle GPU to reach its clocks (BENCHMARKS.md)
+  int rewarm_ms = 10;           // the warm-up instead when the device ended a timing
+  int rewarm_within_ms = 1000;  // at most this long ago (its clocks are still up)
+  int drain_ms = 5000;          // longest wait for other lanes' device work to end
+                                // before timing (a run that hangs cannot stall it longer)
   int min_samples = 10;         // per side and series, before the rule may stop
   int max_samples = 100;        // per side and series
   double min_ms = 20;           // of sampling, per case, before "settled" may stop
@@ -39,7 +43,9 @@ struct TimingSettings {
   int batch = 5;                // cold and warm samples per side and round
   bool flush = true;            // flush caches before cold samples
   GraphMode graph = GraphMode::kAuto;
-  double graph_below_ms = 0.05;
+  // Device time per call below which graphs are used: their samples carry no host
+  // round trip, which under a loaded CPU jitters by tens of microseconds (BENCHMARKS.md).
+  double graph_below_ms = 0.5;
   bool recheck = true;          // compare the outputs of the last timed calls
 };
 

@@ -5,7 +5,7 @@
 // by rounds the engine drives, stopped by the StoppingRule; then the outputs of the
 // last timed calls are compared here.
 //
-//   TimedCase t = TimeCase(session, {task, case_index, kTimingSeed, options, scratch, tol});
+//   TimedCase t = TimeCase(session, {task, case_index, kTimingSeed, options, scratch, tol, -1, true});
 //   if (t.failure) return *t.failure;   // the verification ends with this outcome
 //   v.cases.push_back(t.row);
 // Not thread-safe (uses the lane's DeviceSession).
@@ -27,6 +27,8 @@ struct TimedCaseRequest {
   const EngineOptions& options;
   std::string scratch;  // folder for the two output files of the re-check
   Tolerance tolerance;
+  int warmup_ms = -1;   // each side's warm-up; < 0: options.timing.warmup_ms
+  bool device_quiet = true;  // no other lane's work was on the device (DeviceGate)
 };
 
 struct TimedCase {

@@ -150,6 +150,22 @@ TEST_F(TimedCaseTest, TinyCallsUseGraphsAndFallBackToEvents) {
   EXPECT_EQ(Run().row["method"], "cuda_events");
 }
 
+// call_ms carries a host round trip per call; the method follows the device time
+// of the warm-up's burst when the workers send it.
+TEST_F(TimedCaseTest, GraphsAreChosenByDeviceTimePerCall) {
+  options_.backend = Backend::kCuda;
+  options_.timing.graph_below_ms = 0.05;
+  fake_->call_ms = 0.08;  // above graph_below_ms: events, if chosen by call_ms
+  fake_->device_call_ms = 0.004;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure);
+  EXPECT_EQ(t.row["method"], "cuda_graph");
+  EXPECT_EQ(t.row["candidate_device_call_ms"], 0.004);
+  fake_->call_ms = 0.01;
+  fake_->device_call_ms = 0.2;  // a round trip cannot make a long kernel look short
+  EXPECT_EQ(Run().row["method"], "cuda_events");
+}
+
 TEST_F(TimedCaseTest, ACandidateFailureIsItsOutcome) {
   fake_->candidate_batch_raises = true;
   TimedCase t = Run();

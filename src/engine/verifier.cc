@@ -71,7 +71,11 @@ Verifier::Verifier(EngineOptions options, WorkerFactory factory)
     : options_(std::move(options)),
       session_(options_, options_.compile_only ? "cpu" : std::string(ToString(options_.backend)),
                std::move(factory)),
-      references_(options_.cache_dir) {}
+      references_(options_.cache_dir),
+      gate_(DeviceGate::For(std::string(ToString(options_.backend)) + "-" +
+                            std::to_string(options_.device_index))) {}
+
+DeviceGate::Hold Verifier::UseDevice() { return timing_ ? DeviceGate::Hold() : gate_->Share(); }
 
 Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
   if (auto it = described_.find(task.hash); it != described_.end()) {
@@ -172,10 +176,12 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
       auto run_reference = [&](const std::string& out) -> Result<std::string> {
         auto w = session_.Get(WorkerRole::kReference);
         if (!w) return Error{w.error()};
+        auto use = UseDevice();
         WorkerReply r = (*w)->Call(Json{{"op", "reference"}, {"task", task.file.path},
                                         {"case", ci}, {"seed", seed}, {"out", out},
                                         {"distribution", plan.distribution}},
                                    options_.timeouts.reference);
+        use.Release();
         if (!ReplyOk(r)) {
           (*w)->TakeLog();
           if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
@@ -200,7 +206,9 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
                {"distribution", plan.distribution}};
       // Shapes and dtypes only (native candidates get their outputs allocated).
       if (auto layout = TensorFile::Open(ref->output_path)) run["output_layout"] = OutputLayout(*layout);
+      auto use = UseDevice();
       WorkerReply r = (*w)->Call(run, options_.timeouts.run);
+      use.Release();
       if (!ReplyOk(r)) {
         Settle(v, CandidateFailure(r, "run " + where, options_.timeouts.run, (*w)->TakeLog()));
         return false;
@@ -284,10 +292,29 @@ Result<std::optional<FileLock>> Verifier::LockDeviceForTiming(const TaskInfo& ta
   return std::optional<FileLock>(std::move(*lock));
 }
 
-void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch) {
+int Verifier::WarmupFor(const FileLock& lock) const {
+  const TimingSettings& t = options_.timing;
+  const std::string note = lock.Note();
+  const std::string prefix = "timing ended at ";
+  if (note.rfind(prefix, 0) != 0) return t.warmup_ms;
+  long long ended_ns = 0;
+  try {
+    ended_ns = std::stoll(note.substr(prefix.size()));
+  } catch (const std::exception&) {
+    return t.warmup_ms;
+  }
+  const long long now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch()).count();
+  const long long ago_ns = now_ns - ended_ns;
+  return ago_ns >= 0 && ago_ns <= static_cast<long long>(t.rewarm_within_ms) * 1'000'000 ? t.rewarm_ms
+                                                                                             : t.warmup_ms;
+}
+
+void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch, int warmup_ms,
+                    bool device_quiet) {
   std::vector<int> perf = task.PerformanceCases();
   if (perf.empty() || options_.skip_timing) return;
-  TimedCaseRequest req{task, 0, kTimingSeed, options_, scratch, {}};
+  TimedCaseRequest req{task, 0, kTimingSeed, options_, scratch, {}, warmup_ms, device_quiet};
   req.tolerance.rtol = task.rtol;
   req.tolerance.atol = task.atol;
   req.tolerance.nan_policy = task.nan_policy == "forbid" ? Tolerance::NanPolicy::kForbid
@@ -339,7 +366,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   auto lap_start = t0;
   auto lap = [&](const char* stage) {
     const auto now = std::chrono::steady_clock::now();
-    phases[stage] = std::chrono::duration<double>(now - lap_start).count();
+    phases[stage] = phases.value(stage, 0.0) + std::chrono::duration<double>(now - lap_start).count();
     lap_start = now;
   };
   auto done = [&](Verification v) {
@@ -411,10 +438,22 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     if (!timing_lock) {
       v = Outcome(OutcomeStatus::kInfraError, timing_lock.error());
     } else {
-      Time(WithFormatTolerances(*info, candidate.format), v, scratch->path());
+      const int warmup_ms = *timing_lock ? WarmupFor(**timing_lock) : options_.timing.warmup_ms;
+      // Other lanes' runs in flight end first; new ones wait until this timing is done.
+      auto quiet = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
+      timing_ = true;
+      lap("timing_wait");
+      Time(WithFormatTolerances(*info, candidate.format), v, scratch->path(), warmup_ms, quiet.drained());
       lap("timing");
       ok = v.status == OutcomeStatus::kPassed && RecheckImplausible(checked, v, scratch->path(), load);
       lap("recheck");
+      quiet.Release();
+      timing_ = false;
+      if (*timing_lock) {  // steady_clock is the machine's monotonic clock: other processes read it alike
+        const long long now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch()).count();
+        (void)(*timing_lock)->SetNote("timing ended at " + std::to_string(now_ns));
+      }
     }
   } else {
     ok = false;

@@ -7,7 +7,7 @@
 // Cascade: format/backend check -> describe task -> build (extension format) ->
 // reference outputs (cached) -> load candidate -> run every correctness case and
 // seed on fresh inputs, compare in this process -> time performance cases,
-// interleaved with the reference -> speedup -> reward.
+// interleaved with the reference, with the device to itself -> speedup -> reward.
 // Thread safety: not thread-safe; use one Verifier per lane.
 #include <map>
 #include <memory>
@@ -17,6 +17,7 @@
 #include "candidate/candidate.h"
 #include "engine/correctness_runs.h"
 #include "engine/candidate_build.h"
+#include "engine/device_gate.h"
 #include "engine/device_session.h"
 #include "engine/options.h"
 #include "engine/reference_cache.h"
@@ -47,11 +48,17 @@ class Verifier {
   bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
                         const std::vector<CorrectnessRun>& runs);
   // Times every performance case (engine/timed_case.h); `scratch` holds re-check outputs.
-  void Time(const TaskInfo& task, Verification& v, const std::string& scratch);
+  // warmup_ms: each side's warm-up (WarmupFor); device_quiet: whether other lanes' work
+  // had left the device (DeviceGate::Hold::drained), recorded in each timing row.
+  void Time(const TaskInfo& task, Verification& v, const std::string& scratch, int warmup_ms,
+            bool device_quiet);
   // The machine-wide lock on this backend and device for timing (<cache>/locks/, an
   // flock: held against other lanes and other kvault processes, hidden from candidate
   // workers). Empty when nothing will be timed; Error after timeouts.time of waiting.
   Result<std::optional<FileLock>> LockDeviceForTiming(const TaskInfo& task) const;
+  // The warm-up for a timing under `lock`: timing.rewarm_ms when the lock's note says
+  // the device ended a timing within timing.rewarm_within_ms, else timing.warmup_ms.
+  int WarmupFor(const FileLock& lock) const;
   // After timing: a speedup above the plausible bound is re-checked before it is
   // accepted (plausibility_recheck.cc). False when the re-check fails (v then holds
   // the outcome). `load` is the candidate's load request, to load it in a fresh worker.
@@ -60,12 +67,17 @@ class Verifier {
   std::string ReferenceKey(const TaskInfo& task, int case_index, int seed, const Json& hello,
                            const std::string& distribution) const;
   Verification Finish(Verification v);
+  // A shared hold of the device's gate around work on the device (engine/device_gate.h);
+  // empty while this lane itself holds the gate to time.
+  DeviceGate::Hold UseDevice();
 
   EngineOptions options_;
   BuildFunction builder_;
   DeviceSession session_;
   ReferenceCache references_;
   std::map<std::string, TaskInfo> described_;  // by task hash
+  std::shared_ptr<DeviceGate> gate_;
+  bool timing_ = false;  // this lane holds gate_ exclusively
 };
 
 // The correctness seeds of a task: 1..task.seeds.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "check/testing/tensor_file_writer.h"
+#include "engine/device_gate.h"
 #include "util/files.h"
 #include "worker/fake_worker.h"
 
@@ -68,6 +69,7 @@ class VerifierTest : public ::testing::Test {
     w.Handle("time_start", [this, side](const Json& r) {
       *side = r.value("side", std::string());
       if (*side == "candidate") ++timings_;
+      warmups_.push_back(r.value("warmup_ms", -1));
       const std::string digest = *side == "candidate"              ? candidate_timing_digest_
                                  : reference_timing_irreproducible_ ? "t" + std::to_string(++digests_)
                                                                     : ReferenceDigest();
@@ -111,6 +113,7 @@ class VerifierTest : public ::testing::Test {
   std::vector<FakeWorker*> started_;  // owned by the verifier; valid during Verify only
   int references_ = 0;
   int runs_ = 0, timings_ = 0;
+  std::vector<int> warmups_;  // warmup_ms of every time_start
   double reference_ms_ = 2.0;
   bool irreproducible_ = false;
   int digests_ = 0;
@@ -374,6 +377,54 @@ TEST_F(VerifierTest, TimingWaitsForTheDeviceLock) {
   v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
   EXPECT_GT(timings_, 0);
+}
+
+// The full warm-up after an idle period; the short one when the device's lock says a
+// timing ended moments ago (docs/timing.md, "Warm-up"), also from another process.
+TEST_F(VerifierTest, ShortWarmupRightAfterAnotherTiming) {
+  options_.timing.warmup_ms = 100;
+  options_.timing.rewarm_ms = 7;
+  options_.timing.rewarm_within_ms = 60'000;
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  ASSERT_EQ(warmups_.size(), 2u);
+  EXPECT_EQ(warmups_[0], 100);  // no note yet: an idle device
+  EXPECT_EQ(warmups_[1], 100);
+  auto again = Verify();  // a new Verifier: what it knows comes from the lock file
+  EXPECT_EQ(again.status, OutcomeStatus::kPassed);
+  ASSERT_EQ(warmups_.size(), 4u);
+  EXPECT_EQ(warmups_[2], 7);
+  EXPECT_EQ(warmups_[3], 7);
+  for (const Json& rec : again.cases)
+    if (rec.value("kind", std::string()) == "timing") EXPECT_EQ(rec["warmup_ms"], 7);
+
+  // A note from long ago (or garbage) means an idle device again.
+  auto lock = FileLock::Acquire(options_.cache_dir + "/locks/timing-cpu-0.lock");
+  ASSERT_TRUE(lock) << lock.error();
+  ASSERT_TRUE(lock->SetNote("timing ended at 5"));
+  lock = FileLock::Acquire(options_.cache_dir + "/locks/other.lock");  // releases the first
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(warmups_[4], 100);
+}
+
+// Timing waits for other lanes' device work in flight (DeviceGate); work that does not
+// end within timing.drain_ms is timed around, and the record says so.
+TEST_F(VerifierTest, TimingWaitsForOtherLanesDeviceWork) {
+  auto other_lane = DeviceGate::For("cpu-0")->Share();
+  options_.timing.drain_ms = 100;
+  Verification v = Verify();  // its own runs share the gate with the other lane's
+  ASSERT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  int rows = 0;
+  for (const Json& rec : v.cases)
+    if (rec.value("kind", std::string()) == "timing") {
+      EXPECT_EQ(rec["device_quiet"], false);
+      ++rows;
+    }
+  EXPECT_GT(rows, 0);
+  EXPECT_GE(v.phases.value("timing_wait", 0.0), 0.1);
+  other_lane.Release();
+  v = Verify();
+  for (const Json& rec : v.cases)
+    if (rec.value("kind", std::string()) == "timing") EXPECT_EQ(rec["device_quiet"], true);
 }
 
 TEST_F(VerifierTest, WithoutTimingNoLockIsTaken) {

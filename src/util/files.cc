@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -139,16 +142,62 @@ void TempDir::Remove() {
   path_.clear();
 }
 
+namespace {
+
+}  // namespace
+
+// One baton per lock path, for the life of the process.
+std::shared_ptr<FileLock::Baton> FileLock::GateFor(const std::string& path) {
+  static std::mutex registry_mutex;
+  static std::map<std::string, std::shared_ptr<Baton>> registry;
+  std::lock_guard<std::mutex> hold(registry_mutex);
+  auto& m = registry[path];
+  if (!m) m = std::make_shared<Baton>();
+  return m;
+}
+
+bool FileLock::Baton::AcquireUntil(std::chrono::steady_clock::time_point deadline, bool forever) {
+  std::unique_lock<std::mutex> hold(mutex_);
+  if (forever) {
+    released_.wait(hold, [&] { return !busy_; });
+  } else if (!released_.wait_until(hold, deadline, [&] { return !busy_; })) {
+    return false;
+  }
+  busy_ = true;
+  return true;
+}
+
+bool FileLock::Baton::TryAcquire() {
+  std::lock_guard<std::mutex> hold(mutex_);
+  if (busy_) return false;
+  busy_ = true;
+  return true;
+}
+
+void FileLock::Baton::Release() {
+  {
+    std::lock_guard<std::mutex> hold(mutex_);
+    busy_ = false;
+  }
+  released_.notify_one();
+}
+
 Result<FileLock> FileLock::Acquire(const std::string& path, std::chrono::milliseconds timeout) {
   auto fd = OpenLockFile(path);
   if (!fd) return Error{fd.error()};
-  if (timeout < std::chrono::milliseconds::zero()) {
+  auto gate = GateFor(path);
+  const bool forever = timeout < std::chrono::milliseconds::zero();
+  const auto deadline = std::chrono::steady_clock::now() + (forever ? std::chrono::milliseconds(0) : timeout);
+  if (!gate->AcquireUntil(deadline, forever)) {
+    return Error{"timed out after " + std::to_string(timeout.count()) + " ms waiting for lock " + path};
+  }
+  Gate held(gate);
+  if (forever) {
     while (::flock(fd->get(), LOCK_EX) != 0) {
       if (errno != EINTR) return OsError("cannot lock", path, errno);
     }
-    return FileLock(path, std::move(*fd));
+    return FileLock(path, std::move(held), std::move(*fd));
   }
-  auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
   while (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) return OsError("cannot lock", path, errno);
@@ -160,17 +209,42 @@ Result<FileLock> FileLock::Acquire(const std::string& path, std::chrono::millise
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
-  return FileLock(path, std::move(*fd));
+  return FileLock(path, std::move(held), std::move(*fd));
 }
 
 Result<std::optional<FileLock>> FileLock::TryAcquire(const std::string& path) {
   auto fd = OpenLockFile(path);
   if (!fd) return Error{fd.error()};
+  auto gate = GateFor(path);
+  if (!gate->TryAcquire()) return std::optional<FileLock>();
+  Gate held(gate);
   while (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) return std::optional<FileLock>();
     if (errno != EINTR) return OsError("cannot lock", path, errno);
   }
-  return std::optional<FileLock>(FileLock(path, std::move(*fd)));
+  return std::optional<FileLock>(FileLock(path, std::move(held), std::move(*fd)));
+}
+
+std::string FileLock::Note() const {
+  char buf[256];
+  ssize_t n;
+  do {
+    n = ::pread(fd_.get(), buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+Status FileLock::SetNote(std::string_view note) {
+  if (note.size() > 256) return Error{"lock note longer than 256 bytes"};
+  if (::ftruncate(fd_.get(), 0) != 0) return OsError("cannot truncate", path_, errno);
+  size_t done = 0;
+  while (done < note.size()) {
+    ssize_t n = ::pwrite(fd_.get(), note.data() + done, note.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return OsError("cannot write", path_, errno);
+    done += static_cast<size_t>(n);
+  }
+  return {};
 }
 
 }  // namespace kvault

@@ -6,6 +6,9 @@
 //   auto lock = FileLock::Acquire(entry_dir + ".lock");   // one process computes
 //   if (!FileExists(entry)) WriteFileAtomic(entry, Compute());
 #include <chrono>
+#include <memory>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +63,8 @@ class FileLock {
  public:
   static constexpr std::chrono::milliseconds kForever{-1};
   // Blocks until the lock is held, or fails once `timeout` has passed (kForever: never).
+  // Threads of this process queue on an in-process mutex first, so that the lock
+  // passes between them at once; the flock is then polled only against other processes.
   static Result<FileLock> Acquire(const std::string& path,
                                   std::chrono::milliseconds timeout = kForever);
   // Takes the lock if it is free now; nullopt when someone else holds it.
@@ -67,13 +72,56 @@ class FileLock {
 
   FileLock(FileLock&&) noexcept = default;
   FileLock& operator=(FileLock&&) noexcept = default;
-  ~FileLock() = default;  // closing the descriptor releases the lock
+  ~FileLock() = default;  // closing the descriptor releases the lock, then the gate
 
   const std::string& path() const { return path_; }
 
+  // A short note kept in the lock file for the next holder (for example when the
+  // resource was last used); "" when none was written. Only a holder reads or writes it.
+  std::string Note() const;
+  Status SetNote(std::string_view note);
+
  private:
-  FileLock(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  // The in-process gate of one lock path (any thread may release it).
+  class Baton {
+   public:
+    bool AcquireUntil(std::chrono::steady_clock::time_point deadline, bool forever);
+    bool TryAcquire();
+    void Release();
+
+   private:
+    std::mutex mutex_;
+    std::condition_variable released_;
+    bool busy_ = false;
+  };
+  // Holds a Baton, released when the FileLock is destroyed.
+  class Gate {
+   public:
+    Gate() = default;
+    explicit Gate(std::shared_ptr<Baton> m) : m_(std::move(m)) {}
+    Gate(Gate&& o) noexcept : m_(std::move(o.m_)) {}
+    Gate& operator=(Gate&& o) noexcept {
+      if (this != &o) {
+        Release();
+        m_ = std::move(o.m_);
+      }
+      return *this;
+    }
+    ~Gate() { Release(); }
+
+   private:
+    void Release() {
+      if (m_) m_->Release();
+      m_.reset();
+    }
+    std::shared_ptr<Baton> m_;
+  };
+
+  static std::shared_ptr<Baton> GateFor(const std::string& path);
+  FileLock(std::string path, Gate gate, UniqueFd fd)
+      : path_(std::move(path)), gate_(std::move(gate)), fd_(std::move(fd)) {}
   std::string path_;
+  Gate gate_;   // destroyed after fd_: the flock is released first
   UniqueFd fd_;
 };
 

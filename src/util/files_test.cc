@@ -4,7 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 namespace kvault {
 namespace {
@@ -101,6 +105,62 @@ TEST(FileLockTest, ExcludesWithinProcess) {
   auto now_free = FileLock::TryAcquire(lock_path);
   ASSERT_TRUE(now_free);
   EXPECT_TRUE(now_free->has_value());
+}
+
+TEST(FileLockTest, PassesBetweenThreadsOneAtATime) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  const std::string lock_path = dir->Join("entry.lock");
+  std::atomic<int> inside{0}, most{0}, taken{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        auto lock = FileLock::Acquire(lock_path, std::chrono::seconds(20));
+        if (!lock) continue;
+        const int now = ++inside;
+        most = std::max(most.load(), now);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        --inside;
+        ++taken;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(taken.load(), 200);
+  EXPECT_EQ(most.load(), 1);
+}
+
+TEST(FileLockTest, ReleasedByAnotherThread) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  const std::string lock_path = dir->Join("entry.lock");
+  auto held = FileLock::Acquire(lock_path);
+  ASSERT_TRUE(held) << held.error();
+  std::thread releaser([lock = std::move(*held)]() mutable {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    FileLock gone = std::move(lock);
+  });
+  auto got = FileLock::Acquire(lock_path, std::chrono::seconds(10));
+  releaser.join();
+  ASSERT_TRUE(got) << got.error();
+}
+
+TEST(FileLockTest, NotePassesToTheNextHolder) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  const std::string lock_path = dir->Join("entry.lock");
+  {
+    auto first = FileLock::Acquire(lock_path);
+    ASSERT_TRUE(first) << first.error();
+    EXPECT_EQ(first->Note(), "");
+    ASSERT_TRUE(first->SetNote("a longer note first"));
+    ASSERT_TRUE(first->SetNote("12345"));
+  }
+  auto second = FileLock::Acquire(lock_path);
+  ASSERT_TRUE(second) << second.error();
+  EXPECT_EQ(second->Note(), "12345");
+  EXPECT_FALSE(second->SetNote(std::string(300, 'x')));
 }
 
 TEST(FileLockTest, ExcludesAcrossProcesses) {

@@ -16,6 +16,18 @@ for a in json.load(open(sys.argv[1]))["attempts"]:
         sys.exit(0 if "kvault_forward returned 7: relu: unsupported tile size" in a["message"] else 1)
 sys.exit(1)  # the candidate was not attempted
 PY
+# Every timing record says how it was taken (docs/timing.md, "Results"), and the
+# bench summary of a store's timing records reads them.
+python3 "$KVAULT_SOURCE_ROOT/bench/summarize_throughput.py" --timing "$TMP/kv.db" native > "$TMP/timing.json" ||
+  fail "summarize_throughput.py --timing failed"
+python3 - "$TMP/timing.json" <<'PY' || fail "timing records lack warmup_ms, device_quiet or stage_ms"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["records"] >= 5, t                                  # the correct candidates' cases
+assert t["device_quiet"] == {"True": t["records"]}, t        # no other lane's run in flight
+assert set(t["warmup_ms"]) <= {"100", "10"}, t
+assert set(t["stage_ms_median"]) == {"start", "sampling", "finish"}, t
+PY
 # The prompts' contract is the doc's, word for word.
 python3 - "$KVAULT_SOURCE_ROOT" <<'PY' || fail "a native prompt does not carry the contract verbatim"
 import sys

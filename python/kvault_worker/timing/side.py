@@ -16,6 +16,10 @@ from kvault_worker.timing.stats import median
 
 GRAPH_TARGET_MS = 1.0  # a captured graph holds about this much work
 GRAPH_MAX_CALLS = 1000
+GRAPH_OUTPUT_BYTES = 1 << 30  # bound on the outputs a captured graph may hold
+GRAPH_SIZING_REPLAYS = 3
+BURST_TARGET_MS = 2.0  # the warm-up's back-to-back burst spans about this much
+BURST_MAX_CALLS = 100
 
 
 class TimedSide:
@@ -31,6 +35,7 @@ class TimedSide:
         self.graph = None
         self.last_output = None
         self.call_ms = None
+        self.device_call_ms = None
 
     @property
     def flush_bytes(self):
@@ -62,7 +67,8 @@ class TimedSide:
 
     def warm_up(self, warmup_ms):
         """Calls (timed, unflushed) until warmup_ms has passed, at least two; sets
-        call_ms to the median of all but the first. Returns the number of calls."""
+        call_ms to the median of all but the first, and device_call_ms (below).
+        Returns the number of calls."""
         times = []
         with attributed(self.kind, "%s raised" % self.label):
             deadline = timers.now_ms() + warmup_ms
@@ -70,22 +76,62 @@ class TimedSide:
                 sample = self._sample()
                 times.append(sample.ms)
                 self.last_output = sample.output
-        self.call_ms = median(times[1:])
+            self.call_ms = median(times[1:])
+            self.device_call_ms = self._burst_ms()
         return len(times)
 
+    def _burst_ms(self):
+        """Device time per call of a burst of back-to-back calls between two events
+        on the current stream (no host round trip per call): what the engine picks
+        the method by. call_ms carries a device-wide synchronisation per call, tens
+        of microseconds that would hide a kernel of a few. Work left on other
+        streams is not in it; it only chooses the method, and such work cannot be
+        captured into a graph (events are used then)."""
+        if not self.device.is_gpu:
+            return self.call_ms
+        calls = max(2, min(BURST_MAX_CALLS, int(BURST_TARGET_MS / max(self.call_ms, 1e-3))))
+        return timers.burst_ms(self._call, calls, self.device.synchronize)
+
     def prepare_graph(self):
-        """Captures the graph once; returns None, or why graphs cannot be used."""
+        """Captures the graph once; returns None, or why graphs cannot be used.
+
+        The first capture's size comes from the warm-up's burst, which for a
+        launch-bound call measures the launch interval, not the kernel, and so
+        undercounts the calls that fit in GRAPH_TARGET_MS of device work. Back-to-back
+        replays of it measure the device time per call; a graph holding less than
+        half the target is captured again with as many calls as the target holds
+        (within GRAPH_MAX_CALLS and GRAPH_OUTPUT_BYTES of outputs), at most twice."""
         if self.graph is not None:
             return None
         if not self.device.is_gpu:
             return "no graphs on the cpu backend"
-        calls = max(1, min(GRAPH_MAX_CALLS, int(GRAPH_TARGET_MS / max(self.call_ms or 1.0, 1e-4))))
+        first = self.device_call_ms or self.call_ms or 1.0
+        calls = max(1, min(self._max_calls(), int(GRAPH_TARGET_MS / max(first, 1e-4))))
+        sync = self.device.synchronize
         try:
             with attributed(self.kind, "%s raised" % self.label):
-                self.graph = timers.GraphReplay(self._call, calls, self.device.synchronize)
+                graph = timers.GraphReplay(self._call, calls, sync)
+                for _ in range(2):
+                    graph.replay_ms(1, sync)  # the first replay uploads the graph
+                    per_call = graph.replay_ms(GRAPH_SIZING_REPLAYS, sync)
+                    wanted = min(self._max_calls(), int(GRAPH_TARGET_MS / max(per_call, 1e-5)))
+                    if per_call * graph.calls >= GRAPH_TARGET_MS / 2 or wanted <= graph.calls:
+                        break
+                    graph.release()
+                    graph = None
+                    graph = timers.GraphReplay(self._call, wanted, sync)
+                self.graph = graph
         except timers.GraphUnavailable as e:
             return str(e)
         return None
+
+    def _max_calls(self):
+        """GRAPH_MAX_CALLS, or fewer when that many calls' outputs would pass
+        GRAPH_OUTPUT_BYTES (a captured graph may keep every call's output)."""
+        per_call = sum(t.numel() * t.element_size() for t in _tensors_in(self.last_output))
+        if per_call <= 0:
+            return GRAPH_MAX_CALLS
+        return max(1, min(GRAPH_MAX_CALLS, GRAPH_OUTPUT_BYTES // per_call))
 
     def batch(self, method, cold, warm):
         """`cold` flushed samples then `warm` back-to-back ones, by `method`
@@ -110,6 +156,14 @@ class TimedSide:
         self.fn = self.inputs = self.graph = self.flusher = self.last_output = None
 
 
+def _tensors_in(value, depth=0):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 8 or not isinstance(value, (tuple, list)):
+        return []
+    return [t for item in value for t in _tensors_in(item, depth + 1)]
+
+
 def output_layout(value):
     """The `output_layout` of docs/native-format.md for a tensor or a flat
     tuple/list of tensors (dtypes and shapes, no values, no copy); None for
@@ -126,16 +180,3 @@ def output_layout(value):
         tree = {"kind": "tuple" if isinstance(value, tuple) else "list",
                 "items": [{"kind": "tensor", "index": i} for i in range(len(items))]}
     return {"tree": tree, "tensors": tensors}
-
-
-def make_timing_inputs(case, s, device):
-    """The case's inputs for timing, made where they are used: on a GPU, PyTorch's
-    default device is the worker's device while get_inputs runs, so tensors it
-    creates without naming a device are drawn on the GPU (no host generation, no
-    transfer). Reference and candidate workers do the same, so their inputs (and
-    digests) are equal; they are not the correctness inputs of any seed."""
-    from kvault_worker import execution
-    if device.is_gpu and hasattr(torch.device, "__enter__"):
-        with device.torch_device:
-            return execution.make_inputs(case, s, device)
-    return execution.make_inputs(case, s, device)

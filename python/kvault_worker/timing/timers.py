@@ -4,8 +4,8 @@
   The end event is recorded only after every stream of the device is idle, so
   work a call leaves on side streams is inside the sample (it costs a fixed
   host round trip per sample, reported as the floor).
-- graph (GPU): K calls captured once into a CUDA graph; a sample is one replay,
-  bracketed like `events`, divided by K.
+- graph (GPU): K calls captured once into a CUDA graph; a sample is one replay
+  between two events on its stream, divided by K (GraphReplay.sample).
 - clock (CPU): perf_counter_ns around the call.
 
 Clock functions are captured at import, before candidate code can patch them.
@@ -23,6 +23,10 @@ _CUDAGraph = getattr(torch.cuda, "CUDAGraph", None)
 _graph_context = getattr(torch.cuda, "graph", None)
 
 EVENTS, GRAPH, CLOCK = "cuda_events", "cuda_graph", "monotonic_clock"
+# Longer than a device synchronisation takes on an idle device (a few
+# microseconds), short enough that device work left behind by a graph replay
+# cannot hide in it.
+GRAPH_TAIL_MS = 0.05
 
 
 def now_ms():
@@ -56,6 +60,20 @@ def event_sample(call, synchronize):
     return Sample(_event_elapsed(start, end), (t1 - t0) / 1e6, output)
 
 
+def burst_ms(call, calls, synchronize):
+    """Device time per call of `calls` back-to-back calls between two events on
+    the current stream (no synchronisation between calls)."""
+    synchronize()
+    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    _event_record(start)
+    for _ in range(calls):
+        call()
+    _event_record(end)
+    _event_synchronize(end)
+    synchronize()
+    return _event_elapsed(start, end) / calls
+
+
 class GraphReplay:
     """K calls of `call` captured into one CUDA graph. Construction raises
     GraphUnavailable when capture fails (the call synchronises, allocates in a
@@ -82,8 +100,37 @@ class GraphReplay:
             raise GraphUnavailable("graph capture failed: %s: %s" % (type(e).__name__, e)) from None
 
     def sample(self, synchronize):
-        s = event_sample(self._graph.replay, synchronize)
-        return Sample(s.ms / self.calls, s.wall_ms / self.calls, self.output)
+        """One replay, divided by K. The sample ends at an event recorded right after
+        the replay on the same stream: a graph launch completes only when every node
+        of the graph has (captured side streams included), so no host round trip is
+        in it. Once that event has completed, a device-wide synchronisation follows:
+        on an idle device it returns at once; when it takes longer than
+        GRAPH_TAIL_MS, device work was still running after the graph (work the
+        graph started outside itself), and the sample runs to a third event
+        recorded after it. The host is timed only around that synchronisation, so
+        a host thread descheduled by other load while the graph runs does not
+        lengthen the sample."""
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        _event_record(start)
+        t0 = _perf_counter_ns()
+        self._graph.replay()
+        _event_record(end)
+        _event_synchronize(end)
+        t_end = _perf_counter_ns()
+        synchronize()
+        t_idle = _perf_counter_ns()
+        ms = _event_elapsed(start, end)
+        if (t_idle - t_end) / 1e6 > GRAPH_TAIL_MS:
+            idle = _Event(enable_timing=True)
+            _event_record(idle)
+            _event_synchronize(idle)
+            ms = _event_elapsed(start, idle)
+        return Sample(ms / self.calls, (t_idle - t0) / 1e6 / self.calls, self.output)
+
+    def replay_ms(self, replays, synchronize):
+        """Device time per call over `replays` back-to-back replays (no
+        synchronisation between them): what sizes the graph."""
+        return burst_ms(self._graph.replay, replays, synchronize) / self.calls
 
     def release(self):
         self._graph = self.output = None

@@ -18,6 +18,7 @@ struct FakeTiming {
   std::vector<float> reference_output{0, 1, 2};
   std::vector<float> candidate_output{0, 1, 2};
   double call_ms = 1.0;              // reported by time_start
+  double device_call_ms = -1;        // reported by time_start when >= 0
   bool graph_fails = false;          // time_batch with cuda_graph answers graph_failed
   bool candidate_modifies_inputs = false;
   bool candidate_batch_raises = false;  // the candidate's time_batch answers runtime_error
@@ -41,11 +42,13 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     const bool ref = *side == "reference";
     if (ref) ++t->reference_starts;
     const std::string ref_digest = t->reference_irreproducible ? "d" + std::to_string(t->reference_starts) : "d";
-    return FakeWorker::Ok(Json{{"timer", "monotonic_clock"},
-                               {"input_digest", ref ? ref_digest : t->candidate_digest},
-                               {"call_ms", t->call_ms}, {"warmup_calls", 3}, {"flush_bytes", 64},
-                               {"sensors", nullptr},
-                               {"output_layout", ref ? Json{{"tree", "x"}} : Json(nullptr)}});
+    Json reply{{"timer", "monotonic_clock"},
+               {"input_digest", ref ? ref_digest : t->candidate_digest},
+               {"call_ms", t->call_ms}, {"warmup_calls", 3}, {"flush_bytes", 64},
+               {"sensors", nullptr},
+               {"output_layout", ref ? Json{{"tree", "x"}} : Json(nullptr)}};
+    if (t->device_call_ms >= 0) reply["device_call_ms"] = t->device_call_ms;
+    return FakeWorker::Ok(reply);
   });
   w.Handle("time_batch", [t, side](const Json& r) {
     const std::string method = r.value("method", std::string());

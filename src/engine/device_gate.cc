@@ -1,0 +1,77 @@
+#include "engine/device_gate.h"
+
+#include <map>
+
+namespace kvault {
+
+std::shared_ptr<DeviceGate> DeviceGate::For(const std::string& device) {
+  static std::mutex registry_mutex;
+  static std::map<std::string, std::shared_ptr<DeviceGate>> registry;
+  std::lock_guard<std::mutex> hold(registry_mutex);
+  auto& gate = registry[device];
+  if (!gate) {
+    gate.reset(new DeviceGate());
+    gate->self_ = gate;
+  }
+  return gate;
+}
+
+DeviceGate::Hold& DeviceGate::Hold::operator=(Hold&& o) noexcept {
+  if (this != &o) {
+    Release();
+    gate_ = std::move(o.gate_);
+    exclusive_ = o.exclusive_;
+    drained_ = o.drained_;
+  }
+  return *this;
+}
+
+void DeviceGate::Hold::Release() {
+  if (!gate_) return;
+  if (exclusive_) {
+    gate_->ReleaseExclusive();
+  } else {
+    gate_->ReleaseShared();
+  }
+  gate_.reset();
+}
+
+DeviceGate::Hold DeviceGate::Share() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !writer_ && writers_waiting_ == 0; });
+  ++shared_;
+  return Hold(self_.lock(), /*exclusive=*/false, /*drained=*/true);
+}
+
+DeviceGate::Hold DeviceGate::Exclude(std::chrono::milliseconds drain) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++writers_waiting_;
+  changed_.wait(lock, [&] { return !writer_; });
+  writer_ = true;
+  const bool drained = changed_.wait_for(lock, drain, [&] { return shared_ == 0; });
+  --writers_waiting_;
+  return Hold(self_.lock(), /*exclusive=*/true, drained);
+}
+
+int DeviceGate::shared_holders() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return shared_;
+}
+
+void DeviceGate::ReleaseShared() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --shared_;
+  }
+  changed_.notify_all();
+}
+
+void DeviceGate::ReleaseExclusive() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    writer_ = false;
+  }
+  changed_.notify_all();
+}
+
+}  // namespace kvault
