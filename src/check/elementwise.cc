@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
+#include <vector>
 
 namespace kvault {
 namespace {
@@ -123,6 +125,7 @@ ElementStats CompareFloating(const std::byte* ref, const std::byte* cand, int64_
   s.mismatched = acc.mismatched;
   s.max_abs = std::max(acc.max_abs, 0.0);
   s.max_rel = acc.max_rel;
+  s.max_abs_at = acc.max_abs_at;
   if (acc.worst_bad >= 0) {
     s.worst = acc.worst_bad, s.worst_mismatched = true, s.worst_abs = acc.worst_bad_abs;
   } else if (acc.max_abs_at >= 0) {
@@ -163,8 +166,10 @@ bool FloatsMatch(double r, double c, const ElementRule& rule) {
   return NonFiniteMatches(r, c, rule.forbid_non_finite);
 }
 
-ElementStats CompareElements(DType dtype, const std::byte* reference, const std::byte* candidate,
-                             int64_t n, const ElementRule& rule) {
+namespace {
+
+ElementStats CompareOnOneThread(DType dtype, const std::byte* reference, const std::byte* candidate,
+                                int64_t n, const ElementRule& rule) {
   switch (dtype) {
     case DType::kFloat64: return CompareFloating<LoadF64>(reference, candidate, n, rule);
     case DType::kFloat32: return CompareFloating<LoadF32>(reference, candidate, n, rule);
@@ -178,6 +183,64 @@ ElementStats CompareElements(DType dtype, const std::byte* reference, const std:
     case DType::kBool: return CompareExact<uint8_t>(reference, candidate, n);
   }
   return {};
+}
+
+// The stats of consecutive parts (part i starts at element offsets[i]) as one
+// thread would have computed them over the whole buffer: the worst element is the
+// largest mismatch, else the largest error between finite values, the first of
+// equals either way.
+ElementStats Merge(const std::vector<ElementStats>& parts, const std::vector<int64_t>& offsets) {
+  ElementStats s;
+  int bad = -1, finite = -1;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const ElementStats& p = parts[i];
+    s.compared += p.compared;
+    s.mismatched += p.mismatched;
+    s.max_abs = std::max(s.max_abs, p.max_abs);
+    s.max_rel = std::max(s.max_rel, p.max_rel);
+    if (p.worst_mismatched && (bad < 0 || p.worst_abs > parts[bad].worst_abs)) bad = static_cast<int>(i);
+    if (p.max_abs_at >= 0 && (finite < 0 || p.max_abs > parts[finite].max_abs)) finite = static_cast<int>(i);
+  }
+  if (finite >= 0) s.max_abs_at = offsets[finite] + parts[finite].max_abs_at;
+  if (bad >= 0) {
+    s.worst = offsets[bad] + parts[bad].worst, s.worst_mismatched = true, s.worst_abs = parts[bad].worst_abs;
+  } else if (finite >= 0) {
+    s.worst = s.max_abs_at, s.worst_abs = parts[finite].max_abs;
+  } else if (s.compared > 0) {
+    s.worst = 0;
+  }
+  return s;
+}
+
+}  // namespace
+
+ElementStats CompareElements(DType dtype, const std::byte* reference, const std::byte* candidate,
+                             int64_t n, const ElementRule& rule, const ElementSplit& split) {
+  const int64_t bytes = n * static_cast<int64_t>(DTypeSize(dtype));
+  const unsigned cores = split.threads ? split.threads : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  const int64_t by_size = split.min_part_bytes > 0 ? bytes / split.min_part_bytes : cores;
+  const int64_t parts = std::min<int64_t>(cores, by_size);
+  if (parts < 2) return CompareOnOneThread(dtype, reference, candidate, n, rule);
+  const size_t width = DTypeSize(dtype);
+  std::vector<int64_t> offsets(static_cast<size_t>(parts));
+  std::vector<ElementStats> stats(static_cast<size_t>(parts));
+  std::vector<std::thread> threads;
+  for (int64_t i = 0; i < parts; ++i) offsets[static_cast<size_t>(i)] = n * i / parts;
+  for (int64_t i = 0; i < parts; ++i) {
+    const int64_t begin = offsets[static_cast<size_t>(i)];
+    const int64_t end = i + 1 < parts ? offsets[static_cast<size_t>(i + 1)] : n;
+    auto run = [&, i, begin, end] {
+      stats[static_cast<size_t>(i)] =
+          CompareOnOneThread(dtype, reference + begin * width, candidate + begin * width, end - begin, rule);
+    };
+    if (i + 1 == parts) {
+      run();  // the last part on this thread
+    } else {
+      threads.emplace_back(run);
+    }
+  }
+  for (auto& t : threads) t.join();
+  return Merge(stats, offsets);
 }
 
 }  // namespace kvault

@@ -87,17 +87,21 @@ TEST(ElementwiseTest, MatchesNaiveDefinitionOnRandomData) {
           ElementRule rule{1e-4, 1e-4, forbid};
           const auto* r = reinterpret_cast<const std::byte*>(ref.data());
           const auto* c = reinterpret_cast<const std::byte*>(cand.data());
-          ElementStats got = CompareElements(dtype, r, c, n, rule);
           ElementStats want = Naive(dtype, r, c, n, rule);
-          SCOPED_TRACE(std::string(DTypeName(dtype)) + " n=" + std::to_string(n) + " rate=" +
-                       std::to_string(rate) + " forbid=" + std::to_string(forbid));
-          EXPECT_EQ(got.compared, want.compared);
-          EXPECT_EQ(got.mismatched, want.mismatched);
-          EXPECT_EQ(got.max_abs, want.max_abs);
-          EXPECT_NEAR(got.max_rel, want.max_rel, 1e-12 * want.max_rel);
-          EXPECT_EQ(got.worst, want.worst);
-          EXPECT_EQ(got.worst_mismatched, want.worst_mismatched);
-          EXPECT_EQ(got.worst_abs, want.worst_abs);
+          // One thread, and the buffer split across 2, 3 and 7 threads: the same stats.
+          for (unsigned threads : {1u, 2u, 3u, 7u}) {
+            ElementStats got = CompareElements(dtype, r, c, n, rule, ElementSplit{threads, 1});
+            SCOPED_TRACE(std::string(DTypeName(dtype)) + " n=" + std::to_string(n) + " rate=" +
+                         std::to_string(rate) + " forbid=" + std::to_string(forbid) +
+                         " threads=" + std::to_string(threads));
+            EXPECT_EQ(got.compared, want.compared);
+            EXPECT_EQ(got.mismatched, want.mismatched);
+            EXPECT_EQ(got.max_abs, want.max_abs);
+            EXPECT_NEAR(got.max_rel, want.max_rel, 1e-12 * want.max_rel);
+            EXPECT_EQ(got.worst, want.worst);
+            EXPECT_EQ(got.worst_mismatched, want.worst_mismatched);
+            EXPECT_EQ(got.worst_abs, want.worst_abs);
+          }
         }
       }
     }
@@ -131,6 +135,23 @@ TEST(ElementwiseTest, ExactTypesFindWorstAndStats) {
   EXPECT_EQ(same.mismatched, 0);
   EXPECT_EQ(same.worst, 0);
   EXPECT_FALSE(same.worst_mismatched);
+}
+
+TEST(ElementwiseTest, ExactTypesSplitAcrossThreadsGiveTheSameStats) {
+  std::vector<int32_t> ref(1000), cand(1000);
+  for (int i = 0; i < 1000; ++i) ref[i] = cand[i] = i;
+  cand[10] += 8, cand[600] -= 8, cand[900] += 3;  // a tie for the worst: the first wins
+  const auto* r = reinterpret_cast<const std::byte*>(ref.data());
+  const auto* c = reinterpret_cast<const std::byte*>(cand.data());
+  for (unsigned threads : {1u, 2u, 4u, 9u}) {
+    ElementStats s = CompareElements(DType::kInt32, r, c, 1000, {}, ElementSplit{threads, 1});
+    EXPECT_EQ(s.mismatched, 3);
+    EXPECT_EQ(s.worst, 10);
+    EXPECT_EQ(s.max_abs, 8);
+    ElementStats same = CompareElements(DType::kInt32, r, r, 1000, {}, ElementSplit{threads, 1});
+    EXPECT_EQ(same.worst, 0);
+    EXPECT_FALSE(same.worst_mismatched);
+  }
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 // or fails, the session says so once on stderr and starts them from scratch.
 // While a zygote-forked candidate worker works, the next one is forked and greeted
 // on a background thread (the spare), so that a lane's next candidate does not wait
-// for a fork and a device context. Workers never serve two candidates.
+// for a fork and a device context. Workers never serve two candidates. The cost is
+// one more idle worker per lane (on a GPU, with its device context and its memory).
 // Not thread-safe: one DeviceSession per lane.
 #include <functional>
 #include <future>
