@@ -19,6 +19,14 @@ namespace kvault {
 namespace {
 
 constexpr int kProtocolVersion = 1;
+// The timing lock's note (docs/timing.md, "Warm-up"), followed by MonotonicNowNs().
+constexpr const char* kTimingEndedAt = "timing ended at ";
+
+// steady_clock is the machine's monotonic clock: other processes read it alike.
+long long MonotonicNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 Verification Outcome(OutcomeStatus s, std::string message) {
   Verification v;
@@ -295,17 +303,14 @@ Result<std::optional<FileLock>> Verifier::LockDeviceForTiming(const TaskInfo& ta
 int Verifier::WarmupFor(const FileLock& lock) const {
   const TimingSettings& t = options_.timing;
   const std::string note = lock.Note();
-  const std::string prefix = "timing ended at ";
-  if (note.rfind(prefix, 0) != 0) return t.warmup_ms;
+  if (note.rfind(kTimingEndedAt, 0) != 0) return t.warmup_ms;
   long long ended_ns = 0;
   try {
-    ended_ns = std::stoll(note.substr(prefix.size()));
+    ended_ns = std::stoll(note.substr(std::string_view(kTimingEndedAt).size()));
   } catch (const std::exception&) {
     return t.warmup_ms;
   }
-  const long long now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch()).count();
-  const long long ago_ns = now_ns - ended_ns;
+  const long long ago_ns = MonotonicNowNs() - ended_ns;
   return ago_ns >= 0 && ago_ns <= static_cast<long long>(t.rewarm_within_ms) * 1'000'000 ? t.rewarm_ms
                                                                                              : t.warmup_ms;
 }
@@ -438,10 +443,12 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     if (!timing_lock) {
       v = Outcome(OutcomeStatus::kInfraError, timing_lock.error());
     } else {
-      const int warmup_ms = *timing_lock ? WarmupFor(**timing_lock) : options_.timing.warmup_ms;
+      const bool timed = timing_lock->has_value();  // no lock: nothing to time
+      const int warmup_ms = timed ? WarmupFor(**timing_lock) : options_.timing.warmup_ms;
       // Other lanes' runs in flight end first; new ones wait until this timing is done.
-      auto quiet = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
-      timing_ = true;
+      DeviceGate::Hold quiet;
+      if (timed) quiet = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
+      timing_ = timed;
       lap("timing_wait");
       Time(WithFormatTolerances(*info, candidate.format), v, scratch->path(), warmup_ms, quiet.drained());
       lap("timing");
@@ -449,11 +456,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
       lap("recheck");
       quiet.Release();
       timing_ = false;
-      if (*timing_lock) {  // steady_clock is the machine's monotonic clock: other processes read it alike
-        const long long now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch()).count();
-        (void)(*timing_lock)->SetNote("timing ended at " + std::to_string(now_ns));
-      }
+      if (timed) (void)(*timing_lock)->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
     }
   } else {
     ok = false;
