@@ -31,8 +31,9 @@ from kvault_worker.integrity import SNAPSHOT
 from kvault_worker.tensorfile import capture
 
 DECOY_SEED_OFFSET = 7919
-GATE_CYCLES = 10_000_000  # about 5 ms at 2 GHz: far longer than a launch, short enough
-# that 15 runs of 14 lanes do not keep the GPU (time-sliced between processes) busy
+# About 5 ms at 2 GHz: far longer than a launch, short enough that 15 runs of 14
+# lanes do not keep the GPU (time-sliced between processes) busy.
+GATE_CYCLES = 10_000_000
 _sleep = getattr(torch.cuda, "_sleep", None)
 
 

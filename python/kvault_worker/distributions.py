@@ -13,8 +13,9 @@ drawn from other distributions:
 
 Integer, bool and non-tensor inputs are kept. The draw is a function of the seed
 only (a private generator on the inputs' device), so the reference and the
-candidate workers make the same inputs. A task opts out with KVAULT_META["input_distributions"] = [] (or
-lists the ones it accepts), e.g. when its inputs must be positive.
+candidate workers make the same inputs. A task opts out with
+KVAULT_META["input_distributions"] = [] (or lists the ones it accepts), e.g. when
+its inputs must be positive.
 """
 import torch
 

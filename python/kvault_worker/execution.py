@@ -11,6 +11,8 @@ Errors are attributed by who wrote the code that failed: task code -> task_error
 ModelNew's constructor -> load_error, the candidate's forward -> runtime_error,
 memory exhaustion anywhere -> oom (errors.attributed).
 """
+import contextlib
+
 import torch
 
 from kvault_worker.candidates import KERNELBENCH, NATIVE
@@ -39,12 +41,10 @@ def make_inputs(case, s, device, distribution=distributions.TASK):
     Reference and candidate workers do the same on the same device, so their inputs
     (and digests) are equal."""
     seed(s)
-    with attributed(TASK_ERROR, "get_inputs of case %s raised" % case.name):
-        if device.is_gpu and hasattr(torch.device, "__enter__"):
-            with device.torch_device:
-                inputs = check_inputs(case.get_inputs())
-        else:
-            inputs = check_inputs(case.get_inputs())
+    on_device = device.torch_device if device.is_gpu and hasattr(torch.device, "__enter__") \
+        else contextlib.nullcontext()
+    with attributed(TASK_ERROR, "get_inputs of case %s raised" % case.name), on_device:
+        inputs = check_inputs(case.get_inputs())
     inputs = distributions.transform(inputs, distribution, s)
     with attributed(TASK_ERROR, "moving the inputs of case %s to %s" % (case.name, device.backend)):
         return [x.to(device.torch_device) if isinstance(x, torch.Tensor) else x for x in inputs]

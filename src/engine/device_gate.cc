@@ -9,17 +9,14 @@ std::shared_ptr<DeviceGate> DeviceGate::For(const std::string& device) {
   static std::map<std::string, std::shared_ptr<DeviceGate>> registry;
   std::lock_guard<std::mutex> hold(registry_mutex);
   auto& gate = registry[device];
-  if (!gate) {
-    gate.reset(new DeviceGate());
-    gate->self_ = gate;
-  }
+  if (!gate) gate.reset(new DeviceGate());
   return gate;
 }
 
 DeviceGate::Hold& DeviceGate::Hold::operator=(Hold&& o) noexcept {
   if (this != &o) {
     Release();
-    gate_ = std::move(o.gate_);
+    gate_ = std::exchange(o.gate_, nullptr);
     exclusive_ = o.exclusive_;
     drained_ = o.drained_;
   }
@@ -33,14 +30,14 @@ void DeviceGate::Hold::Release() {
   } else {
     gate_->ReleaseShared();
   }
-  gate_.reset();
+  gate_ = nullptr;
 }
 
 DeviceGate::Hold DeviceGate::Share() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !writer_ && writers_waiting_ == 0; });
   ++shared_;
-  return Hold(self_.lock(), /*exclusive=*/false, /*drained=*/true);
+  return Hold(this, /*exclusive=*/false, /*drained=*/true);
 }
 
 DeviceGate::Hold DeviceGate::Exclude(std::chrono::milliseconds drain) {
@@ -50,7 +47,7 @@ DeviceGate::Hold DeviceGate::Exclude(std::chrono::milliseconds drain) {
   writer_ = true;
   const bool drained = changed_.wait_for(lock, drain, [&] { return shared_ == 0; });
   --writers_waiting_;
-  return Hold(self_.lock(), /*exclusive=*/true, drained);
+  return Hold(this, /*exclusive=*/true, drained);
 }
 
 int DeviceGate::shared_holders() const {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace kvault {
 
@@ -28,7 +29,8 @@ class DeviceGate {
   class Hold {
    public:
     Hold() = default;
-    Hold(Hold&& o) noexcept : gate_(std::move(o.gate_)), exclusive_(o.exclusive_), drained_(o.drained_) {}
+    Hold(Hold&& o) noexcept
+        : gate_(std::exchange(o.gate_, nullptr)), exclusive_(o.exclusive_), drained_(o.drained_) {}
     Hold& operator=(Hold&& o) noexcept;
     Hold(const Hold&) = delete;
     Hold& operator=(const Hold&) = delete;
@@ -40,9 +42,9 @@ class DeviceGate {
 
    private:
     friend class DeviceGate;
-    Hold(std::shared_ptr<DeviceGate> gate, bool exclusive, bool drained)
-        : gate_(std::move(gate)), exclusive_(exclusive), drained_(drained) {}
-    std::shared_ptr<DeviceGate> gate_;
+    Hold(DeviceGate* gate, bool exclusive, bool drained)
+        : gate_(gate), exclusive_(exclusive), drained_(drained) {}
+    DeviceGate* gate_ = nullptr;  // gates live as long as the process (For)
     bool exclusive_ = false;
     bool drained_ = true;
   };
@@ -65,7 +67,6 @@ class DeviceGate {
   int shared_ = 0;
   int writers_waiting_ = 0;
   bool writer_ = false;
-  std::weak_ptr<DeviceGate> self_;
 };
 
 }  // namespace kvault

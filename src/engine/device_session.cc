@@ -157,7 +157,6 @@ void DeviceSession::Discard(WorkerRole role) {
   auto& slot = workers_[static_cast<int>(role)];
   if (slot) slot->Kill();
   slot.reset();
-  if (role == WorkerRole::kCandidate) StartSpare();
 }
 
 Result<Json> DeviceSession::Hello() {

@@ -395,7 +395,9 @@ TEST_F(VerifierTest, ShortWarmupRightAfterAnotherTiming) {
   EXPECT_EQ(warmups_[2], 7);
   EXPECT_EQ(warmups_[3], 7);
   for (const Json& rec : again.cases)
-    if (rec.value("kind", std::string()) == "timing") EXPECT_EQ(rec["warmup_ms"], 7);
+    if (rec.value("kind", std::string()) == "timing") {
+      EXPECT_EQ(rec["warmup_ms"], 7);
+    }
 
   // A note from long ago (or garbage) means an idle device again.
   auto lock = FileLock::Acquire(options_.cache_dir + "/locks/timing-cpu-0.lock");
@@ -424,7 +426,9 @@ TEST_F(VerifierTest, TimingWaitsForOtherLanesDeviceWork) {
   other_lane.Release();
   v = Verify();
   for (const Json& rec : v.cases)
-    if (rec.value("kind", std::string()) == "timing") EXPECT_EQ(rec["device_quiet"], true);
+    if (rec.value("kind", std::string()) == "timing") {
+      EXPECT_EQ(rec["device_quiet"], true);
+    }
 }
 
 TEST_F(VerifierTest, WithoutTimingNoLockIsTaken) {

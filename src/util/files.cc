@@ -142,10 +142,6 @@ void TempDir::Remove() {
   path_.clear();
 }
 
-namespace {
-
-}  // namespace
-
 // One baton per lock path, for the life of the process.
 std::shared_ptr<FileLock::Baton> FileLock::GateFor(const std::string& path) {
   static std::mutex registry_mutex;

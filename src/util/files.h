@@ -6,8 +6,8 @@
 //   auto lock = FileLock::Acquire(entry_dir + ".lock");   // one process computes
 //   if (!FileExists(entry)) WriteFileAtomic(entry, Compute());
 #include <chrono>
-#include <memory>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -63,7 +63,7 @@ class FileLock {
  public:
   static constexpr std::chrono::milliseconds kForever{-1};
   // Blocks until the lock is held, or fails once `timeout` has passed (kForever: never).
-  // Threads of this process queue on an in-process mutex first, so that the lock
+  // Threads of this process queue on an in-process baton first, so that the lock
   // passes between them at once; the flock is then polled only against other processes.
   static Result<FileLock> Acquire(const std::string& path,
                                   std::chrono::milliseconds timeout = kForever);

@@ -7,8 +7,8 @@ from kvault_worker.timing import stats, timers
 
 def choose_method(sides, graph_mode, graph_below_ms):
     """events (or the clock on the CPU), or graph: `always`, or `auto` when some
-    side's device time per call (the warm-up's burst) is below graph_below_ms; falls back to events for all
-    sides when any side cannot be captured. Returns (method, fallback reason)."""
+    side's device time per call (the warm-up's burst) is below graph_below_ms;
+    falls back to events for all sides when any side cannot be captured. Returns (method, fallback reason)."""
     if not sides[0].device.is_gpu:
         return timers.CLOCK, None
     wanted = graph_mode == "always" or (

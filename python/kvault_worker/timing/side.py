@@ -118,7 +118,6 @@ class TimedSide:
                     if per_call * graph.calls >= GRAPH_TARGET_MS / 2 or wanted <= graph.calls:
                         break
                     graph.release()
-                    graph = None
                     graph = timers.GraphReplay(self._call, wanted, sync)
                 self.graph = graph
         except timers.GraphUnavailable as e:
