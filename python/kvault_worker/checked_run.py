@@ -40,14 +40,17 @@ _sleep = getattr(torch.cuda, "_sleep", None)
 class RunResult:
     def __init__(self, digest, output, repeat, modified, seconds):
         self.digest = digest
-        self.output = output  # captured (tensorfile.capture)
-        self.repeat = repeat  # captured, or None
+        self.output = output  # captured (tensorfile.capture), or a device copy (keep_on_device)
+        self.repeat = repeat  # the same, or None
         self.modified = modified
         self.seconds = seconds
 
 
-def checked_run(task, candidate, case, s, distribution, device, forward_options, repeat=True):
-    """`forward_options`: extra arguments of execution.candidate_forward (native format)."""
+def checked_run(task, candidate, case, s, distribution, device, forward_options, repeat=True,
+                keep_on_device=False):
+    """`forward_options`: extra arguments of execution.candidate_forward (native format).
+    keep_on_device: outputs come back as private device copies (handoff.py), not captured."""
+    grab = _device_copy if keep_on_device else _capture
     fn = execution.candidate_forward(task, candidate, case, s, device, **forward_options)
     inputs = execution.make_inputs(case, s, device, distribution)
     pristine = pristine_copy(inputs)
@@ -64,14 +67,14 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     started = time.perf_counter()
     output = caller.call(buffers)
     seconds = time.perf_counter() - started
-    captured = _capture(output)
+    captured = grab(output)
     modified = set(_modified(pristine, buffers))
     del output
     repeated = None
     if repeat:
         fresh = pristine_copy(pristine)
         second = caller.call(fresh)
-        repeated = _capture(second)
+        repeated = grab(second)
         modified.update(_modified(pristine, fresh))
         del second
     return RunResult(digest, captured, repeated, sorted(modified), seconds)
@@ -177,6 +180,18 @@ def _poison(value, depth=0):
 def _capture(output):
     with attributed(RUNTIME_ERROR, "the candidate's output cannot be captured"):
         return capture(output)
+
+
+def _device_copy(output):
+    """A copy that later calls cannot change (a candidate may hand back one buffer
+    twice): tensors cloned where they are, containers kept."""
+    with attributed(RUNTIME_ERROR, "the candidate's output cannot be copied"):
+        if isinstance(output, torch.Tensor):
+            return output.detach().clone()
+        if isinstance(output, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in output):
+            copies = [t.detach().clone() for t in output]
+            return tuple(copies) if isinstance(output, tuple) else copies
+        return capture(output)  # not deliverable: written to files (handoff.layout_mismatch)
 
 
 def _modified(pristine, current):

@@ -7,7 +7,9 @@ most one loaded (task, candidate) pair.
 import gc
 import time
 
-from kvault_worker import PROTOCOL_VERSION, distributions, execution
+import torch
+
+from kvault_worker import PROTOCOL_VERSION, devmem, distributions, execution, handoff
 from kvault_worker.checked_run import check_integrity, checked_run
 from kvault_worker import request_fields as fields
 from kvault_worker.build_info import build_info
@@ -20,7 +22,7 @@ from kvault_worker.errors import (INTERNAL, OOM, RUNTIME_ERROR, TASK_ERROR, Work
 from kvault_worker.integrity import SNAPSHOT
 from kvault_worker.native import OutputLayout
 from kvault_worker.tasks import load_task, release_task
-from kvault_worker.tensorfile import capture, write
+from kvault_worker.tensorfile import Captured, capture, write
 from kvault_worker.timing import timers
 from kvault_worker.timing.sensors import read_sensors
 from kvault_worker.timing.side import TimedSide, output_layout
@@ -36,8 +38,10 @@ class Session:
                          "reference": self.reference, "load": self.load, "run": self.run,
                          "time_start": self.time_start, "time_batch": self.time_batch,
                          "time_finish": self.time_finish, "unload": self.unload,
-                         "shutdown": self.shutdown}
+                         "handoff_compare": self.handoff_compare,
+                         "handoff_release": self.handoff_release, "shutdown": self.shutdown}
         self.timed = None  # the TimedCase between time_start and time_finish
+        self.offer = None  # the reference worker's handoff.Offer, until compared or released
 
     def _require_device(self):
         if self.device is None:
@@ -60,7 +64,8 @@ class Session:
         device = self.device or open_device(backend, index)
         with attributed(INTERNAL, "collecting environment information failed"):
             response = {"protocol": PROTOCOL_VERSION, **python_info(),
-                        "device": device_info(device)}
+                        "device": device_info(device),
+                        "device_handoff": device.is_gpu and devmem.available(device.torch_device)[0]}
             # The build paths and the backend probe cost a second of subprocesses
             # (torch.utils.cpp_extension): only the first worker of a session asks.
             if fields.boolean(request, "environment", True):
@@ -78,9 +83,11 @@ class Session:
     def describe(self, request):
         task = load_task(fields.absolute_path(request, "task"))
         try:
-            return {"task": describe_task(task)}
+            return {"task": describe_task(task, self.device)}
         finally:
             release_task(task)
+            if self.device is not None:
+                self.device.release_memory()
 
     def reference(self, request):
         device = self._require_device()
@@ -96,14 +103,24 @@ class Session:
                 started = time.perf_counter()
                 output = execution.call_reference(fn, inputs, s, device)
                 seconds = time.perf_counter() - started
-                with attributed(TASK_ERROR, "the reference output cannot be captured"):
-                    captured = capture(output)
+                captured = None
+                if "handoff" not in request:
+                    with attributed(TASK_ERROR, "the reference output cannot be captured"):
+                        captured = capture(output)
             except WorkerError as e:
                 if e.kind == OOM:  # the reference worker runs trusted code only
                     e.kind = TASK_ERROR
                 raise
-            _write_output(out, captured)
-            return {"input_digest": digest, "seconds": seconds}
+            response = {"input_digest": digest, "seconds": seconds}
+            offered = self._offer(request, output)
+            if offered is None:
+                if captured is None:
+                    with attributed(TASK_ERROR, "the reference output cannot be captured"):
+                        captured = capture(output)
+                _write_output(out, captured)
+            else:
+                response["handoff"] = offered
+            return response
         finally:
             release_task(task)
 
@@ -126,13 +143,20 @@ class Session:
         case = task.cases[fields.case_index(request, task)]
         s, out = fields.seed(request), fields.absolute_path(request, "out")
         repeat_out = fields.absolute_path(request, "repeat_out") if "repeat_out" in request else None
+        handing = "handoff" in request
         result = checked_run(task, candidate, case, s, _distribution(request), self.device,
-                             native_run_options(request, candidate), repeat=repeat_out is not None)
-        _write_output(out, result.output)
-        if repeat_out is not None:
-            _write_output(repeat_out, result.repeat)
-        return {"input_digest": result.digest, "inputs_modified": result.modified,
-                "seconds": result.seconds}
+                             native_run_options(request, candidate), repeat=repeat_out is not None,
+                             keep_on_device=handing)
+        response = {"input_digest": result.digest, "inputs_modified": result.modified,
+                    "seconds": result.seconds}
+        outputs = [(out, result.output)] + ([(repeat_out, result.repeat)] if repeat_out is not None else [])
+        if handing:
+            response.update(self._deliver(request, [value for _, value in outputs]))
+            if response["handoff"] == "delivered":
+                return response
+        for path, value in outputs:
+            _write_output(path, _captured(value))
+        return response
 
     def time_start(self, request):
         """Builds one side of a timed case and warms it up (docs/timing.md)."""
@@ -203,18 +227,127 @@ class Session:
         check_integrity("timing")
         out = fields.absolute_path(request, "out") if "out" in request else None
         side = timed.side
+        response = {}
         try:
             with attributed(side.kind, "%s left its inputs unreadable" % side.label):
                 modified = input_digest(side.inputs) != timed.digest
             if out is not None:
                 with attributed(side.kind, "%s raised on fresh inputs after timing" % side.label):
                     output = side.call_on(side.fresh_inputs())
-                with attributed(side.kind, "the output of %s cannot be captured" % side.label):
-                    captured = capture(output)
-                _write_output(out, captured)
+                if "handoff" in request:
+                    if timed.owned_task is not None:  # the reference side offers
+                        offered = self._offer(request, output)
+                        if offered is not None:
+                            response["handoff"] = offered
+                    else:
+                        response.update(self._deliver(request, [output]))
+                if response.get("handoff") in (None, "declined"):
+                    with attributed(side.kind, "the output of %s cannot be captured" % side.label):
+                        captured = capture(output)
+                    _write_output(out, captured)
         finally:
             self._drop_timed()
-        return {"inputs_modified": modified, "sensors": read_sensors(self.device)}
+        response.update({"inputs_modified": modified, "sensors": read_sensors(self.device)})
+        return response
+
+    def _offer(self, request, output):
+        """Reference side of a handoff (handoff.py): keeps `output` on the device and
+        offers buffers like it; the response's `handoff` object, or None when this
+        output is not handed over (no handoff asked, not on a device that can, or not
+        one tensor or a flat tuple/list of them) - then it goes to a file."""
+        spec = request.get("handoff")
+        if spec is None:
+            return None
+        if not isinstance(spec, dict):
+            raise bad_request("'handoff' must be an object")
+        socket_path, secret = fields.absolute_path(spec, "socket"), fields.string(spec, "secret")
+        sets = fields.integer(spec, "sets", 1, minimum=1, maximum=2)
+        layout = output_layout(output)
+        if layout is None or not self.device.is_gpu or not devmem.available(self.device.torch_device)[0] \
+                or len(layout["tensors"]) * sets > handoff.MAX_DESCRIPTORS \
+                or len(socket_path.encode()) >= handoff.MAX_SOCKET_PATH:
+            return None
+        self._close_offer()
+        with attributed(INTERNAL, "device buffers for the handoff"):
+            self.offer = handoff.Offer(handoff.tensors_of(output), sets, socket_path, secret, self.device)
+        self.offer.value = output
+        return {"output_layout": layout}
+
+    def _deliver(self, request, values):
+        """Candidate side of a handoff: {"handoff": "delivered"} or "declined" with a
+        reason (then the caller writes files)."""
+        spec = request.get("handoff")
+        if not isinstance(spec, dict):
+            raise bad_request("'handoff' must be an object")
+        socket_path, secret = fields.absolute_path(spec, "socket"), fields.string(spec, "secret")
+        if "output_layout" not in request:
+            raise bad_request("a handoff needs 'output_layout'")
+        layout = OutputLayout.from_json(request["output_layout"])
+        if any(isinstance(v, Captured) for v in values):
+            return {"handoff": "declined",
+                    "handoff_reason": "the output is not a tensor or a flat tuple/list of tensors"}
+        with attributed(INTERNAL, "handing the outputs over on the device"):
+            why = handoff.deliver(values, layout, socket_path, secret, self.device)
+        if why is not None:
+            return {"handoff": "declined", "handoff_reason": why}
+        return {"handoff": "delivered"}
+
+    def handoff_compare(self, request):
+        """Compares the delivered buffers with the kept reference output on the
+        device: per call {match, compared, mismatched, max_abs, max_rel}. At the
+        first call that does not match, writes the reference output to
+        `out_reference` and that call's output to `out_candidate` (the engine's
+        Compare words the report) and stops."""
+        offer = self._require_offer()
+        rules = request.get("tolerances")
+        if not isinstance(rules, list) or len(rules) != len(offer.kept) or not all(isinstance(r, dict) for r in rules):
+            raise bad_request("'tolerances' must list one {rtol, atol, forbid} per output tensor")
+        rules = [(fields.number(r, "rtol"), fields.number(r, "atol"), fields.boolean(r, "forbid")) for r in rules]
+        try:
+            if not offer.served.is_set():
+                return {"served": False, "calls": []}
+            calls = []
+            for row in range(len(offer.buffers)):
+                views = offer.views(row)
+                with attributed(INTERNAL, "comparing outputs on the device"):
+                    stats = [handoff.compare_tensor(r, c, *rule) for r, c, rule in zip(offer.kept, views, rules)]
+                call = {"match": all(x["match"] for x in stats),
+                        "compared": sum(x["compared"] for x in stats),
+                        "mismatched": sum(x["mismatched"] for x in stats),
+                        "max_abs": max([x["max_abs"] for x in stats], default=0.0),
+                        "max_rel": max([x["max_rel"] for x in stats], default=0.0)}
+                calls.append(call)
+                if not call["match"]:
+                    _write_output(fields.absolute_path(request, "out_reference"), capture(offer.value))
+                    value = views[0] if isinstance(offer.value, torch.Tensor) else views
+                    _write_output(fields.absolute_path(request, "out_candidate"), capture(value))
+                    break
+            return {"served": True, "calls": calls}
+        finally:
+            self._close_offer()
+
+    def handoff_release(self, request):
+        """Ends a handoff that will not be compared; writes the kept reference output
+        to `out` when given (the engine then compares files)."""
+        offer = self._require_offer()
+        try:
+            if "out" in request:
+                _write_output(fields.absolute_path(request, "out"), capture(offer.value))
+        finally:
+            self._close_offer()
+        return {}
+
+    def _require_offer(self):
+        self._require_device()
+        if self.offer is None:
+            raise bad_request("no handoff offered: send reference or time_finish with 'handoff' first")
+        return self.offer
+
+    def _close_offer(self):
+        if self.offer is not None:
+            offer, self.offer = self.offer, None
+            offer.close()
+            self.device.release_memory()
 
     def _require_timed(self):
         self._require_device()
@@ -234,6 +367,7 @@ class Session:
         return {}
 
     def shutdown(self, request):
+        self._close_offer()
         self.finished = True
         return {}
 
@@ -262,16 +396,23 @@ class TimedCase:
         gc.collect()
 
 
-def describe_task(task):
-    """The `task` object of the describe response. Checks every case's inputs."""
+def describe_task(task, device=None):
+    """The `task` object of the describe response. Checks every case's inputs, made
+    on `device` (the worker's, once it has one: inputs of several GB are made in
+    milliseconds there, in seconds on the CPU)."""
     cpu = Device("cpu", 0)
+    cases = []
     for case in task.cases:
-        execution.make_inputs(case, 1, cpu)  # raises task_error on bad inputs
+        inputs = execution.make_inputs(case, 1, device or cpu)  # raises task_error on bad inputs
+        # What decides whether outputs are compared on the device (handoff.py).
+        nbytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
+        cases.append(dict(case.to_json(), input_bytes=nbytes))
+        del inputs
     probe = execution.build_model(task.model_class, execution.init_inputs(task.cases[0], 1), 1,
                                   cpu.torch_device, TASK_ERROR, "Model")
     return {"name": task.name, "has_twin": task.has_twin,
             "num_parameters": execution.count_parameters(probe),
-            "cases": [case.to_json() for case in task.cases], "meta": task.meta.to_json()}
+            "cases": cases, "meta": task.meta.to_json()}
 
 
 def native_run_options(request, candidate):
@@ -302,6 +443,14 @@ def _distribution(request):
     if name not in distributions.ALL:
         raise bad_request("unknown distribution %r (expected %s)" % (name, ", ".join(distributions.ALL)))
     return name
+
+
+def _captured(value):
+    """A captured value (checked_run's device copies are captured here)."""
+    if isinstance(value, Captured):
+        return value
+    with attributed(RUNTIME_ERROR, "the candidate's output cannot be captured"):
+        return capture(value)
 
 
 def _write_output(path, captured):

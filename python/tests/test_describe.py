@@ -41,7 +41,7 @@ def get_inputs():
     assert response["ok"], response
     assert response["task"] == {
         "name": "add", "has_twin": False, "num_parameters": 0,
-        "cases": [{"name": "default", "correctness": True, "performance": True}],
+        "cases": [{"name": "default", "correctness": True, "performance": True, "input_bytes": 24}],
         "meta": {"rtol": None, "atol": None, "nan_policy": "match", "seeds": 3, "policy": "any",
                  "input_distributions": ["signed", "heavy_tailed"], "plausible_speedup": None}}
 
@@ -94,9 +94,9 @@ KVAULT_META = {"rtol": 1e-3, "atol": 0, "nan_policy": "forbid", "seeds": 5,
 """
     task = describe(shared_worker, tmp_path, source)["task"]
     assert task["cases"] == [
-        {"name": "small", "correctness": True, "performance": False},
-        {"name": "large", "correctness": False, "performance": True},
-        {"name": "odd", "correctness": True, "performance": True}]
+        {"name": "small", "correctness": True, "performance": False, "input_bytes": 28},
+        {"name": "large", "correctness": False, "performance": True, "input_bytes": 64},
+        {"name": "odd", "correctness": True, "performance": True, "input_bytes": 36}]
     assert task["meta"] == {"rtol": 1e-3, "atol": 0.0, "nan_policy": "forbid", "seeds": 5,
                             "policy": "custom_kernel", "input_distributions": [],
                             "plausible_speedup": 20.0}

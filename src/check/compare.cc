@@ -96,8 +96,7 @@ class Comparer {
     Node(ref_.tree(), cand_.tree(), "output");
     report_.match = problem_.empty();
     if (report_.match) {
-      report_.message = std::to_string(report_.compared) + " elements match (max abs err " +
-                        Number(report_.max_abs_error) + ", max rel err " + Number(report_.max_rel_error) + ")";
+      report_.message = MatchSummary(report_.compared, report_.max_abs_error, report_.max_rel_error);
     } else {
       report_.message = problem_;
       if (first_tensor_mismatched_ > 0 && report_.mismatched > first_tensor_mismatched_) {
@@ -250,6 +249,11 @@ ResolvedTolerance ResolveTolerance(const Tolerance& tolerance, DType dtype) {
   if (!IsFloatingPoint(dtype)) return {0, 0};
   double d = (dtype == DType::kFloat16 || dtype == DType::kBFloat16) ? kDefaultHalfTolerance : kDefaultFloatTolerance;
   return {tolerance.rtol.value_or(d), tolerance.atol.value_or(d)};
+}
+
+std::string MatchSummary(int64_t compared, double max_abs_error, double max_rel_error) {
+  return std::to_string(compared) + " elements match (max abs err " + Number(max_abs_error) + ", max rel err " +
+         Number(max_rel_error) + ")";
 }
 
 CompareReport Compare(const TensorFile& reference, const TensorFile& candidate, const Tolerance& tolerance) {

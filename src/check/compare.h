@@ -59,6 +59,9 @@ struct CompareReport {
 
 CompareReport Compare(const TensorFile& reference, const TensorFile& candidate, const Tolerance& tolerance);
 
+// The message of a report that matches: "1024 elements match (max abs err 0, max rel err 0)".
+std::string MatchSummary(int64_t compared, double max_abs_error, double max_rel_error);
+
 // The rtol/atol that Compare uses for a reference tensor of `dtype` (0, 0 for
 // integer and bool dtypes, which are always exact).
 struct ResolvedTolerance {

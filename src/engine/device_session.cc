@@ -32,7 +32,18 @@ DeviceSession::~DeviceSession() {
 
 void DeviceSession::StartSpare() {
   if (spare_.valid() || !use_zygote_ || !zygote_ || !zygote_->alive() || hello_.is_null()) return;
-  // hello_ is set, so Greet only reads it; ForkCandidate finds the zygote alive.
+  LaunchSpare();
+}
+
+void DeviceSession::Prestart() {
+  if (spare_.valid() || !use_zygote_ || !options_.sandbox_error.empty() || hello_.is_null() ||
+      workers_[static_cast<int>(WorkerRole::kCandidate)])
+    return;
+  LaunchSpare();  // starts the zygote too, when it is not running yet
+}
+
+void DeviceSession::LaunchSpare() {
+  // hello_ is set, so Greet only reads it; the zygote is this thread's until TakeSpare.
   spare_ = std::async(std::launch::async, [this]() -> Result<std::unique_ptr<WorkerConnection>> {
     auto forked = ForkCandidate();
     if (!forked) return Error{forked.error()};

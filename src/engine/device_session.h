@@ -46,6 +46,10 @@ class DeviceSession {
   void Discard(WorkerRole role);
   // The hello answer (device and build information), starting a worker if needed.
   Result<Json> Hello();
+  // Once the reference worker has answered hello: starts the first candidate worker
+  // (the zygote, a fork, its hello) in the background, so that it is ready when the
+  // candidate's build is done. No-op without the zygote or when one runs or is pending.
+  void Prestart();
 
  private:
   WorkerOptions MakeWorkerOptions() const;
@@ -56,6 +60,7 @@ class DeviceSession {
   Result<std::unique_ptr<WorkerConnection>> Greet(std::unique_ptr<WorkerConnection> w);
   // Starts forking and greeting the spare candidate worker in the background.
   void StartSpare();
+  void LaunchSpare();  // the background fork and hello behind StartSpare and Prestart
   // The spare, once it is ready; nullptr when there is none or it failed (the
   // caller then forks one the usual way, which reports any failure).
   std::unique_ptr<WorkerConnection> TakeSpare();

@@ -1,5 +1,8 @@
 #include "engine/engine_env.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "kvault/build_config.h"
 #include "sandbox/capabilities.h"
 #include "util/env.h"
@@ -18,6 +21,17 @@ void ApplyEnvironment(EngineOptions& options) {
     options.sandbox_launcher = SelfExecutable();
   } else {
     options.sandbox_error = policy.error();
+  }
+  if (auto b = GetEnv("KVAULT_DEVICE_COMPARE_MIN_BYTES"); b && !b->empty()) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(*b, &used);
+      if (used != b->size()) throw std::invalid_argument("trailing characters");
+      options.device_compare_min_bytes = v;
+    } catch (const std::exception&) {
+      if (options.sandbox_error.empty())
+        options.sandbox_error = "KVAULT_DEVICE_COMPARE_MIN_BYTES must be a whole number of bytes, not '" + *b + "'";
+    }
   }
   const std::string zygote = GetEnv("KVAULT_ZYGOTE").value_or("on");
   options.zygote = zygote != "off";

@@ -61,6 +61,10 @@ struct EngineOptions {
   StageTimeouts timeouts;
   TimingSettings timing;
   bool skip_timing = false;     // correctness only
+  // Cases whose inputs reach this many bytes have their outputs compared on the device
+  // (docs/device-compare.md) when the workers can; < 0: never.
+  // $KVAULT_DEVICE_COMPARE_MIN_BYTES.
+  int64_t device_compare_min_bytes = int64_t{256} << 20;
   // Speedups above this (or the task's KVAULT_META "plausible_speedup") are
   // re-checked in a fresh worker before they count (docs/adversarial.md). Default: 50.
   double plausible_speedup = 50.0;

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "check/tensor_file.h"
+#include "engine/output_handoff.h"
 #include "engine/timing_statistics.h"
 #include "engine/worker_outcome.h"
+#include "util/scope_exit.h"
 
 namespace kvault {
 namespace {
@@ -239,10 +241,31 @@ TimedCase CaseTimer::Run() {
   step_done("sampling");
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
   Json finish{{"op", "time_finish"}};
+  const HandoffSpec handoff = NewHandoff(req_.scratch, 1);
   if (t.recheck) finish["out"] = stem + "_reference.kvt";
+  if (t.recheck && req_.outputs_on_device) finish["handoff"] = handoff.ToJson();
   auto ref_finish = Call(WorkerRole::kReference, finish);
   if (!ref_finish) return std::move(result_);
+  const Json offer = Field(*ref_finish, "handoff");
+  bool offered = offer.is_object();
+  ReferenceCall reference_call = [this](const Json& request) -> Result<Json> {
+    auto reply = Call(WorkerRole::kReference, request);
+    if (!reply) return Error{result_.failure ? result_.failure->message : "the reference worker failed"};
+    return *reply;
+  };
+  ScopeExit end_offer([&] {
+    if (offered) {
+      std::optional<Verification> kept = std::move(result_.failure);
+      (void)ReleaseHandoff(reference_call);
+      result_.failure = std::move(kept);  // the outcome that ended the timing stands
+    }
+  });
   if (t.recheck) finish["out"] = stem + "_candidate.kvt";
+  finish.erase("handoff");
+  if (offered) {
+    finish["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
+    finish["output_layout"] = offer.value("output_layout", Json());
+  }
   auto cand_finish = Call(WorkerRole::kCandidate, finish);
   if (!cand_finish) return std::move(result_);
   row["sensors_after"] = Field(*ref_finish, "sensors");
@@ -250,7 +273,32 @@ TimedCase CaseTimer::Run() {
     Fail(OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
     return std::move(result_);
   }
-  if (t.recheck) {
+  if (t.recheck && offered && ReplyString(*cand_finish, "handoff", "") == "delivered") {
+    offered = false;  // handoff_compare ends the offer
+    row["recheck_on"] = "device";
+    auto got = CompareOnDevice(reference_call, offer.value("output_layout", Json()), req_.tolerance,
+                               stem + "_handoff");
+    if (!got) {
+      if (!result_.failure) Fail(OutcomeStatus::kInfraError, "comparing on the device: " + got.error());
+      return std::move(result_);
+    }
+    if (!got->served || got->calls.size() != 1) {
+      Fail(OutcomeStatus::kCrash, "the candidate's worker reported timed outputs it never handed over "
+                                  "(a forged reply)");
+      return std::move(result_);
+    }
+    const CompareReport& cmp = got->calls[0];
+    row["recheck"] = cmp.match ? "ok" : "mismatch";
+    row["recheck_max_abs_error"] = cmp.max_abs_error;
+    if (!cmp.match) {
+      Fail(OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
+      return std::move(result_);
+    }
+  } else if (t.recheck) {
+    if (offered) {  // the candidate's worker wrote a file: so does the reference worker
+      offered = false;
+      if (!ReleaseHandoff(reference_call, stem + "_reference.kvt").ok()) return std::move(result_);
+    }
     const bool same = Recheck(stem + "_reference.kvt", stem + "_candidate.kvt");
     std::error_code ignored;
     std::filesystem::remove(stem + "_reference.kvt", ignored);

@@ -29,6 +29,8 @@ struct TimedCaseRequest {
   Tolerance tolerance;
   int warmup_ms = -1;   // each side's warm-up; < 0: options.timing.warmup_ms
   bool device_quiet = true;  // no other lane's work was on the device (DeviceGate)
+  // The re-check's outputs compared on the device (engine/output_handoff.h).
+  bool outputs_on_device = false;
 };
 
 struct TimedCase {

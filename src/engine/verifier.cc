@@ -6,12 +6,14 @@
 
 #include "check/compare.h"
 #include "check/tensor_file.h"
+#include "engine/output_handoff.h"
 #include "engine/output_layout.h"
 #include "engine/gpu_sensors.h"
 #include "engine/timed_case.h"
 #include "engine/worker_outcome.h"
 #include "toolchain/build.h"
 #include "util/files.h"
+#include "util/scope_exit.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -93,8 +95,10 @@ Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
   }
   auto w = session_.Get(WorkerRole::kReference);
   if (!w) return Error{w.error()};
+  auto use = UseDevice();  // the task's inputs are made on the device
   WorkerReply r = (*w)->Call(Json{{"op", "describe"}, {"task", task.path}},
                              options_.timeouts.describe);
+  use.Release();
   if (!ReplyOk(r)) {
     std::string log = (*w)->TakeLog();
     if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
@@ -162,6 +166,27 @@ std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int see
   return h.Hex();
 }
 
+bool Verifier::OutputsOnDevice(const TaskInfo& task, int case_index) {
+  if (options_.backend == Backend::kCpu || options_.device_compare_min_bytes < 0) return false;
+  if (task.cases[case_index].input_bytes < options_.device_compare_min_bytes) return false;
+  auto hello = session_.Hello();
+  return hello && hello->value("device_handoff", false);
+}
+
+Result<Json> Verifier::CallReference(const Json& request, const std::string& what) {
+  auto w = session_.Get(WorkerRole::kReference);
+  if (!w) return Error{w.error()};
+  auto use = UseDevice();
+  WorkerReply r = (*w)->Call(request, options_.timeouts.reference);
+  use.Release();
+  if (!ReplyOk(r)) {
+    (*w)->TakeLog();
+    if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
+    return Error{TrustedFailureMessage(r, what)};
+  }
+  return r.response;
+}
+
 bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
                                 const std::vector<CorrectnessRun>& runs) {
   auto hello = session_.Hello();
@@ -176,44 +201,72 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
                                                : Tolerance::NanPolicy::kMatch;
   for (int ci : task.CorrectnessCases()) {
     const std::string& case_name = task.cases[ci].name;
+    const bool on_device = OutputsOnDevice(task, ci);
     for (const CorrectnessRun& plan : runs) {
       const int seed = plan.seed;
       const std::string where = "case " + case_name + " " + RunLabel(plan);
+      const std::string tag = std::to_string(ci) + "_" + std::to_string(seed) + "_" + plan.distribution;
+      const Json reference_request{{"op", "reference"}, {"task", task.file.path}, {"case", ci},
+                                   {"seed", seed}, {"distribution", plan.distribution}};
       // Reference first, in the reference worker (trusted code only).
       // Runs the reference for this case and seed into `out`; the digest of its inputs.
       auto run_reference = [&](const std::string& out) -> Result<std::string> {
-        auto w = session_.Get(WorkerRole::kReference);
-        if (!w) return Error{w.error()};
-        auto use = UseDevice();
-        WorkerReply r = (*w)->Call(Json{{"op", "reference"}, {"task", task.file.path},
-                                        {"case", ci}, {"seed", seed}, {"out", out},
-                                        {"distribution", plan.distribution}},
-                                   options_.timeouts.reference);
-        use.Release();
-        if (!ReplyOk(r)) {
-          (*w)->TakeLog();
-          if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
-          return Error{TrustedFailureMessage(r, "reference " + where)};
-        }
-        return ReplyString(r.response, "input_digest", "");
+        Json request = reference_request;
+        request["out"] = out;
+        auto reply = CallReference(request, "reference " + where);
+        if (!reply) return Error{reply.error()};
+        return ReplyString(*reply, "input_digest", "");
       };
-      auto ref = references_.GetOrCompute(ReferenceKey(task, ci, seed, *hello, plan.distribution),
-                                          run_reference);
-      if (!ref) {
-        Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
-        return false;
+      std::string ref_path, ref_digest;
+      Json layout;           // the reference output's shapes and dtypes
+      bool offered = false;  // the reference output waits on the device (output_handoff.h)
+      HandoffSpec handoff;
+      if (on_device) {
+        // Not cached: outputs of several GB are made again on the device, not read back.
+        handoff = NewHandoff(scratch, 2);
+        Json request = reference_request;
+        request["out"] = ref_path = scratch + "/reference_" + tag + ".kvt";
+        request["handoff"] = handoff.ToJson();
+        auto reply = CallReference(request, "reference " + where);
+        if (!reply) {
+          Settle(v, Outcome(OutcomeStatus::kTaskError, reply.error()));
+          return false;
+        }
+        ref_digest = ReplyString(*reply, "input_digest", "");
+        if (const Json h = reply->value("handoff", Json()); h.is_object()) {
+          offered = true;
+          layout = h.value("output_layout", Json());
+        }
+      } else {
+        auto ref = references_.GetOrCompute(ReferenceKey(task, ci, seed, *hello, plan.distribution),
+                                            run_reference);
+        if (!ref) {
+          Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
+          return false;
+        }
+        ref_path = ref->output_path;
+        ref_digest = ref->input_digest;
       }
+      if (!offered) {
+        if (auto file = TensorFile::Open(ref_path)) layout = OutputLayout(*file);
+      }
+      // An offer not compared is ended on every way out (the reference worker frees it).
+      auto reference_call = [&](const Json& request) { return CallReference(request, "the reference"); };
+      ScopeExit end_offer([&] {
+        if (offered) (void)ReleaseHandoff(reference_call);
+      });
       auto w = session_.Get(WorkerRole::kCandidate);
       if (!w) {
         Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
         return false;
       }
-      const std::string out = scratch + "/out_" + std::to_string(ci) + "_" + std::to_string(seed) + ".kvt";
-      const std::string repeat_out = scratch + "/repeat_" + std::to_string(ci) + "_" + std::to_string(seed) + ".kvt";
+      const std::string out = scratch + "/out_" + tag + ".kvt";
+      const std::string repeat_out = scratch + "/repeat_" + tag + ".kvt";
       Json run{{"op", "run"}, {"case", ci}, {"seed", seed}, {"out", out}, {"repeat_out", repeat_out},
                {"distribution", plan.distribution}};
       // Shapes and dtypes only (native candidates get their outputs allocated).
-      if (auto layout = TensorFile::Open(ref->output_path)) run["output_layout"] = OutputLayout(*layout);
+      if (layout.is_object()) run["output_layout"] = layout;
+      if (offered) run["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
       auto use = UseDevice();
       WorkerReply r = (*w)->Call(run, options_.timeouts.run);
       use.Release();
@@ -222,12 +275,12 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         return false;
       }
       Json record{{"case", case_name}, {"seed", seed}, {"distribution", plan.distribution}};
-      if (ReplyString(r.response, "input_digest", "") != ref->input_digest) {
+      if (ReplyString(r.response, "input_digest", "") != ref_digest) {
         // Candidate code can forge its worker's digest (docs/threat-model.md): the
         // reference worker makes the inputs again; if it reproduces the digest, the
         // difference is the candidate's doing, else the task's inputs are not reproducible.
         auto again = run_reference(scratch + "/digest_check.kvt");
-        if (again && *again == ref->input_digest) {
+        if (again && *again == ref_digest) {
           Settle(v, Outcome(OutcomeStatus::kCrash,
                             where + ": the candidate's worker reported inputs that differ from the "
                                     "reference's, which the reference worker reproduces (a forged reply)"));
@@ -247,21 +300,60 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         v.cases.push_back(record);
         return false;
       }
-      auto ref_file = TensorFile::Open(ref->output_path);
-      if (!ref_file) {
-        Settle(v, Outcome(OutcomeStatus::kInfraError, "reference output unreadable: " + ref_file.error()));
-        return false;
-      }
       // The output of the checked call and of the repeated call on fresh copies of
       // the same inputs (docs/adversarial.md): both must match the reference.
-      for (const auto& [path, call] : {std::pair<std::string, std::string>{out, "first"},
-                                       std::pair<std::string, std::string>{repeat_out, "repeat"}}) {
-        auto cand_file = TensorFile::Open(path);
-        if (!cand_file) {
-          Settle(v, Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error()));
+      const std::pair<std::string, std::string> calls[2] = {{out, "first"}, {repeat_out, "repeat"}};
+      std::vector<CompareReport> reports;
+      if (offered && ReplyString(r.response, "handoff", "") == "delivered") {
+        offered = false;  // handoff_compare ends the offer
+        auto got = CompareOnDevice(reference_call, layout, tol, scratch + "/handoff_" + tag);
+        if (!got) {
+          Settle(v, Outcome(OutcomeStatus::kInfraError, where + ": comparing on the device: " + got.error()));
           return false;
         }
-        CompareReport cmp = Compare(*ref_file, *cand_file, tol);
+        if (!got->served) {
+          Settle(v, Outcome(OutcomeStatus::kCrash, where + ": the candidate's worker reported outputs it "
+                                                           "never handed over (a forged reply)"));
+          return false;
+        }
+        reports = std::move(got->calls);
+        if (reports.empty() || (reports.back().match && reports.size() != 2)) {
+          Settle(v, Outcome(OutcomeStatus::kInfraError, where + ": the device comparison covered " +
+                                                            std::to_string(reports.size()) + " of 2 calls"));
+          return false;
+        }
+      } else {
+        if (offered) {  // the candidate's worker wrote files: so does the reference worker
+          offered = false;
+          if (auto st = ReleaseHandoff(reference_call, ref_path); !st) {
+            Settle(v, Outcome(OutcomeStatus::kTaskError, st.error()));
+            return false;
+          }
+        }
+        auto ref_file = TensorFile::Open(ref_path);
+        if (!ref_file) {
+          Settle(v, Outcome(OutcomeStatus::kInfraError, "reference output unreadable: " + ref_file.error()));
+          return false;
+        }
+        for (const auto& [path, call] : calls) {
+          auto cand_file = TensorFile::Open(path);
+          if (!cand_file) {
+            Settle(v, Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error()));
+            return false;
+          }
+          reports.push_back(Compare(*ref_file, *cand_file, tol));
+          std::error_code ignored;
+          std::filesystem::remove(path, ignored);
+          if (!reports.back().match) break;
+        }
+        if (on_device) {
+          std::error_code ignored;
+          std::filesystem::remove(ref_path, ignored);
+        }
+      }
+      for (size_t k = 0; k < reports.size(); ++k) {
+        const CompareReport& cmp = reports[k];
+        const std::string& call = calls[k].second;
         Json rec = record;
         rec["call"] = call;
         rec["max_abs_error"] = cmp.max_abs_error;
@@ -269,14 +361,13 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         rec["mismatched"] = cmp.mismatched;
         rec["compared"] = cmp.compared;
         rec["status"] = cmp.match ? "ok" : "mismatch";
+        if (on_device) rec["compared_on"] = ReplyString(r.response, "handoff", "") == "delivered" ? "device" : "host";
         if (!cmp.match) {
           rec["message"] = cmp.message;
           rec["worst_path"] = cmp.worst_path;
           rec["worst_index"] = cmp.worst_index;
         }
         v.cases.push_back(rec);
-        std::error_code ignored;
-        std::filesystem::remove(path, ignored);
         if (!cmp.match) {
           v.status = OutcomeStatus::kMismatch;
           v.message = where + (call == "repeat" ? " (repeated call)" : "") + ": " + cmp.message;
@@ -328,6 +419,7 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
   bool need_sensors = false;
   for (int ci : perf) {
     req.case_index = ci;
+    req.outputs_on_device = OutputsOnDevice(task, ci);
     TimedCase timed = TimeCase(session_, req);
     if (timed.failure) {
       Settle(v, std::move(*timed.failure));
@@ -409,6 +501,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
                         "task " + task.name + " has parameters but no functional twin (module_fn); "
                         "an extension-format candidate cannot receive its weights"));
   lap("describe");
+  session_.Prestart();  // the candidate's worker starts while the candidate builds
   if (compiled && !Build(candidate, v, &module_path, &module_name)) return done(v);
   lap("build");
   auto scratch = TempDir::Create(options_.cache_dir + "/tmp");

@@ -87,6 +87,7 @@ class VerifierTest : public ::testing::Test {
       return FakeWorker::Ok(Json{{"inputs_modified", false}, {"sensors", nullptr}});
     });
     w.Handle("unload", [](const Json&) { return FakeWorker::Ok(); });
+    if (extra_script_) extra_script_(w);
   }
 
   // "d", or with irreproducible_ a new digest at every call (a task whose inputs
@@ -121,6 +122,7 @@ class VerifierTest : public ::testing::Test {
   bool reference_timing_irreproducible_ = false;
   std::vector<std::string> distributions_;  // of each default run request, in order
   std::function<WorkerReply(const Json&)> run_;
+  std::function<void(FakeWorker&)> extra_script_;  // after the handlers above
   WorkerReply describe_ = FakeWorker::Ok(Json{
       {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
                 {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true}}}}}}});
@@ -443,6 +445,147 @@ TEST_F(VerifierTest, WithoutTimingNoLockIsTaken) {
   Verification v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kPassed);
   EXPECT_LT(v.phases.value("timing_wait", 0.0), 4.0);
+}
+
+// Outputs compared on the device (engine/output_handoff.h), against scripted workers:
+// the reference worker offers, the candidate's worker delivers (or declines), the
+// reference worker compares (`device_match_` per call) or writes files.
+class VerifierHandoffTest : public VerifierTest {
+ protected:
+  void SetUp() override {
+    VerifierTest::SetUp();
+    options_.backend = Backend::kCuda;
+    options_.skip_timing = true;  // the timed path is covered by the timing tests' fakes
+    options_.device_compare_min_bytes = 1000;
+    describe_ = FakeWorker::Ok(Json{
+        {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
+                  {"cases", {{{"name", "big"}, {"correctness", true}, {"performance", true},
+                              {"input_bytes", 4096}}}}}}});
+    extra_script_ = [this](FakeWorker& w) {
+      w.Handle("hello", [](const Json&) {
+        return FakeWorker::Ok(Json{{"protocol", 1}, {"torch", "t"}, {"python", "p"},
+                                   {"device", {{"name", "gpu"}, {"arch", "sm_90"}}},
+                                   {"build", Json::object()}, {"device_handoff", true}});
+      });
+      w.Handle("reference", [this](const Json& r) {
+        ++references_;
+        if (!r.contains("handoff")) {
+          WriteOutput(r["out"], {0, 1, 2});
+          return FakeWorker::Ok(Json{{"input_digest", "d"}});
+        }
+        offers_.push_back(r["handoff"]);
+        return FakeWorker::Ok(Json{{"input_digest", "d"},
+                                   {"handoff", {{"output_layout", {{"tree", {{"kind", "tensor"}, {"index", 0}}},
+                                                                   {"tensors", {{{"dtype", "float32"},
+                                                                                 {"shape", {3}}}}}}}}}});
+      });
+      w.Handle("run", [this](const Json& r) {
+        ++runs_;
+        run_requests_.push_back(r);
+        if (candidate_declines_ || !r.contains("handoff")) {
+          WriteOutput(r["out"], {0, 1, 2});
+          WriteOutput(r["repeat_out"], {0, 1, 2});
+          Json reply{{"input_digest", "d"}, {"inputs_modified", Json::array()}};
+          if (r.contains("handoff")) reply["handoff"] = "declined";
+          return FakeWorker::Ok(reply);
+        }
+        return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()},
+                                   {"handoff", "delivered"}});
+      });
+      w.Handle("handoff_compare", [this](const Json& r) {
+        ++compares_;
+        tolerances_ = r["tolerances"];
+        Json calls = Json::array();
+        for (bool match : device_match_) {
+          if (match) {
+            calls.push_back(Json{{"match", true}, {"compared", 3}, {"mismatched", 0}, {"max_abs", 0.0},
+                                 {"max_rel", 0.0}});
+            continue;
+          }
+          WriteOutput(r["out_reference"], {0, 1, 2});
+          WriteOutput(r["out_candidate"], {0, 1, 5});
+          calls.push_back(Json{{"match", false}});
+          break;
+        }
+        return FakeWorker::Ok(Json{{"served", served_}, {"calls", calls}});
+      });
+      w.Handle("handoff_release", [this](const Json& r) {
+        releases_.push_back(r);
+        if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
+        return FakeWorker::Ok();
+      });
+    };
+  }
+
+  std::vector<Json> offers_, run_requests_, releases_;
+  std::vector<bool> device_match_{true, true};
+  bool served_ = true, candidate_declines_ = false;
+  int compares_ = 0;
+  Json tolerances_;
+};
+
+TEST_F(VerifierHandoffTest, LargeCaseIsComparedOnTheDevice) {
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(compares_, 5);
+  EXPECT_TRUE(releases_.empty());
+  ASSERT_EQ(offers_.size(), 5u);
+  EXPECT_EQ(offers_[0].value("sets", 0), 2);  // the checked call and the repeated one
+  ASSERT_FALSE(run_requests_.empty());
+  // The candidate's worker gets the socket and the secret, and the layout to fill.
+  EXPECT_EQ(run_requests_[0]["handoff"].value("secret", ""), offers_[0].value("secret", ""));
+  EXPECT_EQ(run_requests_[0]["handoff"].value("socket", ""), offers_[0].value("socket", ""));
+  EXPECT_TRUE(run_requests_[0].contains("output_layout"));
+  EXPECT_NE(offers_[0].value("secret", ""), offers_[1].value("secret", ""));
+  // float32 with the task's default tolerance, resolved by the engine.
+  EXPECT_EQ(tolerances_, (Json::array({{{"rtol", 1e-4}, {"atol", 1e-4}, {"forbid", false}}})));
+  int on_device = 0;
+  for (const Json& rec : v.cases) on_device += rec.value("compared_on", "") == "device";
+  EXPECT_EQ(on_device, 10);  // five runs, two calls each
+}
+
+TEST_F(VerifierHandoffTest, SmallCaseUsesCachedReferenceFiles) {
+  options_.device_compare_min_bytes = 1 << 20;
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_TRUE(offers_.empty());
+  EXPECT_EQ(compares_, 0);
+}
+
+TEST_F(VerifierHandoffTest, DeliveryNeverTakenIsAForgedReply) {
+  served_ = false;
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash);
+  EXPECT_NE(v.message.find("never handed over"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierHandoffTest, DeviceMismatchIsWordedByTheEnginesCompare) {
+  device_match_ = {true, false};
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("(repeated call)"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("got 5"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierHandoffTest, DeclinedDeliveryIsComparedFromFiles) {
+  candidate_declines_ = true;
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(compares_, 0);
+  ASSERT_EQ(releases_.size(), 5u);
+  EXPECT_TRUE(releases_[0].contains("out"));  // the reference output, written for the engine
+}
+
+TEST_F(VerifierHandoffTest, FailedRunEndsTheOffer) {
+  run_ = nullptr;
+  extra_script_ = [this, base = extra_script_](FakeWorker& w) {
+    base(w);
+    w.Fail("run", WorkerFailure::kDied, "worker killed by signal 11 (SIGSEGV)", -1, 11);
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash);
+  ASSERT_EQ(releases_.size(), 1u);
+  EXPECT_FALSE(releases_[0].contains("out"));
 }
 
 }  // namespace

@@ -75,6 +75,8 @@ Result<TaskInfo> TaskInfoFromDescribe(const TaskFile& file, const Json& task) {
       ci.name = c.at("name").get<std::string>();
       ci.correctness = c.value("correctness", true);
       ci.performance = c.value("performance", true);
+      if (c.contains("input_bytes") && c["input_bytes"].is_number_integer())
+        ci.input_bytes = std::max<int64_t>(0, c["input_bytes"].get<int64_t>());
       info.cases.push_back(std::move(ci));
     }
     if (task.contains("meta") && task["meta"].is_object()) {

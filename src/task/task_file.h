@@ -32,6 +32,7 @@ struct CaseInfo {
   std::string name;
   bool correctness = true;
   bool performance = true;
+  int64_t input_bytes = 0;  // the case's tensor inputs for seed 1 (0 when not reported)
 };
 
 struct TaskInfo {

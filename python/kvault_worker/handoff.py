@@ -1,0 +1,228 @@
+"""Outputs compared on the device (docs/device-compare.md).
+
+For cases with inputs of several GB, writing every output to a file and comparing
+on the host costs far more than the kernels. Instead:
+
+1. the reference worker keeps its output on the device and makes an `Offer`:
+   device buffers shaped like that output (one set per candidate call), exported
+   as file descriptors and served once, on a Unix socket in the verification's
+   scratch folder, to whoever first presents the request's secret;
+2. the candidate's worker `deliver`s: it checks that its outputs have the
+   reference's structure, dtypes and shapes, connects, maps the buffers and
+   copies its outputs in (or declines, and the engine uses files);
+3. the reference worker compares the buffers with its output on the device
+   (`compare_tensor`: the rule of the engine's Compare, check/compare.h) and
+   reports per-call statistics; on a mismatch it writes both sides to files so
+   that the engine's Compare words the report.
+
+Nothing of the reference's output is ever mapped into the candidate's process.
+"""
+import hmac
+import json
+import os
+import socket
+import threading
+import time
+
+import torch
+
+from kvault_worker import devmem
+
+MAX_DESCRIPTORS = 250  # one message (SCM_MAX_FD is 253)
+MAX_SOCKET_PATH = 108  # bytes of sun_path, the terminating NUL included
+SERVE_SECONDS = 900  # an offer nobody takes closes itself after this
+_SECRET_BYTES = 128
+_CHUNK = 1 << 26  # elements per step of the device comparison
+
+
+def tensors_of(value):
+    """The tensors of a value shaped like an `output_layout` (one tensor or a flat
+    tuple/list of tensors), else None."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in value):
+        return list(value)
+    return None
+
+
+def layout_mismatch(value, layout):
+    """Why `value` cannot be delivered into buffers of `layout` (native.OutputLayout),
+    or None. The engine's Compare then words the difference from files."""
+    tensors = tensors_of(value)
+    if tensors is None:
+        return "the output is not a tensor or a flat tuple/list of tensors"
+    if (layout.kind == "tensor") != isinstance(value, torch.Tensor) or len(tensors) != len(layout.specs):
+        return "the output's structure differs from the reference's"
+    for t, (dtype, shape) in zip(tensors, layout.specs):
+        if t.dtype != dtype or list(t.shape) != list(shape):
+            return "an output's dtype or shape differs from the reference's"
+    return None
+
+
+class Offer:
+    """The reference side: kept output, exported buffers, and the serving thread."""
+
+    def __init__(self, kept, sets, socket_path, secret, device):
+        self.kept = kept  # the reference's output tensors, on the device
+        self.device = device
+        self.nbytes = [t.numel() * t.element_size() for t in kept]
+        self.secret = secret.encode()
+        self.path = socket_path
+        self.served = threading.Event()
+        self._stop = threading.Event()
+        self.buffers, self._fds, self._listener, self._thread = [], [], None, None
+        try:
+            for _ in range(sets):
+                row = []
+                for n in self.nbytes:
+                    mapping, fd = devmem.allocate(max(n, 1), device.index)
+                    row.append(mapping)
+                    self._fds.append(fd)
+                    # New device memory may hold an earlier allocation's bytes (an
+                    # earlier reference output): all ones (NaN, -1) until delivered.
+                    mapping.tensor(torch.uint8, (max(n, 1),), device.torch_device).fill_(0xFF)
+                self.buffers.append(row)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._listener = listener
+            listener.bind(socket_path)
+            listener.listen(4)
+            listener.settimeout(0.05)
+            self._thread = threading.Thread(target=self._serve, name="kvault-handoff", daemon=True)
+            self._thread.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def header(self):
+        return json.dumps({"sets": len(self.buffers), "nbytes": self.nbytes}).encode()
+
+    def _serve(self):
+        deadline = time.monotonic() + SERVE_SECONDS
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = self._listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.settimeout(1)  # a stranger that says nothing holds the offer up only briefly
+                    presented = _read_line(conn, _SECRET_BYTES)
+                    if not hmac.compare_digest(presented, self.secret):
+                        continue  # not the candidate this offer is for: keep waiting
+                    devmem.send_fds(conn, self._fds, self.header())
+                    self.served.set()
+                    return
+                except OSError:
+                    continue
+
+    def views(self, row):
+        return [m.tensor(t.dtype, t.shape, self.device.torch_device) for m, t in zip(self.buffers[row], self.kept)]
+
+    def close(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+        torch.cuda.synchronize(self.device.torch_device)
+        for row in self.buffers:
+            for mapping in row:
+                mapping.close()
+        self.buffers = []
+        self.kept = []
+
+
+def _read_line(conn, limit):
+    data = b""
+    while not data.endswith(b"\n") and len(data) <= limit:
+        chunk = conn.recv(limit + 1 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data.rstrip(b"\n")
+
+
+def deliver(values, layout, socket_path, secret, device, timeout_s=30):
+    """The candidate side: copies each of `values` (one per set) into the offered
+    buffers. Returns None when delivered, else why not (then nothing was written)."""
+    for value in values:
+        why = layout_mismatch(value, layout)
+        if why is not None:
+            return why
+    expected = len(values) * len(layout.specs)
+    if expected > MAX_DESCRIPTORS:
+        return "the output has too many tensors to hand over"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mappings, fds = [], []
+    try:
+        sock.settimeout(timeout_s)
+        sock.connect(socket_path)
+        sock.sendall(secret.encode() + b"\n")
+        header, fds = devmem.receive_fds(sock, expected, timeout_s)
+        offered = json.loads(header.decode())
+        nbytes = offered["nbytes"]
+        if offered["sets"] != len(values) or len(nbytes) != len(layout.specs):
+            raise devmem.DevmemError("the offer does not fit the request (%s)" % header[:200])
+        for i, fd in enumerate(fds):
+            mappings.append(devmem.import_fd(fd, max(nbytes[i % len(nbytes)], 1), device.index))
+        k = 0
+        for value in values:
+            for t in tensors_of(value):
+                if t.numel():
+                    mappings[k].tensor(t.dtype, t.shape, device.torch_device).copy_(t)
+                k += 1
+        torch.cuda.synchronize(device.torch_device)
+    finally:
+        for m in mappings:
+            m.close()
+        for fd in fds:
+            os.close(fd)
+        sock.close()
+    return None
+
+
+def compare_tensor(reference, candidate, rtol, atol, forbid_non_finite):
+    """Compare's element rule and statistics (check/elementwise.h) on one pair of
+    equally shaped tensors, wherever they live: {match, compared, mismatched,
+    max_abs, max_rel}. Floating values are compared in float64, as the engine does."""
+    n = reference.numel()
+    ref, cand = reference.reshape(-1), candidate.reshape(-1)
+    stats = {"compared": n, "mismatched": 0, "max_abs": 0.0, "max_rel": 0.0}
+    if not reference.is_floating_point():
+        stats["mismatched"] = int((ref != cand).sum().item()) if n else 0
+        stats["match"] = stats["mismatched"] == 0
+        return stats
+    mismatched = torch.zeros((), dtype=torch.int64, device=ref.device)
+    max_abs = torch.zeros((), dtype=torch.float64, device=ref.device)
+    max_rel = torch.zeros((), dtype=torch.float64, device=ref.device)
+    for begin in range(0, n, _CHUNK):
+        r = ref[begin:begin + _CHUNK].double()
+        c = cand[begin:begin + _CHUNK].double()
+        finite = torch.isfinite(r) & torch.isfinite(c)
+        diff = (c - r).abs()
+        mag = r.abs()
+        ok = finite & (diff <= atol + rtol * mag)
+        if not forbid_non_finite:
+            # NaN only where the reference has NaN; an infinity only where it has the same one.
+            ok |= (torch.isnan(c) & torch.isnan(r)) | (torch.isinf(c) & (c == r))
+        mismatched += (~ok).sum()
+        zero = torch.zeros((), dtype=torch.float64, device=ref.device)
+        max_abs = torch.maximum(max_abs, torch.where(finite, diff, zero).max())
+        rel = torch.where(finite & (mag > 0), diff / torch.where(mag > 0, mag, 1.0), zero)
+        max_rel = torch.maximum(max_rel, rel.max())
+    stats["mismatched"] = int(mismatched.item())
+    stats["max_abs"] = float(max_abs.item())
+    stats["max_rel"] = float(max_rel.item())
+    stats["match"] = stats["mismatched"] == 0
+    return stats

@@ -1,0 +1,106 @@
+#include "engine/output_handoff.h"
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+
+#include "check/dtype.h"
+#include "check/tensor_file.h"
+
+namespace kvault {
+namespace {
+
+std::string RandomHex(int bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::random_device rd;  // the kernel's entropy source on Linux
+  std::string out;
+  for (int i = 0; i < bytes; ++i) {
+    const unsigned v = rd() & 0xFFu;
+    out += kDigits[v >> 4];
+    out += kDigits[v & 0xF];
+  }
+  return out;
+}
+
+double NumberOr(const Json& obj, const char* key, double fallback) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+}  // namespace
+
+HandoffSpec NewHandoff(const std::string& scratch, int sets) {
+  static std::atomic<unsigned> counter{0};
+  HandoffSpec spec;
+  spec.socket = scratch + "/h" + std::to_string(counter.fetch_add(1)) + ".sock";
+  spec.secret = RandomHex(16);
+  spec.sets = sets;
+  return spec;
+}
+
+Result<Json> HandoffTolerances(const Json& layout, const Tolerance& tolerance) {
+  const Json* tensors = layout.is_object() && layout.contains("tensors") ? &layout["tensors"] : nullptr;
+  if (tensors == nullptr || !tensors->is_array()) return Error{"the offered output_layout lists no tensors"};
+  Json rules = Json::array();
+  for (const Json& t : *tensors) {
+    const std::string name = t.is_object() ? t.value("dtype", std::string()) : std::string();
+    auto dtype = DTypeFromName(name);
+    if (!dtype) return Error{"the offered output_layout has an unknown dtype '" + name + "'"};
+    ResolvedTolerance r = ResolveTolerance(tolerance, *dtype);
+    rules.push_back(Json{{"rtol", r.rtol}, {"atol", r.atol},
+                         {"forbid", tolerance.nan_policy == Tolerance::NanPolicy::kForbid}});
+  }
+  return rules;
+}
+
+Result<HandoffComparison> CompareOnDevice(const ReferenceCall& call, const Json& layout,
+                                          const Tolerance& tolerance, const std::string& stem) {
+  auto rules = HandoffTolerances(layout, tolerance);
+  if (!rules) return Error{rules.error()};
+  const std::string ref_out = stem + "_reference.kvt", cand_out = stem + "_candidate.kvt";
+  auto reply = call(Json{{"op", "handoff_compare"}, {"tolerances", *rules}, {"out_reference", ref_out},
+                         {"out_candidate", cand_out}});
+  if (!reply) return Error{reply.error()};
+  HandoffComparison result;
+  result.served = reply->value("served", false);
+  const Json calls = reply->value("calls", Json::array());
+  if (!calls.is_array()) return Error{"handoff_compare answered without 'calls'"};
+  for (const Json& c : calls) {
+    if (!c.is_object()) return Error{"handoff_compare answered a malformed call"};
+    CompareReport report;
+    if (c.value("match", false)) {
+      report.match = true;
+      report.compared = static_cast<int64_t>(NumberOr(c, "compared", 0));
+      report.max_abs_error = NumberOr(c, "max_abs", 0);
+      report.max_rel_error = NumberOr(c, "max_rel", 0);
+      report.message = MatchSummary(report.compared, report.max_abs_error, report.max_rel_error);
+    } else {
+      // The engine's Compare is the rule; the device found a difference worth its words.
+      auto ref = TensorFile::Open(ref_out);
+      auto cand = TensorFile::Open(cand_out);
+      if (!ref || !cand)
+        return Error{"the outputs of a call that differs on the device are unreadable: " +
+                     (ref ? cand.error() : ref.error())};
+      report = Compare(*ref, *cand, tolerance);
+      if (report.match)  // a borderline element the two rules see apart: never pass on it
+        return Error{"the device found a difference that the engine's comparison does not (" +
+                     report.message + ")"};
+    }
+    result.calls.push_back(std::move(report));
+    if (!result.calls.back().match) break;
+  }
+  std::error_code ignored;
+  std::filesystem::remove(ref_out, ignored);
+  std::filesystem::remove(cand_out, ignored);
+  return result;
+}
+
+Status ReleaseHandoff(const ReferenceCall& call, const std::string& out) {
+  Json request{{"op", "handoff_release"}};
+  if (!out.empty()) request["out"] = out;
+  auto reply = call(request);
+  if (!reply) return Error{reply.error()};
+  return Status::Ok();
+}
+
+}  // namespace kvault
