@@ -11,6 +11,10 @@
 #   bash bench/h200_throughput.sh ext     # a small extension batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh smoke   # the same steps, tiny, on the CPU backend (any machine)
 #
+# The native batch makes every 4th variant of a correct example wrong ($POKE; 0: off;
+# bench/make_candidates.py --poke), so that a batch stopped by its time limit still
+# mixes passing and failing candidates across tasks.
+#
 # Every step writes its results under $OUT/throughput/ as soon as it ends (eval JSON,
 # logs, wall times in steps.tsv), then bench/summarize_throughput.py makes
 # summary.json from whatever is there. Expects the kvault binary at $KVAULT
@@ -119,7 +123,7 @@ case "$part" in
     mkdir -p "$work/examples-native"; cp examples/native/cuda/* examples/native/hip/* "$work/examples-native/"
     eval_pair examples-native "$work/examples-native"
     LIMIT=200 eval_pair examples-extension examples/cuda
-    gen batch-native --count native=208
+    gen batch-native --count native=208 --poke "${POKE:-4}"
     eval_pair batch-native "$work/batch-native/native"
     big_task kvault baseline
     ;;
@@ -136,14 +140,14 @@ case "$part" in
   core)
     # What one device call of under 10 min holds: the >= 200 native batch (cold,
     # warm) and a small load_inline batch (cold, warm) made by the same generator.
-    gen batch-native --count native=208
+    gen batch-native --count native=208 --poke "${POKE:-4}"
     LIMIT=${BATCH_LIMIT:-140} eval_pair batch-native "$work/batch-native/native"
     gen batch-li --count load_inline=${LI_COUNT:-14}
     LIMIT=${LI_LIMIT:-90} baseline_pair batch-load_inline "$work/batch-li/load_inline"
     ;;
   native)
     # The native batch alone (cold, warm): to see a change in the engine's cost.
-    gen batch-native --count native=208
+    gen batch-native --count native=208 --poke "${POKE:-4}"
     LIMIT=${BATCH_LIMIT:-140} eval_pair batch-native "$work/batch-native/native"
     ;;
   ext)

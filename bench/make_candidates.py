@@ -13,11 +13,16 @@ example's. Formats, one folder each under OUT:
               torch.utils.cpp_extension.load_inline (KernelBench's usual path),
               under a module name unique to the variant
 
+With `--poke N`, every Nth native variant of a correct example is made wrong: its
+`kvault_forward` is wrapped by one that overwrites the first output element with
+0x7F bytes after the real call (on the stream, on GPUs), so the batch mixes passing
+and failing candidates across every task (expected status `mismatch`).
+
 A `manifest.json` lists every file with its task, format, base example and
 expected status. Usage:
 
   make_candidates.py --out DIR --count native=160 --count extension=28 \\
-      --count load_inline=28 [--lang cuda] [--examples examples]
+      --count load_inline=28 [--lang cuda] [--examples examples] [--poke 4]
 """
 import argparse
 import json
@@ -48,6 +53,41 @@ class ModelNew(nn.Module):
 '''
 
 
+# Appended to a native source whose kvault_forward was renamed (POKE_PREFIX): the
+# real call, then the first output element overwritten with 0x7F bytes.
+POKE_PREFIX = "#define kvault_forward kvault_forward_unpoked\n"
+POKE_SUFFIX = """
+#undef kvault_forward
+#include <cstring>
+static int kvb_element_size(int dtype) {
+  switch (dtype) {
+    case KV_FLOAT64: case KV_INT64: return 8;
+    case KV_FLOAT32: case KV_INT32: return 4;
+    case KV_FLOAT16: case KV_BFLOAT16: case KV_INT16: return 2;
+    default: return 1;
+  }
+}
+extern "C" int kvault_forward(const kv_tensor* inputs, int num_inputs, const kv_scalar* scalars,
+                              int num_scalars, kv_tensor* outputs, int num_outputs, void* stream) {
+  int rc = kvault_forward_unpoked(inputs, num_inputs, scalars, num_scalars, outputs, num_outputs, stream);
+  if (rc == 0 && num_outputs > 0 && outputs[0].numel > 0) {
+    %s
+  }
+  return rc;
+}
+"""
+POKE_CALL = {
+    "cuda": "cudaMemsetAsync(outputs[0].data, 0x7F, kvb_element_size(outputs[0].dtype), (cudaStream_t)stream);",
+    "hip": "(void)hipMemsetAsync(outputs[0].data, 0x7F, kvb_element_size(outputs[0].dtype), (hipStream_t)stream);",
+    "cpu": "std::memset(outputs[0].data, 0x7F, kvb_element_size(outputs[0].dtype));",
+}
+
+
+def poked(source, lang):
+    """The source made wrong as --poke describes."""
+    return POKE_PREFIX + source + POKE_SUFFIX % POKE_CALL[lang]
+
+
 def base_candidates(examples, fmt, lang):
     """[(path, expected key)] of the examples of one format and language."""
     folder = examples / ("native/" + lang if fmt == "native" else lang)
@@ -71,20 +111,24 @@ def variant_name(path, n):
     return "%s.%s-v%03d.%s" % (parts[0], parts[1], n, parts[-1])
 
 
-def make(examples, out, counts, lang):
+def make(examples, out, counts, lang, poke=0):
     expected = json.loads((examples / "expected.json").read_text())
     manifest = []
     for fmt, count in counts.items():
-        bases = [b for one in lang.split(",") for b in base_candidates(examples, fmt, one)
+        bases = [(b, one) for one in lang.split(",") for b in base_candidates(examples, fmt, one)
                  if expected_status(expected, b[1]) is not None]
         if count and not bases:
             raise SystemExit("no %s examples for language %s under %s" % (fmt, lang, examples))
         folder = out / fmt
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(count):
-            path, key = bases[n % len(bases)]
+            (path, key), base_lang = bases[n % len(bases)]
             source = path.read_text()
             tag = "kvault bench variant %s-%03d" % (fmt, n)
+            status = expected_status(expected, key)
+            if fmt == "native" and poke and n % poke == poke - 1 and status == "passed":
+                source, status, key = poked(source, base_lang), "mismatch", key + " (poked)"
+                path = path.with_name(path.name.split(".")[0] + ".wrong-poke" + path.suffix)
             if fmt == "load_inline":
                 name = "kvb_%s_%03d" % (re.sub(r"\W", "_", path.stem), n)
                 sources = ('cpp_sources=_SOURCE' if path.suffix == ".cpp" else
@@ -98,7 +142,7 @@ def make(examples, out, counts, lang):
             target.write_text(text)
             manifest.append({"file": str(target.relative_to(out)), "format": fmt,
                              "task": path.name.split(".")[0], "base": key,
-                             "expected": expected_status(expected, key)})
+                             "expected": status})
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -109,6 +153,8 @@ def main(argv):
     ap.add_argument("--examples", default=Path(__file__).resolve().parents[1] / "examples", type=Path)
     ap.add_argument("--lang", default="cuda", help="comma list: cuda, hip (H200), or cpu (smoke tests)")
     ap.add_argument("--count", action="append", default=[], help="FORMAT=N (native, extension, load_inline)")
+    ap.add_argument("--poke", type=int, default=0, metavar="N",
+                    help="make every Nth native variant of a correct example wrong (0: none)")
     args = ap.parse_args(argv)
     counts = {}
     for item in args.count:
@@ -116,7 +162,7 @@ def main(argv):
         if fmt not in ("native", "extension", "load_inline") or not n.isdigit():
             ap.error("--count wants native=N, extension=N or load_inline=N, got %r" % item)
         counts[fmt] = int(n)
-    manifest = make(args.examples, args.out, counts, args.lang)
+    manifest = make(args.examples, args.out, counts, args.lang, args.poke)
     by = {}
     for m in manifest:
         by.setdefault((m["format"], m["expected"]), 0)

@@ -184,6 +184,11 @@ def deliver(values, layout, socket_path, secret, device, timeout_s=30):
                 k += 1
         torch.cuda.synchronize(device.torch_device)
     finally:
+        if mappings:
+            try:  # no copy may still be writing when the buffers are unmapped
+                torch.cuda.synchronize(device.torch_device)
+            except RuntimeError:
+                pass
         for m in mappings:
             m.close()
         for fd in fds:

@@ -28,6 +28,19 @@ assert t["device_quiet"] == {"True": t["records"]}, t        # no other lane's r
 assert set(t["warmup_ms"]) <= {"100", "10"}, t
 assert set(t["stage_ms_median"]) == {"start", "sampling", "finish"}, t
 PY
+# The bench generator's wrong variants (bench/make_candidates.py --poke): a correct
+# example whose first output element is overwritten after the real call is a mismatch.
+python3 "$KVAULT_SOURCE_ROOT/bench/make_candidates.py" --out "$TMP/gen" --lang cpu --count native=4 --poke 2 \
+  > /dev/null || fail "make_candidates.py failed"
+"$KVAULT" eval --suite "$ex/suite" --candidates "$TMP/gen/native" --backend cpu --jobs 2 --run-timeout 20 \
+  --db "$TMP/gen.db" --run gen --json > "$TMP/gen.json" 2> "$TMP/gen-err.txt" || { cat "$TMP/gen-err.txt"; fail "eval of the generated batch exited $?"; }
+python3 - "$TMP/gen/manifest.json" "$TMP/gen.json" <<'PY' || fail "generated variants' statuses differ from the manifest"
+import json, sys
+want = {e["file"].split("/")[-1]: e["expected"] for e in json.load(open(sys.argv[1]))}
+got = {a["candidate"].split("/")[-1]: a["status"] for a in json.load(open(sys.argv[2]))["attempts"]}
+assert sum("wrong-poke" in name for name in want) == 2, want
+assert got == want, (got, want)
+PY
 # The prompts' contract is the doc's, word for word.
 python3 - "$KVAULT_SOURCE_ROOT" <<'PY' || fail "a native prompt does not carry the contract verbatim"
 import sys
