@@ -15,7 +15,7 @@ import contextlib
 
 import torch
 
-from kvault_worker.candidates import KERNELBENCH, NATIVE
+from kvault_worker.candidates import NATIVE
 from kvault_worker.errors import (LOAD_ERROR, RUNTIME_ERROR, TASK_ERROR, UNSUPPORTED,
                                   WorkerError, attributed)
 from kvault_worker import distributions, native

@@ -5,6 +5,7 @@ A handler takes the request dict and returns the response fields besides
 most one loaded (task, candidate) pair.
 """
 import gc
+import sys
 import time
 
 import torch
@@ -268,8 +269,11 @@ class Session:
                 or len(socket_path.encode()) >= handoff.MAX_SOCKET_PATH:
             return None
         self._close_offer()
-        with attributed(INTERNAL, "device buffers for the handoff"):
+        try:
             self.offer = handoff.Offer(handoff.tensors_of(output), sets, socket_path, secret, self.device)
+        except (devmem.DevmemError, OSError) as e:  # e.g. no device memory left: files instead
+            print("kvault worker: no hand-over on the device (%s); writing the output" % e, file=sys.stderr)
+            return None
         self.offer.value = output
         return {"output_layout": layout}
 
@@ -286,9 +290,12 @@ class Session:
         if any(isinstance(v, Captured) for v in values):
             return {"handoff": "declined",
                     "handoff_reason": "the output is not a tensor or a flat tuple/list of tensors"}
-        with attributed(INTERNAL, "handing the outputs over on the device"):
+        try:
             why = handoff.deliver(values, layout, socket_path, secret, self.device)
+        except (devmem.DevmemError, OSError, ValueError, KeyError, TypeError) as e:
+            why = "the hand-over failed (%s)" % e  # then files, compared by the engine
         if why is not None:
+            print("kvault worker: outputs not handed over on the device: %s" % why, file=sys.stderr)
             return {"handoff": "declined", "handoff_reason": why}
         return {"handoff": "delivered"}
 
