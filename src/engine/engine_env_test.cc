@@ -1,0 +1,37 @@
+#include "engine/engine_env.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+namespace kvault {
+namespace {
+
+constexpr const char* kVar = "KVAULT_DEVICE_COMPARE_MIN_BYTES";
+
+TEST(EngineEnvTest, DeviceCompareThresholdComesFromTheEnvironment) {
+  unsetenv(kVar);
+  EngineOptions defaults;
+  ApplyEnvironment(defaults);
+  EXPECT_EQ(defaults.device_compare_min_bytes, int64_t{256} << 20);
+  setenv(kVar, "0", 1);
+  EngineOptions every;
+  ApplyEnvironment(every);
+  EXPECT_EQ(every.device_compare_min_bytes, 0);
+  setenv(kVar, "-1", 1);
+  EngineOptions never;
+  ApplyEnvironment(never);
+  EXPECT_EQ(never.device_compare_min_bytes, -1);
+  unsetenv(kVar);
+}
+
+TEST(EngineEnvTest, MalformedDeviceCompareThresholdStopsWorkerStarts) {
+  setenv(kVar, "12 GB", 1);
+  EngineOptions o;
+  ApplyEnvironment(o);
+  unsetenv(kVar);
+  EXPECT_NE(o.sandbox_error.find(kVar), std::string::npos) << o.sandbox_error;
+  EXPECT_EQ(o.device_compare_min_bytes, int64_t{256} << 20);
+}
+
+}  // namespace
+}  // namespace kvault
