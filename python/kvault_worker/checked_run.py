@@ -28,7 +28,8 @@ from kvault_worker import execution, op_policy
 from kvault_worker.digest import input_digest, modified_inputs, pristine_copy
 from kvault_worker.errors import MISMATCH, POLICY_VIOLATION, RUNTIME_ERROR, WorkerError, attributed
 from kvault_worker.integrity import SNAPSHOT
-from kvault_worker.tensorfile import capture
+from kvault_worker.handoff import tensors_of
+from kvault_worker.tensorfile import Captured, capture
 
 DECOY_SEED_OFFSET = 7919
 # About 5 ms at 2 GHz: far longer than a launch, short enough that 15 runs of 14
@@ -50,7 +51,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
                 keep_on_device=False):
     """`forward_options`: extra arguments of execution.candidate_forward (native format).
     keep_on_device: outputs come back as private device copies (handoff.py), not captured."""
-    grab = _device_copy if keep_on_device else _capture
+    grab = _device_copy if keep_on_device else captured
     fn = execution.candidate_forward(task, candidate, case, s, device, **forward_options)
     inputs = execution.make_inputs(case, s, device, distribution)
     pristine = pristine_copy(inputs)
@@ -67,7 +68,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     started = time.perf_counter()
     output = caller.call(buffers)
     seconds = time.perf_counter() - started
-    captured = grab(output)
+    first = grab(output)
     modified = set(_modified(pristine, buffers))
     del output
     repeated = None
@@ -77,7 +78,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
         repeated = grab(second)
         modified.update(_modified(pristine, fresh))
         del second
-    return RunResult(digest, captured, repeated, sorted(modified), seconds)
+    return RunResult(digest, first, repeated, sorted(modified), seconds)
 
 
 class _Caller:
@@ -177,7 +178,10 @@ def _poison(value, depth=0):
             _poison(item, depth + 1)
 
 
-def _capture(output):
+def captured(output):
+    """The candidate's output captured (tensorfile.capture; already captured: as is)."""
+    if isinstance(output, Captured):
+        return output
     with attributed(RUNTIME_ERROR, "the candidate's output cannot be captured"):
         return capture(output)
 
@@ -185,13 +189,14 @@ def _capture(output):
 def _device_copy(output):
     """A copy that later calls cannot change (a candidate may hand back one buffer
     twice): tensors cloned where they are, containers kept."""
+    tensors = tensors_of(output)
+    if tensors is None:
+        return captured(output)  # not deliverable: written to files
     with attributed(RUNTIME_ERROR, "the candidate's output cannot be copied"):
-        if isinstance(output, torch.Tensor):
-            return output.detach().clone()
-        if isinstance(output, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in output):
-            copies = [t.detach().clone() for t in output]
-            return tuple(copies) if isinstance(output, tuple) else copies
-        return capture(output)  # not deliverable: written to files (handoff.layout_mismatch)
+        copies = [t.detach().clone() for t in tensors]
+    if isinstance(output, torch.Tensor):
+        return copies[0]
+    return tuple(copies) if isinstance(output, tuple) else copies
 
 
 def _modified(pristine, current):

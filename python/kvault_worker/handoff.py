@@ -62,10 +62,11 @@ def layout_mismatch(value, layout):
 class Offer:
     """The reference side: kept output, exported buffers, and the serving thread."""
 
-    def __init__(self, kept, sets, socket_path, secret, device):
-        self.kept = kept  # the reference's output tensors, on the device
+    def __init__(self, value, sets, socket_path, secret, device):
+        self.value = value  # the reference's output: one tensor or a flat tuple/list of them
+        self.kept = tensors_of(value)  # its tensors, on the device
         self.device = device
-        self.nbytes = [t.numel() * t.element_size() for t in kept]
+        self.nbytes = [t.numel() * t.element_size() for t in self.kept]
         self.secret = secret.encode()
         self.path = socket_path
         self.served = threading.Event()
@@ -140,7 +141,7 @@ class Offer:
             for mapping in row:
                 mapping.close()
         self.buffers = []
-        self.kept = []
+        self.value, self.kept = None, []
 
 
 def _read_line(conn, limit):

@@ -11,7 +11,7 @@ import time
 import torch
 
 from kvault_worker import PROTOCOL_VERSION, devmem, distributions, execution, handoff
-from kvault_worker.checked_run import check_integrity, checked_run
+from kvault_worker.checked_run import captured, check_integrity, checked_run
 from kvault_worker import request_fields as fields
 from kvault_worker.build_info import build_info
 from kvault_worker.candidates import NATIVE, load_candidate, release_candidate
@@ -156,7 +156,7 @@ class Session:
             if response["handoff"] == "delivered":
                 return response
         for path, value in outputs:
-            _write_output(path, _captured(value))
+            _write_output(path, captured(value))
         return response
 
     def time_start(self, request):
@@ -270,11 +270,10 @@ class Session:
             return None
         self._close_offer()
         try:
-            self.offer = handoff.Offer(handoff.tensors_of(output), sets, socket_path, secret, self.device)
+            self.offer = handoff.Offer(output, sets, socket_path, secret, self.device)
         except (devmem.DevmemError, OSError) as e:  # e.g. no device memory left: files instead
             print("kvault worker: no hand-over on the device (%s); writing the output" % e, file=sys.stderr)
             return None
-        self.offer.value = output
         return {"output_layout": layout}
 
     def _deliver(self, request, values):
@@ -450,14 +449,6 @@ def _distribution(request):
     if name not in distributions.ALL:
         raise bad_request("unknown distribution %r (expected %s)" % (name, ", ".join(distributions.ALL)))
     return name
-
-
-def _captured(value):
-    """A captured value (checked_run's device copies are captured here)."""
-    if isinstance(value, Captured):
-        return value
-    with attributed(RUNTIME_ERROR, "the candidate's output cannot be captured"):
-        return capture(value)
 
 
 def _write_output(path, captured):

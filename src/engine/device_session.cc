@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "engine/worker_outcome.h"
 #include "engine/worker_sandbox.h"
 #include "util/env.h"
 
@@ -162,6 +163,17 @@ Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<W
   }
   if (first) hello_ = r.response;
   return w;
+}
+
+Result<Json> DeviceSession::AskReference(const Json& request, std::chrono::milliseconds timeout,
+                                         const std::string& what) {
+  auto w = Get(WorkerRole::kReference);
+  if (!w) return Error{w.error()};
+  WorkerReply r = (*w)->Call(request, timeout);
+  if (ReplyOk(r)) return r.response;
+  (*w)->TakeLog();
+  if (r.failure != WorkerFailure::kNone) Discard(WorkerRole::kReference);
+  return Error{TrustedFailureMessage(r, what)};
 }
 
 void DeviceSession::Discard(WorkerRole role) {

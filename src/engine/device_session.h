@@ -10,6 +10,7 @@
 // for a fork and a device context. Workers never serve two candidates. The cost is
 // one more idle worker per lane (on a GPU, with its device context and its memory).
 // Not thread-safe: one DeviceSession per lane.
+#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -42,6 +43,9 @@ class DeviceSession {
   // The running worker of `role`, started and greeted if needed. Error: the worker
   // could not start or refused the backend (an infrastructure failure).
   Result<WorkerConnection*> Get(WorkerRole role);
+  // A request to the reference worker (trusted code only): its reply, or Error worded
+  // for `what` (worker_outcome.h, TrustedFailureMessage); a broken worker is discarded.
+  Result<Json> AskReference(const Json& request, std::chrono::milliseconds timeout, const std::string& what);
   // Kills the worker of `role`; the next Get starts a fresh one.
   void Discard(WorkerRole role);
   // The hello answer (device and build information), starting a worker if needed.

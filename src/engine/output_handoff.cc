@@ -53,13 +53,45 @@ Result<Json> HandoffTolerances(const Json& layout, const Tolerance& tolerance) {
   return rules;
 }
 
-Result<HandoffComparison> CompareOnDevice(const ReferenceCall& call, const Json& layout,
-                                          const Tolerance& tolerance, const std::string& stem) {
-  auto rules = HandoffTolerances(layout, tolerance);
-  if (!rules) return Error{rules.error()};
+DeviceOffer::DeviceOffer(DeviceOffer&& other) noexcept
+    : call_(std::move(other.call_)), layout_(std::move(other.layout_)), open_(other.open_) {
+  other.open_ = false;
+}
+
+DeviceOffer& DeviceOffer::operator=(DeviceOffer&& other) noexcept {
+  if (this != &other) {
+    Release();
+    call_ = std::move(other.call_);
+    layout_ = std::move(other.layout_);
+    open_ = other.open_;
+    other.open_ = false;
+  }
+  return *this;
+}
+
+void DeviceOffer::Release() {
+  if (!open_) return;
+  open_ = false;
+  (void)call_(Json{{"op", "handoff_release"}});
+}
+
+Status DeviceOffer::WriteTo(const std::string& out) {
+  open_ = false;
+  auto reply = call_(Json{{"op", "handoff_release"}, {"out", out}});
+  if (!reply) return Error{reply.error()};
+  return Status::Ok();
+}
+
+Result<HandoffComparison> DeviceOffer::Compare(const Tolerance& tolerance, const std::string& stem, int sets) {
+  open_ = false;  // handoff_compare ends the offer, whatever it answers
+  auto rules = HandoffTolerances(layout_, tolerance);
+  if (!rules) {
+    open_ = true;  // not sent: released when this object goes
+    return Error{rules.error()};
+  }
   const std::string ref_out = stem + "_reference.kvt", cand_out = stem + "_candidate.kvt";
-  auto reply = call(Json{{"op", "handoff_compare"}, {"tolerances", *rules}, {"out_reference", ref_out},
-                         {"out_candidate", cand_out}});
+  auto reply = call_(Json{{"op", "handoff_compare"}, {"tolerances", *rules}, {"out_reference", ref_out},
+                          {"out_candidate", cand_out}});
   if (!reply) return Error{reply.error()};
   HandoffComparison result;
   result.served = reply->value("served", false);
@@ -81,7 +113,7 @@ Result<HandoffComparison> CompareOnDevice(const ReferenceCall& call, const Json&
       if (!ref || !cand)
         return Error{"the outputs of a call that differs on the device are unreadable: " +
                      (ref ? cand.error() : ref.error())};
-      report = Compare(*ref, *cand, tolerance);
+      report = kvault::Compare(*ref, *cand, tolerance);
       if (report.match)  // a borderline element the two rules see apart: never pass on it
         return Error{"the device found a difference that the engine's comparison does not (" +
                      report.message + ")"};
@@ -92,15 +124,12 @@ Result<HandoffComparison> CompareOnDevice(const ReferenceCall& call, const Json&
   std::error_code ignored;
   std::filesystem::remove(ref_out, ignored);
   std::filesystem::remove(cand_out, ignored);
+  const bool complete = !result.calls.empty() &&
+                        (!result.calls.back().match || static_cast<int>(result.calls.size()) == sets);
+  if (result.served && !complete)
+    return Error{"the device comparison covered " + std::to_string(result.calls.size()) + " of " +
+                 std::to_string(sets) + " calls"};
   return result;
-}
-
-Status ReleaseHandoff(const ReferenceCall& call, const std::string& out) {
-  Json request{{"op", "handoff_release"}};
-  if (!out.empty()) request["out"] = out;
-  auto reply = call(request);
-  if (!reply) return Error{reply.error()};
-  return Status::Ok();
 }
 
 }  // namespace kvault

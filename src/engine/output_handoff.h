@@ -8,8 +8,9 @@
 //
 //   HandoffSpec spec = NewHandoff(scratch, 2);
 //   reference request["handoff"] = spec.ToJson();    // reply: handoff.output_layout
+//   DeviceOffer offer(call_reference, layout);
 //   candidate run["handoff"] = spec.ToJson();        // reply: handoff "delivered"
-//   auto got = CompareOnDevice(call_reference, layout, tolerance, scratch + "/h1");
+//   auto got = offer.Compare(tolerance, scratch + "/h1", 2);
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,8 +35,7 @@ HandoffSpec NewHandoff(const std::string& scratch, int sets);
 // of `layout` (an output_layout), resolved as Compare resolves them.
 Result<Json> HandoffTolerances(const Json& layout, const Tolerance& tolerance);
 
-// A request to the reference worker: its reply, or why it failed (already settled
-// by the caller's worker handling).
+// A request to the reference worker: its reply, or why it failed.
 using ReferenceCall = std::function<Result<Json>(const Json& request)>;
 
 struct HandoffComparison {
@@ -46,13 +46,36 @@ struct HandoffComparison {
   std::vector<CompareReport> calls;
 };
 
-// Sends handoff_compare; a call that does not match is compared again here from
-// the files the reference worker wrote under `stem` (the exact wording and index).
-Result<HandoffComparison> CompareOnDevice(const ReferenceCall& call, const Json& layout,
-                                          const Tolerance& tolerance, const std::string& stem);
+// A reference output the reference worker offered on the device (its reply to
+// `reference` or `time_finish` with `handoff`). The offer ends on every way out:
+// compared, written to a file, or else released when this object goes.
+class DeviceOffer {
+ public:
+  DeviceOffer() = default;  // nothing offered
+  DeviceOffer(ReferenceCall call, Json layout) : call_(std::move(call)), layout_(std::move(layout)), open_(true) {}
+  DeviceOffer(DeviceOffer&& other) noexcept;
+  DeviceOffer& operator=(DeviceOffer&& other) noexcept;
+  DeviceOffer(const DeviceOffer&) = delete;
+  DeviceOffer& operator=(const DeviceOffer&) = delete;
+  ~DeviceOffer() { Release(); }
 
-// Ends an offer that will not be compared; with `out`, the reference output is
-// written there first (then compared from files).
-Status ReleaseHandoff(const ReferenceCall& call, const std::string& out = "");
+  bool open() const { return open_; }
+  const Json& layout() const { return layout_; }  // the offered output_layout
+
+  // The candidate's worker delivered `sets` calls: handoff_compare. A call that does
+  // not match is compared again here from the files the reference worker wrote under
+  // `stem` (the exact wording and index). Error also when the device's answer
+  // covers fewer calls than it should.
+  Result<HandoffComparison> Compare(const Tolerance& tolerance, const std::string& stem, int sets);
+  // The candidate's worker wrote files: the reference output is written to `out`.
+  Status WriteTo(const std::string& out);
+
+ private:
+  void Release();  // handoff_release, failures ignored (the worker is replaced then)
+
+  ReferenceCall call_;
+  Json layout_;
+  bool open_ = false;
+};
 
 }  // namespace kvault

@@ -10,7 +10,6 @@
 #include "engine/output_handoff.h"
 #include "engine/timing_statistics.h"
 #include "engine/worker_outcome.h"
-#include "util/scope_exit.h"
 
 namespace kvault {
 namespace {
@@ -246,25 +245,16 @@ TimedCase CaseTimer::Run() {
   if (t.recheck && req_.outputs_on_device) finish["handoff"] = handoff.ToJson();
   auto ref_finish = Call(WorkerRole::kReference, finish);
   if (!ref_finish) return std::move(result_);
-  const Json offer = Field(*ref_finish, "handoff");
-  bool offered = offer.is_object();
-  ReferenceCall reference_call = [this](const Json& request) -> Result<Json> {
-    auto reply = Call(WorkerRole::kReference, request);
-    if (!reply) return Error{result_.failure ? result_.failure->message : "the reference worker failed"};
-    return *reply;
-  };
-  ScopeExit end_offer([&] {
-    if (offered) {
-      std::optional<Verification> kept = std::move(result_.failure);
-      (void)ReleaseHandoff(reference_call);
-      result_.failure = std::move(kept);  // the outcome that ended the timing stands
-    }
-  });
+  DeviceOffer offer;  // ended on every way out
+  if (const Json h = Field(*ref_finish, "handoff"); h.is_object())
+    offer = DeviceOffer([this](const Json& request) {
+      return session_.AskReference(request, timeout_, "the reference");
+    }, h.value("output_layout", Json()));
   if (t.recheck) finish["out"] = stem + "_candidate.kvt";
   finish.erase("handoff");
-  if (offered) {
+  if (offer.open()) {
     finish["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
-    finish["output_layout"] = offer.value("output_layout", Json());
+    finish["output_layout"] = offer.layout();
   }
   auto cand_finish = Call(WorkerRole::kCandidate, finish);
   if (!cand_finish) return std::move(result_);
@@ -273,16 +263,14 @@ TimedCase CaseTimer::Run() {
     Fail(OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
     return std::move(result_);
   }
-  if (t.recheck && offered && ReplyString(*cand_finish, "handoff", "") == "delivered") {
-    offered = false;  // handoff_compare ends the offer
+  if (t.recheck && offer.open() && ReplyString(*cand_finish, "handoff", "") == "delivered") {
     row["recheck_on"] = "device";
-    auto got = CompareOnDevice(reference_call, offer.value("output_layout", Json()), req_.tolerance,
-                               stem + "_handoff");
+    auto got = offer.Compare(req_.tolerance, stem + "_handoff", 1);
     if (!got) {
-      if (!result_.failure) Fail(OutcomeStatus::kInfraError, "comparing on the device: " + got.error());
+      Fail(OutcomeStatus::kInfraError, "comparing on the device: " + got.error());
       return std::move(result_);
     }
-    if (!got->served || got->calls.size() != 1) {
+    if (!got->served) {
       Fail(OutcomeStatus::kCrash, "the candidate's worker reported timed outputs it never handed over "
                                   "(a forged reply)");
       return std::move(result_);
@@ -295,9 +283,11 @@ TimedCase CaseTimer::Run() {
       return std::move(result_);
     }
   } else if (t.recheck) {
-    if (offered) {  // the candidate's worker wrote a file: so does the reference worker
-      offered = false;
-      if (!ReleaseHandoff(reference_call, stem + "_reference.kvt").ok()) return std::move(result_);
+    if (offer.open()) {  // the candidate's worker wrote a file: so does the reference worker
+      if (auto st = offer.WriteTo(stem + "_reference.kvt"); !st) {
+        Fail(OutcomeStatus::kTaskError, st.error());
+        return std::move(result_);
+      }
     }
     const bool same = Recheck(stem + "_reference.kvt", stem + "_candidate.kvt");
     std::error_code ignored;

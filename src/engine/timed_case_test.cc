@@ -38,6 +38,7 @@ class TimedCaseTest : public ::testing::Test {
                             return std::unique_ptr<WorkerConnection>(std::move(w));
                           });
     TimedCaseRequest req{task_, 0, 1000, options_, dir_->path(), {}};
+    req.outputs_on_device = outputs_on_device_;
     return TimeCase(session, req);
   }
 
@@ -45,6 +46,7 @@ class TimedCaseTest : public ::testing::Test {
   EngineOptions options_;
   TaskInfo task_;
   std::shared_ptr<FakeTiming> fake_ = std::make_shared<FakeTiming>();
+  bool outputs_on_device_ = false;
 };
 
 TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
@@ -85,6 +87,34 @@ TEST_F(TimedCaseTest, TimedOutputThatDiffersIsAMismatch) {
   ASSERT_TRUE(t.failure);
   EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
   EXPECT_NE(t.failure->message.find("timed call differs"), std::string::npos) << t.failure->message;
+}
+
+TEST_F(TimedCaseTest, LargeOutputsAreRecheckedOnTheDevice) {
+  outputs_on_device_ = true;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["recheck"], "ok");
+  EXPECT_EQ(t.row["recheck_on"], "device");
+  EXPECT_EQ(fake_->handoff_compares, 1);
+  EXPECT_EQ(fake_->handoff_releases, 0);  // the comparison ended the offer
+}
+
+TEST_F(TimedCaseTest, TimedOutputsNeverHandedOverAreAForgedReply) {
+  outputs_on_device_ = true;
+  fake_->handoff_served = false;
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kCrash);
+  EXPECT_NE(t.failure->message.find("never handed over"), std::string::npos) << t.failure->message;
+}
+
+TEST_F(TimedCaseTest, AnOfferIsReleasedWhenTheCandidateFails) {
+  outputs_on_device_ = true;
+  fake_->candidate_modifies_inputs = true;
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(fake_->handoff_compares, 0);
+  EXPECT_EQ(fake_->handoff_releases, 1);
 }
 
 TEST_F(TimedCaseTest, RecheckCanBeSwitchedOff) {

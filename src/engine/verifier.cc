@@ -13,7 +13,6 @@
 #include "engine/worker_outcome.h"
 #include "toolchain/build.h"
 #include "util/files.h"
-#include "util/scope_exit.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -45,6 +44,15 @@ void Settle(Verification& v, Verification failure) {
   // A Triton kernel compiles at its first call: a compile error then undoes "compiled".
   failure.compiled = failure.status != OutcomeStatus::kCompileError && (failure.compiled || v.compiled);
   v = std::move(failure);
+}
+
+// The task's tolerance and NaN/Inf policy (unset tolerances: Compare's defaults by dtype).
+Tolerance TaskTolerance(const TaskInfo& task) {
+  Tolerance tol;
+  tol.rtol = task.rtol;
+  tol.atol = task.atol;
+  tol.nan_policy = task.nan_policy == "forbid" ? Tolerance::NanPolicy::kForbid : Tolerance::NanPolicy::kMatch;
+  return tol;
 }
 
 // Which backends can run a compiled (extension or native) source of a language; empty = ok.
@@ -93,19 +101,11 @@ Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
     info.file = task;  // same content, possibly another path
     return info;
   }
-  auto w = session_.Get(WorkerRole::kReference);
-  if (!w) return Error{w.error()};
-  auto use = UseDevice();  // the task's inputs are made on the device
-  WorkerReply r = (*w)->Call(Json{{"op", "describe"}, {"task", task.path}},
+  // The task's inputs are made on the device.
+  auto reply = CallReference(Json{{"op", "describe"}, {"task", task.path}}, "task " + task.name,
                              options_.timeouts.describe);
-  use.Release();
-  if (!ReplyOk(r)) {
-    std::string log = (*w)->TakeLog();
-    if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
-    std::string msg = TrustedFailureMessage(r, "task " + task.name);
-    return Error{msg};
-  }
-  auto info = TaskInfoFromDescribe(task, r.response["task"]);
+  if (!reply) return Error{reply.error()};
+  auto info = TaskInfoFromDescribe(task, reply->value("task", Json()));
   if (!info) return Error{info.error()};
   described_[task.hash] = *info;
   return info;
@@ -173,18 +173,11 @@ bool Verifier::OutputsOnDevice(const TaskInfo& task, int case_index) {
   return hello && hello->value("device_handoff", false);
 }
 
-Result<Json> Verifier::CallReference(const Json& request, const std::string& what) {
-  auto w = session_.Get(WorkerRole::kReference);
-  if (!w) return Error{w.error()};
+Result<Json> Verifier::CallReference(const Json& request, const std::string& what,
+                                     std::optional<std::chrono::milliseconds> timeout) {
+  if (auto w = session_.Get(WorkerRole::kReference); !w) return Error{w.error()};  // started outside the gate
   auto use = UseDevice();
-  WorkerReply r = (*w)->Call(request, options_.timeouts.reference);
-  use.Release();
-  if (!ReplyOk(r)) {
-    (*w)->TakeLog();
-    if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
-    return Error{TrustedFailureMessage(r, what)};
-  }
-  return r.response;
+  return session_.AskReference(request, timeout.value_or(options_.timeouts.reference), what);
 }
 
 bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
@@ -194,11 +187,10 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
     return false;
   }
-  Tolerance tol;
-  tol.rtol = task.rtol;
-  tol.atol = task.atol;
-  tol.nan_policy = task.nan_policy == "forbid" ? Tolerance::NanPolicy::kForbid
-                                               : Tolerance::NanPolicy::kMatch;
+  const Tolerance tol = TaskTolerance(task);
+  const ReferenceCall reference_call = [this](const Json& request) {
+    return CallReference(request, "the reference");
+  };
   for (int ci : task.CorrectnessCases()) {
     const std::string& case_name = task.cases[ci].name;
     const bool on_device = OutputsOnDevice(task, ci);
@@ -206,37 +198,35 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
       const int seed = plan.seed;
       const std::string where = "case " + case_name + " " + RunLabel(plan);
       const std::string tag = std::to_string(ci) + "_" + std::to_string(seed) + "_" + plan.distribution;
-      const Json reference_request{{"op", "reference"}, {"task", task.file.path}, {"case", ci},
-                                   {"seed", seed}, {"distribution", plan.distribution}};
-      // Reference first, in the reference worker (trusted code only).
-      // Runs the reference for this case and seed into `out`; the digest of its inputs.
+      // Reference first, in the reference worker (trusted code only): the output goes
+      // to `out`, or with `handoff` it may stay on the device (output_handoff.h).
+      auto reference = [&](const std::string& out, const Json& handoff = Json()) {
+        Json request{{"op", "reference"}, {"task", task.file.path}, {"case", ci},
+                     {"seed", seed}, {"distribution", plan.distribution}, {"out", out}};
+        if (!handoff.is_null()) request["handoff"] = handoff;
+        return CallReference(request, "reference " + where);
+      };
+      // The digest of the reference's inputs, its output written to `out`.
       auto run_reference = [&](const std::string& out) -> Result<std::string> {
-        Json request = reference_request;
-        request["out"] = out;
-        auto reply = CallReference(request, "reference " + where);
+        auto reply = reference(out);
         if (!reply) return Error{reply.error()};
         return ReplyString(*reply, "input_digest", "");
       };
       std::string ref_path, ref_digest;
-      Json layout;           // the reference output's shapes and dtypes
-      bool offered = false;  // the reference output waits on the device (output_handoff.h)
+      DeviceOffer offer;  // ended on every way out
       HandoffSpec handoff;
       if (on_device) {
         // Not cached: outputs of several GB are made again on the device, not read back.
         handoff = NewHandoff(scratch, 2);
-        Json request = reference_request;
-        request["out"] = ref_path = scratch + "/reference_" + tag + ".kvt";
-        request["handoff"] = handoff.ToJson();
-        auto reply = CallReference(request, "reference " + where);
+        ref_path = scratch + "/reference_" + tag + ".kvt";
+        auto reply = reference(ref_path, handoff.ToJson());
         if (!reply) {
           Settle(v, Outcome(OutcomeStatus::kTaskError, reply.error()));
           return false;
         }
         ref_digest = ReplyString(*reply, "input_digest", "");
-        if (const Json h = reply->value("handoff", Json()); h.is_object()) {
-          offered = true;
-          layout = h.value("output_layout", Json());
-        }
+        if (const Json h = reply->value("handoff", Json()); h.is_object())
+          offer = DeviceOffer(reference_call, h.value("output_layout", Json()));
       } else {
         auto ref = references_.GetOrCompute(ReferenceKey(task, ci, seed, *hello, plan.distribution),
                                             run_reference);
@@ -247,14 +237,10 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         ref_path = ref->output_path;
         ref_digest = ref->input_digest;
       }
-      if (!offered) {
+      Json layout = offer.layout();  // the reference output's shapes and dtypes
+      if (!offer.open()) {
         if (auto file = TensorFile::Open(ref_path)) layout = OutputLayout(*file);
       }
-      // An offer not compared is ended on every way out (the reference worker frees it).
-      auto reference_call = [&](const Json& request) { return CallReference(request, "the reference"); };
-      ScopeExit end_offer([&] {
-        if (offered) (void)ReleaseHandoff(reference_call);
-      });
       auto w = session_.Get(WorkerRole::kCandidate);
       if (!w) {
         Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
@@ -266,7 +252,7 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
                {"distribution", plan.distribution}};
       // Shapes and dtypes only (native candidates get their outputs allocated).
       if (layout.is_object()) run["output_layout"] = layout;
-      if (offered) run["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
+      if (offer.open()) run["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
       auto use = UseDevice();
       WorkerReply r = (*w)->Call(run, options_.timeouts.run);
       use.Release();
@@ -303,10 +289,10 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
       // The output of the checked call and of the repeated call on fresh copies of
       // the same inputs (docs/adversarial.md): both must match the reference.
       const std::pair<std::string, std::string> calls[2] = {{out, "first"}, {repeat_out, "repeat"}};
+      const bool delivered = offer.open() && ReplyString(r.response, "handoff", "") == "delivered";
       std::vector<CompareReport> reports;
-      if (offered && ReplyString(r.response, "handoff", "") == "delivered") {
-        offered = false;  // handoff_compare ends the offer
-        auto got = CompareOnDevice(reference_call, layout, tol, scratch + "/handoff_" + tag);
+      if (delivered) {
+        auto got = offer.Compare(tol, scratch + "/handoff_" + tag, 2);
         if (!got) {
           Settle(v, Outcome(OutcomeStatus::kInfraError, where + ": comparing on the device: " + got.error()));
           return false;
@@ -317,15 +303,9 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
           return false;
         }
         reports = std::move(got->calls);
-        if (reports.empty() || (reports.back().match && reports.size() != 2)) {
-          Settle(v, Outcome(OutcomeStatus::kInfraError, where + ": the device comparison covered " +
-                                                            std::to_string(reports.size()) + " of 2 calls"));
-          return false;
-        }
       } else {
-        if (offered) {  // the candidate's worker wrote files: so does the reference worker
-          offered = false;
-          if (auto st = ReleaseHandoff(reference_call, ref_path); !st) {
+        if (offer.open()) {  // the candidate's worker wrote files: so does the reference worker
+          if (auto st = offer.WriteTo(ref_path); !st) {
             Settle(v, Outcome(OutcomeStatus::kTaskError, st.error()));
             return false;
           }
@@ -361,7 +341,7 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
         rec["mismatched"] = cmp.mismatched;
         rec["compared"] = cmp.compared;
         rec["status"] = cmp.match ? "ok" : "mismatch";
-        if (on_device) rec["compared_on"] = ReplyString(r.response, "handoff", "") == "delivered" ? "device" : "host";
+        if (on_device) rec["compared_on"] = delivered ? "device" : "host";
         if (!cmp.match) {
           rec["message"] = cmp.message;
           rec["worst_path"] = cmp.worst_path;
@@ -411,10 +391,7 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
   std::vector<int> perf = task.PerformanceCases();
   if (perf.empty() || options_.skip_timing) return;
   TimedCaseRequest req{task, 0, kTimingSeed, options_, scratch, {}, warmup_ms, device_quiet};
-  req.tolerance.rtol = task.rtol;
-  req.tolerance.atol = task.atol;
-  req.tolerance.nan_policy = task.nan_policy == "forbid" ? Tolerance::NanPolicy::kForbid
-                                                         : Tolerance::NanPolicy::kMatch;
+  req.tolerance = TaskTolerance(task);
   double ref_sum = 0, cand_sum = 0;
   bool need_sensors = false;
   for (int ci : perf) {

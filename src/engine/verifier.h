@@ -47,9 +47,10 @@ class Verifier {
   // Whether case `case_index`'s outputs are compared on the device (engine/output_handoff.h):
   // a GPU backend, inputs of at least options.device_compare_min_bytes, workers that can.
   bool OutputsOnDevice(const TaskInfo& task, int case_index);
-  // A request to the reference worker under the device gate; a failed one discards a
-  // broken worker and becomes Error (worded for `what`).
-  Result<Json> CallReference(const Json& request, const std::string& what);
+  // A request to the reference worker under the device gate (DeviceSession::AskReference;
+  // default timeout: timeouts.reference).
+  Result<Json> CallReference(const Json& request, const std::string& what,
+                             std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Runs every correctness case on `runs`, comparing each output with the reference.
   bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
                         const std::vector<CorrectnessRun>& runs);

@@ -25,6 +25,10 @@ struct FakeTiming {
   std::string candidate_digest = "d";
   bool reference_irreproducible = false;  // the reference's digest changes at every time_start
   int reference_starts = 0;
+  // With `handoff` in time_finish, the reference offers and the candidate delivers;
+  // handoff_compare answers served (or not) and a match (docs/device-compare.md).
+  bool handoff_served = true;
+  int handoff_compares = 0, handoff_releases = 0;
   std::vector<std::string> log;      // "<side>:<op>[:<method>]" in call order
 };
 
@@ -68,9 +72,27 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
   w.Handle("time_finish", [t, side](const Json& r) {
     t->log.push_back(*side + ":time_finish");
     const bool ref = *side == "reference";
-    if (r.contains("out")) WriteFloats(r["out"], ref ? t->reference_output : t->candidate_output);
-    return FakeWorker::Ok(Json{{"inputs_modified", !ref && t->candidate_modifies_inputs},
-                               {"sensors", ref ? Json{{"source", "nvml"}, {"sm_mhz", 1980}} : Json(nullptr)}});
+    Json reply{{"inputs_modified", !ref && t->candidate_modifies_inputs},
+               {"sensors", ref ? Json{{"source", "nvml"}, {"sm_mhz", 1980}} : Json(nullptr)}};
+    if (r.contains("handoff")) {
+      reply["handoff"] = ref ? Json{{"output_layout", {{"tree", {{"kind", "tensor"}, {"index", 0}}},
+                                                       {"tensors", {{{"dtype", "float32"}, {"shape", {3}}}}}}}}
+                             : Json("delivered");
+    } else if (r.contains("out")) {
+      WriteFloats(r["out"], ref ? t->reference_output : t->candidate_output);
+    }
+    return FakeWorker::Ok(reply);
+  });
+  w.Handle("handoff_compare", [t](const Json&) {
+    ++t->handoff_compares;
+    Json calls = Json::array();
+    if (t->handoff_served)
+      calls.push_back(Json{{"match", true}, {"compared", 3}, {"mismatched", 0}, {"max_abs", 0.0}, {"max_rel", 0.0}});
+    return FakeWorker::Ok(Json{{"served", t->handoff_served}, {"calls", calls}});
+  });
+  w.Handle("handoff_release", [t](const Json&) {
+    ++t->handoff_releases;
+    return FakeWorker::Ok();
   });
 }
 
