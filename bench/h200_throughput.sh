@@ -9,6 +9,9 @@
 #   bash bench/h200_throughput.sh native  # the native batch alone
 #   bash bench/h200_throughput.sh big     # the KernelBench-sized task alone (BIG_BASELINE=1: and the baseline)
 #   bash bench/h200_throughput.sh ext     # a small extension batch and a small load_inline batch, in one call
+#   bash bench/h200_throughput.sh wide    # batches of 210 extension and 210 load_inline candidates with
+#                                         # warm caches (few distinct sources, built first), and the native batch
+#   bash bench/h200_throughput.sh ext200  # the extension batch of `wide` alone
 #   bash bench/h200_throughput.sh smoke   # the same steps, tiny, on the CPU backend (any machine)
 #
 # The native batch makes every 4th variant of a correct example wrong ($POKE; 0: off;
@@ -30,7 +33,7 @@ PY=${KVAULT_PYTHON:-python3}
 export KVAULT_PYTHON=$PY KVAULT_SOURCE_ROOT=$root
 work=${WORK:-/tmp/kv-throughput}
 mkdir -p "$work"
-if [ "$part" = smoke ]; then
+if [ "$part" = smoke ] || [ "${SMOKE:-0}" = 1 ]; then  # SMOKE=1: any part on the CPU backend
   backend=cpu; lang=cpu; dev=cpu
   counts=(--count native=6 --count extension=2 --count load_inline=2)
   jobs=2; trials=5
@@ -58,14 +61,15 @@ step() {
   echo "$name: exit $rc, $(elapsed "$t0" "$t1") s"
 }
 
-# eval_pair NAME CANDIDATES [SUITE]: cold (empty caches) then warm (same caches).
+# eval_pair NAME CANDIDATES [SUITE]: cold (empty caches) then warm (same caches); each
+# stops at $LIMIT s (the warm one at $WARM_LIMIT when set).
 eval_pair() {
   local name=$1 cands=$2 suite=${3:-examples/suite}
   local cache=$work/cache-$name
   rm -rf "$cache"
   KVAULT_CACHE_DIR=$cache step "$name-cold" "${LIMIT:-240}" "$K" eval --suite "$suite" --candidates "$cands" \
     --backend "$backend" --jobs "$jobs" --run "$name-cold" --db "$work/$name.db" --json
-  KVAULT_CACHE_DIR=$cache step "$name-warm" "${LIMIT:-240}" "$K" eval --suite "$suite" --candidates "$cands" \
+  KVAULT_CACHE_DIR=$cache step "$name-warm" "${WARM_LIMIT:-${LIMIT:-240}}" "$K" eval --suite "$suite" --candidates "$cands" \
     --backend "$backend" --jobs "$jobs" --run "$name-warm" --db "$work/$name.db" --json
   for temp in cold warm; do  # a step stopped by its limit printed no JSON: take what it stored
     [ -s "$out/$name-$temp.json" ] || "$PY" bench/summarize_throughput.py --from-store "$work/$name.db" \
@@ -73,22 +77,74 @@ eval_pair() {
   done
 }
 
-# baseline_pair NAME CANDIDATES: load_inline harness, cold (empty torch extension cache) then warm.
+# baseline_step STEP CANDIDATES LIMIT EXTDIR [SUITE]: the load_inline harness over
+# CANDIDATES with PyTorch's extension folder EXTDIR (kept between steps), as step STEP.
+baseline_step() {
+  local name=$1 cands=$2 limit=$3 ext=$4 suite=${5:-examples/suite}
+  local t0 t1
+  # A step stopped by its limit leaves the lock files of the builds it killed; the next
+  # step's load_inline would wait on them for ever (PyTorch's FileBaton).
+  find "$ext" -name lock -type f -delete 2>/dev/null
+  t0=$(date +%s.%N)
+  TORCH_EXTENSIONS_DIR=$ext timeout "$limit" "$PY" bench/load_inline_baseline.py --suite "$suite" \
+    --candidates "$cands" --jobs "$jobs" --device "$dev" --trials "$trials" --out "$out/$name.json" \
+    > "$out/$name.log" 2>&1
+  local rc=$?
+  t1=$(date +%s.%N)
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$(elapsed "$t0" "$t1")" >> "$out/steps.tsv"
+  echo "$name: exit $rc, $(elapsed "$t0" "$t1") s"
+}
+
+# baseline_pair NAME CANDIDATES [SUITE]: load_inline harness, cold (empty torch extension
+# cache) then warm; each stops at $LIMIT s (the warm one at $WARM_LIMIT when set).
 baseline_pair() {
   local name=$1 cands=$2 suite=${3:-examples/suite}
   local ext=$work/torch-ext-$name
   rm -rf "$ext"
-  for temp in cold warm; do
-    local t0 t1
-    t0=$(date +%s.%N)
-    TORCH_EXTENSIONS_DIR=$ext timeout "${LIMIT:-240}" "$PY" bench/load_inline_baseline.py --suite "$suite" \
-      --candidates "$cands" --jobs "$jobs" --device "$dev" --trials "$trials" --out "$out/$name-$temp.json" \
-      > "$out/$name-$temp.log" 2>&1
-    local rc=$?
-    t1=$(date +%s.%N)
-    printf '%s\t%s\t%s\n' "$name-$temp" "$rc" "$(elapsed "$t0" "$t1")" >> "$out/steps.tsv"
-    echo "$name-$temp: exit $rc, $(elapsed "$t0" "$t1") s"
-  done
+  baseline_step "$name-cold" "$cands" "${LIMIT:-240}" "$ext" "$suite"
+  baseline_step "$name-warm" "$cands" "${WARM_LIMIT:-${LIMIT:-240}}" "$ext" "$suite"
+}
+
+# fill_then_warm kvault|baseline NAME BATCH FORMAT D: the first D variants of the batch
+# (its distinct contents, make_candidates.py --distinct D) verified with empty caches
+# (step NAME-fill, $FILL_LIMIT s), then every candidate of the batch with the caches
+# they filled (NAME-warm, $WARM_LIMIT s).
+fill_then_warm() {
+  local how=$1 name=$2 batch=$3 fmt=$4 d=$5
+  local fill=$work/$name-fill
+  rm -rf "$fill"; mkdir -p "$fill"
+  "$PY" -c 'import json, shutil, sys
+ours = [e for e in json.load(open(sys.argv[1] + "/manifest.json")) if e["format"] == sys.argv[2]]
+for e in ours[:int(sys.argv[3])]:  # variant n has content n mod D: the first D are distinct
+    shutil.copy(sys.argv[1] + "/" + e["file"], sys.argv[4])' "$batch" "$fmt" "$d" "$fill"
+  if [ "$how" = kvault ]; then
+    local cache=$work/cache-$name
+    rm -rf "$cache"
+    KVAULT_CACHE_DIR=$cache step "$name-fill" "${FILL_LIMIT:-120}" "$K" eval --suite examples/suite \
+      --candidates "$fill" --backend "$backend" --jobs "$jobs" --run "$name-fill" --db "$work/$name.db" --json
+    # --force: the batch repeats contents, which eval would otherwise take from the store
+    # (the store keeps one record per content and run, so a step stopped by its limit is
+    # summarised from fewer attempts than it verified).
+    KVAULT_CACHE_DIR=$cache step "$name-warm" "${WARM_LIMIT:-150}" "$K" eval --suite examples/suite \
+      --candidates "$batch/$fmt" --backend "$backend" --jobs "$jobs" --run "$name-warm" --db "$work/$name.db" \
+      --force --json
+    # A step stopped by its limit printed no JSON: take what it stored (fill), or, for the
+    # warm step (--force over repeated contents), what its progress lines name.
+    [ -s "$out/$name-fill.json" ] || "$PY" bench/summarize_throughput.py --from-store "$work/$name.db" \
+      "$name-fill" > "$out/$name-fill.json"
+    [ -s "$out/$name-warm.json" ] || "$PY" bench/summarize_throughput.py --from-log "$out/$name-warm.log" \
+      "$name-warm" > "$out/$name-warm.json"
+  else
+    local ext=$work/torch-ext-$name
+    rm -rf "$ext"
+    baseline_step "$name-fill" "$fill" "${FILL_LIMIT:-120}" "$ext"
+    baseline_step "$name-warm" "$batch/$fmt" "${WARM_LIMIT:-150}" "$ext"
+  fi
+}
+
+wide_extension() {
+  gen batch-ext200 --count extension=${WIDE_COUNT:-210} --distinct ${EXT_DISTINCT:-6}
+  fill_then_warm kvault batch-extension200 "$work/batch-ext200" extension "${EXT_DISTINCT:-6}"
 }
 
 gen() {  # gen FOLDER COUNTS...: the generated batch
@@ -157,12 +213,26 @@ case "$part" in
     LIMIT=${EXT_LIMIT:-200} eval_pair batch-extension "$work/batch-ext/extension"
     LIMIT=${LI_LIMIT:-100} baseline_pair batch-load_inline "$work/batch-ext/load_inline"
     ;;
+  ext200)
+    wide_extension  # the extension batch of `wide` alone
+    ;;
+  wide)
+    # Batches of 200+ with warm caches, in one device call: each format's batch repeats
+    # D distinct contents (make_candidates.py --distinct); a fill step builds those D
+    # cold (`-fill`), then all 210 are verified with the caches warm (`-warm`). Also
+    # the native batch (cold, warm) for the same call's ratio.
+    gen batch-native --count native=208 --poke "${POKE:-4}"
+    LIMIT=${BATCH_LIMIT:-40} WARM_LIMIT=${BATCH_LIMIT:-40} eval_pair batch-native "$work/batch-native/native"
+    wide_extension
+    gen batch-li200 --count load_inline=${WIDE_COUNT:-210} --distinct ${LI_DISTINCT:-5}
+    fill_then_warm baseline batch-load_inline200 "$work/batch-li200" load_inline "${LI_DISTINCT:-5}"
+    ;;
   smoke)
     gen batch-smoke "${counts[@]}"
     eval_pair batch-native "$work/batch-smoke/native"
     eval_pair batch-extension "$work/batch-smoke/extension"
     baseline_pair batch-load_inline "$work/batch-smoke/load_inline"
     ;;
-  *) echo "usage: $0 part1|part2|core|native|big|ext|smoke" >&2; exit 2 ;;
+  *) echo "usage: $0 part1|part2|core|native|big|ext|ext200|wide|smoke" >&2; exit 2 ;;
 esac
 summarize

@@ -13,16 +13,23 @@ example's. Formats, one folder each under OUT:
               torch.utils.cpp_extension.load_inline (KernelBench's usual path),
               under a module name unique to the variant
 
-With `--poke N`, every Nth native variant of a correct example is made wrong: its
+With `--poke N`, one in N native variants of each correct example is made wrong: its
 `kvault_forward` is wrapped by one that overwrites the first output element with
 0x7F bytes after the real call (on the stream, on GPUs), so the batch mixes passing
 and failing candidates across every task (expected status `mismatch`).
+
+With `--distinct D`, variant n has the content (and the load_inline module name) of
+variant n mod D: a batch of hundreds of extension or load_inline candidates then needs
+only D cold builds (an extension build takes about a minute on the H200). `kvault eval`
+verifies a content once per run unless given `--force` (h200_throughput.sh's `wide`
+passes it); the load_inline baseline verifies every file. The manifest's `content`
+says which variant's content each file has.
 
 A `manifest.json` lists every file with its task, format, base example and
 expected status. Usage:
 
   make_candidates.py --out DIR --count native=160 --count extension=28 \\
-      --count load_inline=28 [--lang cuda] [--examples examples] [--poke 4]
+      --count load_inline=28 [--lang cuda] [--examples examples] [--poke 4] [--distinct 12]
 """
 import argparse
 import json
@@ -111,7 +118,7 @@ def variant_name(path, n):
     return "%s.%s-v%03d.%s" % (parts[0], parts[1], n, parts[-1])
 
 
-def make(examples, out, counts, lang, poke=0):
+def make(examples, out, counts, lang, poke=0, distinct=0):
     expected = json.loads((examples / "expected.json").read_text())
     manifest = []
     for fmt, count in counts.items():
@@ -122,15 +129,20 @@ def make(examples, out, counts, lang, poke=0):
         folder = out / fmt
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(count):
-            (path, key), base_lang = bases[n % len(bases)]
+            c = n % distinct if distinct else n  # the variant whose content this one has
+            (path, key), base_lang = bases[c % len(bases)]
             source = path.read_text()
-            tag = "kvault bench variant %s-%03d" % (fmt, n)
+            tag = "kvault bench variant %s-%03d" % (fmt, c)
             status = expected_status(expected, key)
-            if fmt == "native" and poke and n % poke == poke - 1 and status == "passed":
+            # Variant c of base b in round k = c div len(bases): poked when (k + b) mod N
+            # is N - 1, so every correct base has one poked variant in every N rounds
+            # (c mod N alone would always land on the same bases).
+            k, b = divmod(c, len(bases))
+            if fmt == "native" and poke and (k + b) % poke == poke - 1 and status == "passed":
                 source, status, key = poked(source, base_lang), "mismatch", key + " (poked)"
                 path = path.with_name(path.name.split(".")[0] + ".wrong-poke" + path.suffix)
             if fmt == "load_inline":
-                name = "kvb_%s_%03d" % (re.sub(r"\W", "_", path.stem), n)
+                name = "kvb_%s_%03d" % (re.sub(r"\W", "_", path.stem), c)
                 sources = ('cpp_sources=_SOURCE' if path.suffix == ".cpp" else
                            'cpp_sources="", cuda_sources=_SOURCE, extra_cuda_cflags=["-O3"]')
                 text = LOAD_INLINE_TEMPLATE.format(base=key, source="// %s\n%s" % (tag, source),
@@ -142,7 +154,7 @@ def make(examples, out, counts, lang, poke=0):
             target.write_text(text)
             manifest.append({"file": str(target.relative_to(out)), "format": fmt,
                              "task": path.name.split(".")[0], "base": key,
-                             "expected": status})
+                             "expected": status, "content": c})
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -155,6 +167,8 @@ def main(argv):
     ap.add_argument("--count", action="append", default=[], help="FORMAT=N (native, extension, load_inline)")
     ap.add_argument("--poke", type=int, default=0, metavar="N",
                     help="make every Nth native variant of a correct example wrong (0: none)")
+    ap.add_argument("--distinct", type=int, default=0, metavar="D",
+                    help="variant n has the content of variant n mod D (0: every variant new)")
     args = ap.parse_args(argv)
     counts = {}
     for item in args.count:
@@ -162,7 +176,9 @@ def main(argv):
         if fmt not in ("native", "extension", "load_inline") or not n.isdigit():
             ap.error("--count wants native=N, extension=N or load_inline=N, got %r" % item)
         counts[fmt] = int(n)
-    manifest = make(args.examples, args.out, counts, args.lang, args.poke)
+    if args.distinct < 0:
+        ap.error("--distinct wants D >= 0")
+    manifest = make(args.examples, args.out, counts, args.lang, args.poke, args.distinct)
     by = {}
     for m in manifest:
         by.setdefault((m["format"], m["expected"]), 0)

@@ -8,6 +8,8 @@ task's verification time over the baseline's). Writes DIR/summary.json.
 
   summarize_throughput.py DIR      # DIR = $OUT/throughput
   summarize_throughput.py --from-store DB RUN   # a stopped step's stored attempts as eval JSON
+  summarize_throughput.py --from-log LOG RUN    # the same from eval's progress lines (counts and
+                                                # statuses only: for runs with --force)
   summarize_throughput.py --timing DB RUN       # the timing records of a run: how they stopped,
                                                 # method, quiet device, rounds, stage_ms
 """
@@ -42,7 +44,15 @@ def expected_by_name(folder):
 
 
 def step_summary(name, data, wall, rc, expected):
-    attempts = data.get("attempts", []) if isinstance(data, dict) else []
+    attempts, seen = [], set()
+    # A candidate whose content the run had already verified is not verified again
+    # (without --force): eval lists it with the earlier attempt's path and figures. Such
+    # repeats are not counted.
+    for a in data.get("attempts", []) if isinstance(data, dict) else []:
+        if a.get("candidate") not in seen:
+            seen.add(a.get("candidate"))
+            attempts.append(a)
+    repeats = (len(data.get("attempts", [])) if isinstance(data, dict) else 0) - len(attempts)
     lat = [a.get("seconds", a.get("wall_seconds")) for a in attempts]
     lat = [x for x in lat if isinstance(x, (int, float))]
     statuses, agree, known = {}, 0, 0
@@ -58,7 +68,7 @@ def step_summary(name, data, wall, rc, expected):
         for stage, seconds in (a.get("phases") or {}).items():
             if isinstance(seconds, (int, float)):
                 phases.setdefault(stage, []).append(seconds)
-    return {"step": name, "exit": rc, "candidates": n, "wall_s": wall,
+    return {"step": name, "exit": rc, "candidates": n, "recorded_earlier": repeats, "wall_s": wall,
             "throughput_per_min": 60.0 * n / wall if wall and n else None,
             "latency_p50_s": quantile(lat, 0.5), "latency_p95_s": quantile(lat, 0.95),
             "statuses": statuses, "expected_known": known, "expected_agree": agree,
@@ -88,6 +98,20 @@ def from_store(db, run):
     return {"run": run, "attempts": attempts, "from_store": True}
 
 
+def from_log(log, run):
+    """The attempts eval's progress lines name ("[k/N] task <- file: status"), without
+    seconds or phases: for a step stopped by its limit that re-verified repeated contents
+    (--force), of which the store keeps one record per content."""
+    import re
+    line = re.compile(r"^\[\d+/\d+\] \S+ <- (\S+): (\w+)( \(recorded earlier\))?$")
+    attempts = []
+    for text in Path(log).read_text(errors="replace").splitlines():
+        m = line.match(text.strip())
+        if m and not m.group(3):
+            attempts.append({"candidate": m.group(1), "status": m.group(2)})
+    return {"run": run, "attempts": attempts, "from_log": True}
+
+
 def timing_summary(db, run):
     """Counts and medians over the timing records of `run` in the store `db`."""
     import sqlite3
@@ -104,12 +128,16 @@ def timing_summary(db, run):
             "method": dict(Counter(r.get("method") for r in records)),
             "warmup_ms": dict(Counter(str(r.get("warmup_ms")) for r in records)),
             "device_quiet": dict(Counter(str(r.get("device_quiet")) for r in records)),
+            "reference_kept": dict(Counter(str(r.get("reference_kept")) for r in records)),
             "rounds_median": median_of(r.get("rounds") for r in records),
             "candidate_noise_median": median_of(r.get("candidate_noise") for r in records),
             "stage_ms_median": {k: median_of(r.get("stage_ms", {}).get(k) for r in records) for k in stages}}
 
 
 def main(argv):
+    if argv[:1] == ["--from-log"] and len(argv) == 3:
+        print(json.dumps(from_log(argv[1], argv[2])))
+        return 0
     if argv[:1] == ["--from-store"]:
         print(json.dumps(from_store(argv[1], argv[2])))
         return 0
@@ -138,6 +166,9 @@ def main(argv):
         "extension_over_load_inline_warm": ratio(tp("batch-extension-warm"), tp("batch-load_inline-warm")),
         "native_over_load_inline_cold": ratio(tp("batch-native-cold"), tp("batch-load_inline-cold")),
         "extension_over_load_inline_cold": ratio(tp("batch-extension-cold"), tp("batch-load_inline-cold")),
+        "native_over_load_inline200_warm": ratio(tp("batch-native-warm"), tp("batch-load_inline200-warm")),
+        "extension200_over_load_inline200_warm": ratio(tp("batch-extension200-warm"),
+                                                       tp("batch-load_inline200-warm")),
         "big_task_kvault_cold_over_baseline_cold": ratio(wall("big-native-cold"), wall("big-load_inline-cold")),
         "big_task_kvault_warm_over_baseline_warm": ratio(wall("big-native-warm"), wall("big-load_inline-warm")),
     }

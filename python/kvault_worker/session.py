@@ -5,6 +5,7 @@ A handler takes the request dict and returns the response fields besides
 most one loaded (task, candidate) pair.
 """
 import gc
+import os
 import sys
 import time
 
@@ -37,11 +38,14 @@ class Session:
         self.finished = False
         self.handlers = {"hello": self.hello, "describe": self.describe,
                          "reference": self.reference, "load": self.load, "run": self.run,
-                         "time_start": self.time_start, "time_batch": self.time_batch,
+                         "time_start": self.time_start, "time_warmup": self.time_warmup,
+                         "time_batch": self.time_batch,
                          "time_finish": self.time_finish, "unload": self.unload,
                          "handoff_compare": self.handoff_compare,
                          "handoff_release": self.handoff_release, "shutdown": self.shutdown}
         self.timed = None  # the TimedCase between time_start and time_finish
+        # Reference sides kept between candidates (time_finish `keep`), by _kept_key.
+        self.kept_references = {}
         self.offer = None  # the reference worker's handoff.Offer, until compared or released
 
     def _require_device(self):
@@ -160,48 +164,78 @@ class Session:
         return response
 
     def time_start(self, request):
-        """Builds one side of a timed case and warms it up (docs/timing.md)."""
+        """Builds one side of a timed case: model, inputs, flush buffer, first calls
+        (docs/timing.md, "Preparation"). With `warmup_ms` it also warms up, as
+        time_warmup does; without, the engine sends time_warmup once the device is
+        the side's alone. A reference side kept by the last time_finish (`keep`) for
+        the same task file, case, seed and flush is taken up again (`kept`)."""
         device = self._require_device()
         side, s = fields.string(request, "side"), fields.seed(request)
-        warmup_ms = fields.number(request, "warmup_ms", 100)
+        warmup_ms = fields.number(request, "warmup_ms", 0) if "warmup_ms" in request else None
         flush = fields.boolean(request, "flush", True)
+        graph_below_ms = fields.number(request, "graph_below_ms", 0)
         self._drop_timed()
+        kept = False
         if side == "reference":
-            task = load_task(fields.absolute_path(request, "task"))
-            try:
-                case = task.cases[fields.case_index(request, task)]
-                fn = execution.reference_forward(task, case, s, device)
-                inputs = execution.make_inputs(case, s, device)
-            except BaseException:
-                release_task(task)
-                raise
-            owned, kind, label = task, TASK_ERROR, "the reference forward"
+            path = fields.absolute_path(request, "task")
+            case_index = fields.integer(request, "case", minimum=0)
+            key = _kept_key(path, case_index, s, flush)
+            self.timed = self.kept_references.pop(key, None) if key is not None else None
+            if fields.boolean(request, "fresh", False) and self.timed is not None:
+                self.timed.release()
+                self.timed = None
+            kept = self.timed is not None
+            if not kept:
+                task = load_task(path)
+                try:
+                    case = task.cases[fields.case_index(request, task)]
+                    fn = execution.reference_forward(task, case, s, device)
+                    inputs = execution.make_inputs(case, s, device)
+                except BaseException:
+                    release_task(task)
+                    raise
+                self.timed = TimedCase(task, input_digest(inputs), key)
+                kind, label = TASK_ERROR, "the reference forward"
         elif side == "candidate":
             task, candidate = self._require_candidate()
             case = task.cases[fields.case_index(request, task)]
             fn = execution.candidate_forward(task, candidate, case, s, device,
                                              **native_time_options(request, candidate))
             inputs = execution.make_inputs(case, s, device)
-            owned, kind, label = None, RUNTIME_ERROR, "the candidate's forward"
+            self.timed = TimedCase(None, input_digest(inputs), None)
+            kind, label = RUNTIME_ERROR, "the candidate's forward"
         else:
             raise bad_request("'side' must be reference or candidate, got %r" % side)
-        self.timed = TimedCase(owned, input_digest(inputs))
         try:
-            self.timed.side = TimedSide(fn, inputs, device, kind, label, flush, l2_bytes(device),
-                                        device_info(device)["arch"])
-            # The re-check after timing runs on inputs of the next seed, written into
-            # the timed buffers: a candidate that replays a cached output is caught.
-            self.timed.side.fresh_inputs = lambda: execution.make_inputs(case, s + 1, device)
-            calls = self.timed.side.warm_up(warmup_ms)
+            if not kept:
+                self.timed.side = TimedSide(fn, inputs, device, kind, label, flush, l2_bytes(device),
+                                            device_info(device)["arch"])
+                # The re-check after timing runs on inputs of the next seed, written into
+                # the timed buffers: a candidate that replays a cached output is caught.
+                self.timed.side.fresh_inputs = lambda: execution.make_inputs(case, s + 1, device)
+                self.timed.side.prime(graph_below_ms)
+            response = {"timer": timers.EVENTS if device.is_gpu else timers.CLOCK,
+                        "input_digest": self.timed.digest, "kept": kept,
+                        "flush_bytes": self.timed.side.flush_bytes,
+                        "output_layout": output_layout(self.timed.side.last_output)
+                        if side == "reference" else None}
+            if warmup_ms is not None:
+                response.update(self._warm_up(warmup_ms))
         except BaseException:
             self._drop_timed()
             raise
-        return {"timer": timers.EVENTS if device.is_gpu else timers.CLOCK,
-                "input_digest": self.timed.digest, "warmup_calls": calls,
-                "call_ms": self.timed.side.call_ms, "device_call_ms": self.timed.side.device_call_ms,
-                "flush_bytes": self.timed.side.flush_bytes,
-                "sensors": read_sensors(device),
-                "output_layout": output_layout(self.timed.side.last_output) if owned else None}
+        return response
+
+    def time_warmup(self, request):
+        """Warms the prepared side up for `warmup_ms` (docs/timing.md, "Warm-up")."""
+        self._require_timed()
+        return self._warm_up(fields.number(request, "warmup_ms", 100))
+
+    def _warm_up(self, warmup_ms):
+        side = self.timed.side
+        calls = side.warm_up(warmup_ms)
+        return {"warmup_calls": calls, "call_ms": side.call_ms, "device_call_ms": side.device_call_ms,
+                "sensors": read_sensors(self.device)}
 
     def time_batch(self, request):
         timed = self._require_timed()
@@ -223,18 +257,23 @@ class Session:
 
     def time_finish(self, request):
         """Writes the output of the last timed call to `out` (when given), reports
-        whether the inputs changed while timing, and drops the timed case."""
+        whether the inputs changed while timing, and drops the timed case, or, with
+        `keep` on the reference side, keeps it for the next candidate's timing of the
+        same case (docs/timing.md, "Preparation")."""
         timed = self._require_timed()
         check_integrity("timing")
         out = fields.absolute_path(request, "out") if "out" in request else None
+        keep = fields.boolean(request, "keep", False) and timed.kept_key is not None \
+            and timed.side.input_bytes() <= KEEP_INPUT_BYTES
         side = timed.side
         response = {}
         try:
             with attributed(side.kind, "%s left its inputs unreadable" % side.label):
                 modified = input_digest(side.inputs) != timed.digest
+            keep = keep and not modified
             if out is not None:
                 with attributed(side.kind, "%s raised on fresh inputs after timing" % side.label):
-                    output = side.call_on(side.fresh_inputs())
+                    output = side.call_on(side.fresh_inputs(), into_timed_buffers=not keep)
                 if "handoff" in request:
                     if timed.owned_task is not None:  # the reference side offers
                         offered = self._offer(request, output)
@@ -246,10 +285,28 @@ class Session:
                     with attributed(side.kind, "the output of %s cannot be captured" % side.label):
                         captured = capture(output)
                     _write_output(out, captured)
+                del output
+        except BaseException:
+            keep = False
+            raise
         finally:
-            self._drop_timed()
-        response.update({"inputs_modified": modified, "sensors": read_sensors(self.device)})
+            if keep:
+                self._keep_reference(timed)
+            else:
+                self._drop_timed()
+        response.update({"inputs_modified": modified, "kept": keep, "sensors": read_sensors(self.device)})
         return response
+
+    def _keep_reference(self, timed):
+        """Keeps `timed` under its key; the oldest others go while more than
+        KEEP_SIDES are kept or their inputs pass KEEP_INPUT_BYTES together."""
+        self.timed = None
+        self.kept_references.pop(timed.kept_key, None)
+        self.kept_references[timed.kept_key] = timed
+        while len(self.kept_references) > KEEP_SIDES or sum(
+                t.side.input_bytes() for t in self.kept_references.values()) > KEEP_INPUT_BYTES:
+            oldest = next(iter(self.kept_references))
+            self.kept_references.pop(oldest).release()
 
     def _offer(self, request, output):
         """Reference side of a handoff (handoff.py): keeps `output` on the device and
@@ -389,10 +446,12 @@ class Session:
 
 class TimedCase:
     """What a worker holds between time_start and time_finish: the side, the
-    digest of its inputs when made, and the task file it loaded (reference side)."""
+    digest of its inputs when made, the task file it loaded and the key it may be
+    kept under (reference side)."""
 
-    def __init__(self, owned_task, digest):
+    def __init__(self, owned_task, digest, kept_key):
         self.owned_task, self.digest, self.side = owned_task, digest, None
+        self.kept_key = kept_key
 
     def release(self):
         if self.side is not None:
@@ -400,6 +459,23 @@ class TimedCase:
         release_task(self.owned_task)
         self.side = self.owned_task = None
         gc.collect()
+
+
+# Reference sides kept between candidates (time_finish `keep`): at most this many,
+# with inputs of at most this many bytes together. A kept side also holds its flush
+# buffer and its graph's outputs (at most GRAPH_OUTPUT_BYTES, timing/side.py).
+KEEP_SIDES = 4
+KEEP_INPUT_BYTES = 256 << 20
+
+
+def _kept_key(path, case_index, seed, flush):
+    """What a kept reference side is found by: the task file (as it is now: its
+    size and modification time), the case, the seed and whether it flushes."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (path, st.st_size, st.st_mtime_ns, case_index, seed, flush)
 
 
 def describe_task(task, device=None):

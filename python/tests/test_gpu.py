@@ -112,3 +112,50 @@ def test_device_oom_is_oom(gpu_worker, tmp_path):
     response = gpu_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
     assert response["kind"] == "oom", response
     assert gpu_worker.call("unload")["ok"]
+
+
+TINY_TASK = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(4096)]
+"""
+
+SYNCHRONISING = """
+import torch, torch.nn as nn
+class ModelNew(nn.Module):
+    def forward(self, x):
+        torch.cuda.synchronize()  # not allowed while a graph is captured
+        return torch.relu(x)
+"""
+
+
+def test_graphs_captured_ahead_and_a_kept_reference(gpu_worker, tmp_path):
+    task = load(gpu_worker, tmp_path, CANDIDATE.replace("self.lin(x)", "x"), TINY_TASK)
+    ref = dict(side="reference", task=task, case=0, seed=1000, flush=True, graph_below_ms=0.5)
+    calls = []
+    for round_ in range(2):
+        started = gpu_worker.call("time_start", **ref)
+        assert started["ok"] and started["kept"] is (round_ == 1), started
+        assert "call_ms" not in started  # no warm-up before the device is quiet
+        warmed = gpu_worker.call("time_warmup", warmup_ms=10)
+        assert warmed["ok"] and warmed["device_call_ms"] < 0.5, warmed
+        batch = gpu_worker.call("time_batch", method="cuda_graph", cold=2, warm=3)
+        assert batch["ok"] and "graph_failed" not in batch and len(batch["warm_ms"]) == 3, batch
+        calls.append(batch["graph_calls"])
+        finished = gpu_worker.call("time_finish", out=str(tmp_path / "ref.kvt"), keep=True)
+        assert finished["ok"] and finished["kept"] is True and finished["inputs_modified"] is False
+    assert calls[0] == calls[1] and calls[0] > 10  # the kept graph, sized once
+    # A candidate that cannot be captured: the graph batch says why, and events work.
+    load(gpu_worker, tmp_path, SYNCHRONISING, TINY_TASK)
+    started = gpu_worker.call("time_start", side="candidate", case=0, seed=1000, flush=True, graph_below_ms=0.5)
+    assert started["ok"], started
+    assert gpu_worker.call("time_warmup", warmup_ms=5)["ok"]
+    batch = gpu_worker.call("time_batch", method="cuda_graph", cold=1, warm=1)
+    assert batch["ok"] and "capture failed" in batch["graph_failed"], batch
+    events = gpu_worker.call("time_batch", method="cuda_events", cold=2, warm=2)
+    assert events["ok"], events
+    finished = gpu_worker.call("time_finish", out=str(tmp_path / "cand.kvt"))
+    assert finished["ok"], finished

@@ -180,6 +180,42 @@ def test_a_graph_holding_enough_work_is_kept(monkeypatch):
     assert _FakeGraph.captures == [33]  # 33 x 25 us = 0.8 ms: no second capture
 
 
+def test_prime_captures_ahead_and_the_quiet_device_sizes_the_graph(monkeypatch):
+    from kvault_worker.timing import side as side_module
+    monkeypatch.setattr(side_module.timers, "GraphReplay", _FakeGraph)
+    monkeypatch.setattr(side_module.timers, "burst_ms", lambda call, calls, sync: 0.02)  # busy device
+    _FakeGraph.captures = []
+    s = side_module.TimedSide(lambda inputs: 3.0, [], _GpuLikeDevice(), "runtime_error", "x", flush=False)
+    s.prime(graph_below_ms=0.5)
+    assert _FakeGraph.captures == [50] and not s.graph_sized  # 1 ms at the guessed 20 us a call
+    assert s.prepare_graph() is None  # the quiet replay says 2 us a call: captured again
+    assert _FakeGraph.captures == [50, 500] and s.graph_sized
+    assert s.prepare_graph() is None and _FakeGraph.captures == [50, 500]  # sized once
+
+
+def test_prime_leaves_slow_calls_to_events_and_remembers_failed_captures(monkeypatch):
+    from kvault_worker.timing import side as side_module
+    monkeypatch.setattr(side_module.timers, "GraphReplay", _FakeGraph)
+    monkeypatch.setattr(side_module.timers, "burst_ms", lambda call, calls, sync: 0.8)
+    _FakeGraph.captures = []
+    calls = []
+    s = side_module.TimedSide(lambda inputs: calls.append(1), [], _GpuLikeDevice(), "runtime_error", "x",
+                              flush=False)
+    s.prime(graph_below_ms=0.5)
+    assert len(calls) == 2 and s.graph is None and _FakeGraph.captures == []
+
+    class _Refused(_FakeGraph):
+        def __init__(self, call, calls, synchronize):
+            _FakeGraph.captures.append(calls)
+            raise side_module.timers.GraphUnavailable("graph capture failed: it synchronises")
+    monkeypatch.setattr(side_module.timers, "GraphReplay", _Refused)
+    monkeypatch.setattr(side_module.timers, "burst_ms", lambda call, calls, sync: 0.01)
+    s = side_module.TimedSide(lambda inputs: None, [], _GpuLikeDevice(), "runtime_error", "x", flush=False)
+    s.prime(graph_below_ms=0.5)
+    assert "synchronises" in s.prepare_graph() and "synchronises" in s.prepare_graph()
+    assert _FakeGraph.captures == [100]  # tried once
+
+
 class _Clock:
     """A fake device and host clock for GraphReplay.sample: a replay takes `graph_ms`
     on the device, the device-wide synchronisation `tail_ms` more (work left behind),
@@ -269,12 +305,57 @@ def test_one_side_round_trip(shared_worker, tmp_path):
             assert started["call_ms"] >= 4.0
         out = str(tmp_path / (side + ".kvt"))
         finished = shared_worker.call("time_finish", out=out)
-        assert finished == {"id": finished["id"], "ok": True, "inputs_modified": False, "sensors": None}
+        assert finished == {"id": finished["id"], "ok": True, "inputs_modified": False, "kept": False,
+                            "sensors": None}
         outputs[side], _ = tensorfile.read(out)
     assert len(digests) == 1
     assert outputs["reference"].shape == (512,)
     assert torch.equal(outputs["reference"], outputs["candidate"])
     assert shared_worker.call("time_batch", method="monotonic_clock", cold=1, warm=0)["kind"] == "bad_request"
+
+
+def test_time_warmup_follows_a_time_start_without_warm_up(shared_worker, tmp_path):
+    task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
+    del common["warmup_ms"]
+    started = shared_worker.call("time_start", side="candidate", **common)
+    assert started["ok"] and "call_ms" not in started and "warmup_calls" not in started
+    warmed = shared_worker.call("time_warmup", warmup_ms=5)
+    assert warmed["ok"] and warmed["warmup_calls"] >= 2 and warmed["call_ms"] >= 4.0  # it sleeps 4 ms
+    assert shared_worker.call("time_warmup", warmup_ms=-1)["kind"] == "bad_request"
+    assert shared_worker.call("time_finish")["ok"]
+    assert shared_worker.call("time_warmup", warmup_ms=5)["kind"] == "bad_request"  # nothing started
+
+
+def test_a_reference_side_kept_between_candidates(shared_worker, tmp_path):
+    task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
+    ref = dict(common, side="reference", task=task)
+
+    def time_once(keep=True, **extra):
+        started = shared_worker.call("time_start", **{**ref, **extra})
+        assert started["ok"], started
+        assert shared_worker.call("time_batch", method="monotonic_clock", cold=1, warm=1)["ok"]
+        out = str(tmp_path / "ref.kvt")
+        finished = shared_worker.call("time_finish", out=out, keep=keep)
+        assert finished["ok"] and finished["inputs_modified"] is False
+        return started, finished, tensorfile.read(out)[0]
+
+    first, kept, out1 = time_once()
+    assert first["kept"] is False and kept["kept"] is True
+    again, _, out2 = time_once()
+    assert again["kept"] is True and again["input_digest"] == first["input_digest"]
+    assert torch.equal(out1, out2)  # the re-check's fresh inputs did not overwrite the kept ones
+    assert time_once(fresh=True)[0]["kept"] is False  # made again when asked
+    assert time_once(case=0)[0]["kept"] is False  # another case
+    other = time_once(seed=1001)
+    assert other[0]["kept"] is False and other[0]["input_digest"] != first["input_digest"]
+    assert time_once(keep=False)[0]["kept"] is True
+    assert time_once()[0]["kept"] is False  # not kept by the last finish
+    write_file(tmp_path, "task.py", RELU + "\n# changed\n")  # the task file changed
+    assert time_once()[0]["kept"] is False
+    # A candidate's side is never kept, whatever it asks.
+    started = shared_worker.call("time_start", side="candidate", **common)
+    assert started["ok"] and started["kept"] is False
+    assert shared_worker.call("time_finish", keep=True)["kept"] is False
 
 
 def test_inputs_changed_while_timing_are_reported(shared_worker, tmp_path):
@@ -303,3 +384,52 @@ def test_bad_timing_requests(shared_worker, tmp_path):
                    {"method": "monotonic_clock", "cold": -1, "warm": 1}, {"method": "monotonic_clock"}):
         assert shared_worker.call("time_batch", **fields)["kind"] == "bad_request", fields
     assert shared_worker.call("time_finish", out="relative.kvt")["kind"] == "bad_request"
+
+
+def test_a_failed_capture_gives_the_stream_back(monkeypatch):
+    """torch.cuda.graph's exit raises before it restores the stream when the capture
+    was invalidated; GraphReplay puts the stream back itself."""
+    current = ["default"]
+
+    class Capture:
+        def __init__(self, graph):
+            pass
+
+        def __enter__(self):
+            current[0] = "capture"
+
+        def __exit__(self, *exc):
+            raise RuntimeError("operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(timers, "_CUDAGraph", object)
+    monkeypatch.setattr(timers, "_graph_context", Capture)
+    monkeypatch.setattr(timers, "_current_stream", lambda: current[0])
+    monkeypatch.setattr(timers, "_set_stream", lambda s: current.__setitem__(0, s))
+    repaired = []
+    monkeypatch.setattr(timers, "_repair_generator", lambda device: repaired.append(current[0]))
+
+    class Stream(str):
+        device = "cuda:0"
+    current[0] = Stream("default")
+    with pytest.raises(timers.GraphUnavailable, match="not permitted"):
+        timers.GraphReplay(lambda: None, 3, lambda: None)
+    assert current[0] == "default" and repaired == ["default"]  # stream first, then the generator
+
+
+def test_a_generator_left_unusable_is_the_workers_error(monkeypatch):
+    from kvault_worker.errors import WorkerError
+
+    class Refused:
+        def __init__(self, graph):
+            pass
+
+        def __enter__(self):
+            raise RuntimeError("capture refused")
+
+        def __exit__(self, *exc):
+            return False
+    monkeypatch.setattr(timers, "_CUDAGraph", object)
+    monkeypatch.setattr(timers, "_graph_context", Refused)
+    with pytest.raises(WorkerError) as raised:
+        timers._repair_generator("cpu")
+    assert raised.value.kind == "internal" and "random generator" in str(raised.value)

@@ -70,7 +70,8 @@ class CaseTimer {
       : session_(session), req_(req), timeout_(req.options.timeouts.time),
         where_("timing case " + req.task.cases[req.case_index].name) {}
 
-  TimedCase Run();
+  PreparedCase Prepare();
+  TimedCase Measure(PreparedCase prepared);
 
  private:
   // A call on one side; on failure sets result_.failure and returns nullopt.
@@ -130,11 +131,57 @@ bool CaseTimer::Recheck(const std::string& ref_out, const std::string& cand_out)
   return true;
 }
 
-TimedCase CaseTimer::Run() {
+PreparedCase CaseTimer::Prepare() {
+  const TimingSettings& t = req_.options.timing;
+  const auto began = std::chrono::steady_clock::now();
+  PreparedCase prepared;
+  // A graph is captured ahead by a side whose calls look short enough for one (the
+  // quiet device decides in TimeCase).
+  const double graph_below_ms = req_.options.backend == Backend::kCpu || t.graph == GraphMode::kNever ? 0
+                                : t.graph == GraphMode::kAlways ? 1e9 : t.graph_below_ms;
+  Json start{{"op", "time_start"}, {"case", req_.case_index}, {"seed", req_.seed}, {"flush", t.flush},
+             {"graph_below_ms", graph_below_ms}};
+  Json ref_start_req = start;
+  ref_start_req["side"] = "reference";
+  ref_start_req["task"] = req_.task.file.path;
+  auto fail = [&] {
+    prepared.failure = std::move(result_.failure);
+    return std::move(prepared);
+  };
+  auto ref_start = Call(WorkerRole::kReference, ref_start_req);
+  if (!ref_start) return fail();
+  Json cand_start_req = start;
+  cand_start_req["side"] = "candidate";
+  if (const Json layout = Field(*ref_start, "output_layout"); layout.is_object())
+    cand_start_req["output_layout"] = layout;
+  auto cand_start = Call(WorkerRole::kCandidate, cand_start_req);
+  if (!cand_start) return fail();
+  if (ReplyString(*cand_start, "input_digest", "") != ReplyString(*ref_start, "input_digest", "")) {
+    // The candidate's worker can forge its digest (docs/threat-model.md): the reference
+    // worker makes the inputs again; when it reproduces its own, the difference is the
+    // candidate's doing, else the task's inputs are not reproducible.
+    ref_start_req["fresh"] = true;  // not a side kept from an earlier timing
+    auto again = Call(WorkerRole::kReference, ref_start_req);
+    if (!again) return fail();
+    if (ReplyString(*again, "input_digest", "") == ReplyString(*ref_start, "input_digest", ""))
+      Fail(OutcomeStatus::kCrash, "the candidate's worker reported timing inputs that differ from the "
+                                  "reference's, which the reference worker reproduces (a forged reply)");
+    else
+      Fail(OutcomeStatus::kTaskError, "task inputs are not a function of the seed (the reference "
+                                      "worker made different timing inputs twice)");
+    return fail();
+  }
+  prepared.reference = std::move(*ref_start);
+  prepared.candidate = std::move(*cand_start);
+  prepared.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  return prepared;
+}
+
+TimedCase CaseTimer::Measure(PreparedCase prepared) {
   const TimingSettings& t = req_.options.timing;
   // Wall time of each step (docs/timing.md, "Results": stage_ms).
   auto step_began = std::chrono::steady_clock::now();
-  Json stage_ms = Json::object();
+  Json stage_ms{{"prepare", prepared.ms}};
   auto step_done = [&](const char* step) {
     const auto now = std::chrono::steady_clock::now();
     stage_ms[step] = std::chrono::duration<double, std::milli>(now - step_began).count();
@@ -142,44 +189,25 @@ TimedCase CaseTimer::Run() {
   };
   const bool gpu = req_.options.backend != Backend::kCpu;
   const int warmup_ms = req_.warmup_ms >= 0 ? req_.warmup_ms : t.warmup_ms;
-  Json start{{"op", "time_start"}, {"case", req_.case_index}, {"seed", req_.seed},
-             {"warmup_ms", warmup_ms}, {"flush", t.flush}};
-  Json ref_start_req = start;
-  ref_start_req["side"] = "reference";
-  ref_start_req["task"] = req_.task.file.path;
-  auto ref_start = Call(WorkerRole::kReference, ref_start_req);
-  if (!ref_start) return std::move(result_);
-  Json cand_start_req = start;
-  cand_start_req["side"] = "candidate";
-  if (const Json layout = Field(*ref_start, "output_layout"); layout.is_object())
-    cand_start_req["output_layout"] = layout;
-  auto cand_start = Call(WorkerRole::kCandidate, cand_start_req);
-  if (!cand_start) return std::move(result_);
-  if (ReplyString(*cand_start, "input_digest", "") != ReplyString(*ref_start, "input_digest", "")) {
-    // The candidate's worker can forge its digest (docs/threat-model.md): the reference
-    // worker makes the inputs again; when it reproduces its own, the difference is the
-    // candidate's doing, else the task's inputs are not reproducible.
-    auto again = Call(WorkerRole::kReference, ref_start_req);
-    if (!again) return std::move(result_);
-    if (ReplyString(*again, "input_digest", "") == ReplyString(*ref_start, "input_digest", ""))
-      Fail(OutcomeStatus::kCrash, "the candidate's worker reported timing inputs that differ from the "
-                                  "reference's, which the reference worker reproduces (a forged reply)");
-    else
-      Fail(OutcomeStatus::kTaskError, "task inputs are not a function of the seed (the reference "
-                                      "worker made different timing inputs twice)");
-    return std::move(result_);
-  }
+  const bool device_quiet = req_.turn.alone ? req_.turn.alone() : true;
+  step_done("drain");  // other lanes' runs in flight ending
+  const Json warmup{{"op", "time_warmup"}, {"warmup_ms", warmup_ms}};
+  auto ref_warm = Call(WorkerRole::kReference, warmup);
+  if (!ref_warm) return std::move(result_);
+  auto cand_warm = Call(WorkerRole::kCandidate, warmup);
+  if (!cand_warm) return std::move(result_);
   Json& row = result_.row;
   row["case"] = req_.task.cases[req_.case_index].name;
   row["kind"] = "timing";
   row["warmup_ms"] = warmup_ms;
-  row["device_quiet"] = req_.device_quiet;
-  row["flush_bytes"] = Field(*ref_start, "flush_bytes");
-  row["reference_call_ms"] = Field(*ref_start, "call_ms");
-  row["candidate_call_ms"] = Field(*cand_start, "call_ms");
-  row["reference_device_call_ms"] = Field(*ref_start, "device_call_ms");
-  row["candidate_device_call_ms"] = Field(*cand_start, "device_call_ms");
-  row["sensors_before"] = Field(*ref_start, "sensors");
+  row["device_quiet"] = device_quiet;
+  row["flush_bytes"] = Field(prepared.reference, "flush_bytes");
+  row["reference_kept"] = Field(prepared.reference, "kept") == Json(true);
+  row["reference_call_ms"] = Field(*ref_warm, "call_ms");
+  row["candidate_call_ms"] = Field(*cand_warm, "call_ms");
+  row["reference_device_call_ms"] = Field(*ref_warm, "device_call_ms");
+  row["candidate_device_call_ms"] = Field(*cand_warm, "device_call_ms");
+  row["sensors_before"] = Field(*ref_warm, "sensors");
 
   step_done("start");
   std::string method = gpu ? kEvents : kClock;
@@ -188,7 +216,7 @@ TimedCase CaseTimer::Run() {
   auto device_ms = [](const Json& start) {
     return Number(start, "device_call_ms", Number(start, "call_ms", 1e9));
   };
-  const double fastest = std::min(device_ms(*ref_start), device_ms(*cand_start));
+  const double fastest = std::min(device_ms(*ref_warm), device_ms(*cand_warm));
   if (gpu && (t.graph == GraphMode::kAlways || (t.graph == GraphMode::kAuto && fastest < t.graph_below_ms)))
     method = kGraph;
 
@@ -238,12 +266,15 @@ TimedCase CaseTimer::Run() {
   result_.candidate_ms = Describe(row, "candidate", series[1], t.flush);
 
   step_done("sampling");
+  if (req_.turn.share) req_.turn.share();  // the re-check needs no quiet device
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
   Json finish{{"op", "time_finish"}};
   const HandoffSpec handoff = NewHandoff(req_.scratch, 1);
   if (t.recheck) finish["out"] = stem + "_reference.kvt";
   if (t.recheck && req_.outputs_on_device) finish["handoff"] = handoff.ToJson();
-  auto ref_finish = Call(WorkerRole::kReference, finish);
+  Json ref_finish_req = finish;
+  ref_finish_req["keep"] = true;  // for the next candidate's timing of this case
+  auto ref_finish = Call(WorkerRole::kReference, ref_finish_req);
   if (!ref_finish) return std::move(result_);
   DeviceOffer offer;  // ended on every way out
   if (const Json h = Field(*ref_finish, "handoff"); h.is_object())
@@ -310,8 +341,12 @@ TimedCase CaseTimer::Run() {
 
 }  // namespace
 
-TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request) {
-  return CaseTimer(session, request).Run();
+PreparedCase PrepareCase(DeviceSession& session, const TimedCaseRequest& request) {
+  return CaseTimer(session, request).Prepare();
+}
+
+TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request, PreparedCase prepared) {
+  return CaseTimer(session, request).Measure(std::move(prepared));
 }
 
 }  // namespace kvault

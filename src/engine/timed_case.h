@@ -3,12 +3,19 @@
 // the reference worker, the candidate in the candidate worker, same device, same
 // inputs (each worker makes them on the device from the timing seed), interleaved
 // by rounds the engine drives, stopped by the StoppingRule; then the outputs of the
-// last timed calls are compared here.
+// last timed calls are compared here. Two steps: the preparation (both sides build,
+// make their inputs and make their first calls) runs beside other lanes' work; the
+// warm-up and the rounds run with the device to itself (request.turn), the re-check
+// beside other lanes' work again.
 //
-//   TimedCase t = TimeCase(session, {task, case_index, kTimingSeed, options, scratch, tol, -1, true});
-//   if (t.failure) return *t.failure;   // the verification ends with this outcome
+//   TimedCaseRequest req{task, case_index, kTimingSeed, options, scratch, tol, -1, turn};
+//   PreparedCase p = PrepareCase(session, req);     // under a shared hold of the gate
+//   if (p.failure) return *p.failure;               // the verification ends with this outcome
+//   TimedCase t = TimeCase(session, req, std::move(p));  // under the exclusive hold
+//   if (t.failure) return *t.failure;
 //   v.cases.push_back(t.row);
 // Not thread-safe (uses the lane's DeviceSession).
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -20,6 +27,16 @@
 
 namespace kvault {
 
+// How a timing has the device to itself and gives it back (the Verifier's DeviceGate).
+// Empty functions: the device is taken as quiet throughout.
+struct DeviceTurn {
+  // Before the warm-up: other lanes' work on the device stops. Returns whether every
+  // run in flight had ended (the record's device_quiet).
+  std::function<bool()> alone;
+  // After sampling: other lanes' runs go on beside the re-check.
+  std::function<void()> share;
+};
+
 struct TimedCaseRequest {
   const TaskInfo& task;
   int case_index = 0;
@@ -27,10 +44,17 @@ struct TimedCaseRequest {
   const EngineOptions& options;
   std::string scratch;  // folder for the two output files of the re-check
   Tolerance tolerance;
-  int warmup_ms = -1;   // each side's warm-up; < 0: options.timing.warmup_ms
-  bool device_quiet = true;  // no other lane's work was on the device (DeviceGate)
+  int warmup_ms = -1;   // each side's warm-up (TimeCase); < 0: options.timing.warmup_ms
+  DeviceTurn turn;
   // The re-check's outputs compared on the device (engine/output_handoff.h).
   bool outputs_on_device = false;
+};
+
+// Both sides' answers to time_start (docs/worker-protocol.md).
+struct PreparedCase {
+  Json reference = Json::object(), candidate = Json::object();
+  double ms = 0;                         // engine wall time of the preparation
+  std::optional<Verification> failure;   // the outcome that ends the verification
 };
 
 struct TimedCase {
@@ -39,6 +63,8 @@ struct TimedCase {
   std::optional<Verification> failure;   // the outcome that ends the verification
 };
 
-TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request);
+PreparedCase PrepareCase(DeviceSession& session, const TimedCaseRequest& request);
+// `prepared` must be PrepareCase's answer for the same request, without failure.
+TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request, PreparedCase prepared);
 
 }  // namespace kvault

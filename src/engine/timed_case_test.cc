@@ -39,7 +39,18 @@ class TimedCaseTest : public ::testing::Test {
                           });
     TimedCaseRequest req{task_, 0, 1000, options_, dir_->path(), {}};
     req.outputs_on_device = outputs_on_device_;
-    return TimeCase(session, req);
+    req.turn.alone = [this] {
+      fake_->log.push_back("gate:alone");
+      return true;
+    };
+    req.turn.share = [this] { fake_->log.push_back("gate:share"); };
+    PreparedCase prepared = PrepareCase(session, req);
+    if (prepared.failure) {
+      TimedCase failed;
+      failed.failure = std::move(prepared.failure);
+      return failed;
+    }
+    return TimeCase(session, req, std::move(prepared));
   }
 
   std::unique_ptr<TempDir> dir_;
@@ -63,11 +74,17 @@ TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
   EXPECT_DOUBLE_EQ(row["speedup"], 2.0);
   EXPECT_DOUBLE_EQ(row["warm_speedup"], 2.0);
   EXPECT_EQ(row["recheck"], "ok");
+  EXPECT_EQ(row["sensors_before"]["sm_mhz"], 1700);  // read in the warm-up
   EXPECT_EQ(row["sensors_after"]["sm_mhz"], 1980);
+  EXPECT_EQ(row["reference_kept"], false);
+  for (const char* stage : {"prepare", "start", "sampling", "finish"}) EXPECT_TRUE(row["stage_ms"].contains(stage));
   std::vector<std::string> expected{
-      "reference:time_start", "candidate:time_start",
+      "reference:time_start", "candidate:time_start",  // beside other lanes' work
+      "gate:alone",                                      // the device to itself
+      "reference:time_warmup", "candidate:time_warmup",
       "reference:time_batch:monotonic_clock", "candidate:time_batch:monotonic_clock",
       "candidate:time_batch:monotonic_clock", "reference:time_batch:monotonic_clock",
+      "gate:share",                                      // the re-check beside other lanes' work
       "reference:time_finish", "candidate:time_finish"};
   EXPECT_EQ(fake_->log, expected);
 }
@@ -194,6 +211,45 @@ TEST_F(TimedCaseTest, GraphsAreChosenByDeviceTimePerCall) {
   fake_->call_ms = 0.01;
   fake_->device_call_ms = 0.2;  // a round trip cannot make a long kernel look short
   EXPECT_EQ(Run().row["method"], "cuda_events");
+}
+
+// The preparation asks each side to capture a graph ahead when its calls look short
+// enough (the quiet device decides later); the reference is kept for the next timing.
+TEST_F(TimedCaseTest, PreparationAsksForGraphsAheadAndKeepsTheReference) {
+  auto graph_below = [this] {
+    fake_->starts.clear();
+    EXPECT_FALSE(Run().failure);
+    EXPECT_EQ(fake_->starts.size(), 2u);
+    EXPECT_EQ(fake_->starts[0]["graph_below_ms"], fake_->starts[1]["graph_below_ms"]);
+    EXPECT_FALSE(fake_->starts[0].contains("warmup_ms"));  // warmed up in the hold
+    return fake_->starts[0]["graph_below_ms"].get<double>();
+  };
+  EXPECT_EQ(graph_below(), 0);  // the CPU backend: no graphs
+  options_.backend = Backend::kCuda;
+  options_.timing.graph_below_ms = 0.25;
+  EXPECT_EQ(graph_below(), 0.25);
+  options_.timing.graph = GraphMode::kAlways;
+  EXPECT_GT(graph_below(), 1e6);
+  options_.timing.graph = GraphMode::kNever;
+  EXPECT_EQ(graph_below(), 0);
+  ASSERT_EQ(fake_->finishes.size(), 8u);
+  for (size_t i = 0; i < fake_->finishes.size(); i += 2) {
+    EXPECT_EQ(fake_->finishes[i]["keep"], true);              // the reference's
+    EXPECT_FALSE(fake_->finishes[i + 1].contains("keep"));    // the candidate's
+  }
+  fake_->reference_kept = true;
+  EXPECT_EQ(Run().row["reference_kept"], true);
+}
+
+// A candidate whose digest differs: the reference makes its inputs again, not from a
+// side it kept.
+TEST_F(TimedCaseTest, ADigestCheckMakesTheReferenceInputsAgain) {
+  fake_->candidate_digest = "forged";
+  fake_->reference_kept = true;
+  ASSERT_TRUE(Run().failure);
+  ASSERT_EQ(fake_->starts.size(), 3u);
+  EXPECT_FALSE(fake_->starts[0].contains("fresh"));
+  EXPECT_EQ(fake_->starts[2]["fresh"], true);
 }
 
 TEST_F(TimedCaseTest, ACandidateFailureIsItsOutcome) {

@@ -386,18 +386,49 @@ int Verifier::WarmupFor(const FileLock& lock) const {
                                                                                              : t.warmup_ms;
 }
 
+TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch,
+                                         int warmup_ms) {
+  TimedCaseRequest req{task, case_index, kTimingSeed, options_, scratch, TaskTolerance(task), warmup_ms};
+  req.turn.alone = [this] {
+    holding_.Release();  // a shared hold cannot wait for itself to drain
+    holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
+    return holding_.drained();
+  };
+  req.turn.share = [this] {
+    holding_.Release();
+    holding_ = gate_->Share();
+  };
+  req.outputs_on_device = OutputsOnDevice(task, case_index);
+  return req;
+}
+
+std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verification& v,
+                                                    const std::string& scratch) {
+  std::vector<int> perf = task.PerformanceCases();
+  if (perf.empty() || options_.skip_timing) return std::nullopt;
+  auto hold = UseDevice();  // like a correctness run: not while another lane times
+  PreparedCase prepared = PrepareCase(session_, TimingRequest(task, perf[0], scratch, -1));
+  if (prepared.failure) {
+    Settle(v, std::move(*prepared.failure));
+    return std::nullopt;
+  }
+  return prepared;
+}
+
 void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch, int warmup_ms,
-                    bool device_quiet) {
+                    std::optional<PreparedCase> first) {
   std::vector<int> perf = task.PerformanceCases();
   if (perf.empty() || options_.skip_timing) return;
-  TimedCaseRequest req{task, 0, kTimingSeed, options_, scratch, {}, warmup_ms, device_quiet};
-  req.tolerance = TaskTolerance(task);
   double ref_sum = 0, cand_sum = 0;
   bool need_sensors = false;
   for (int ci : perf) {
-    req.case_index = ci;
-    req.outputs_on_device = OutputsOnDevice(task, ci);
-    TimedCase timed = TimeCase(session_, req);
+    const TimedCaseRequest req = TimingRequest(task, ci, scratch, warmup_ms);
+    PreparedCase prepared = ci == perf[0] && first ? std::move(*first) : PrepareCase(session_, req);
+    if (prepared.failure) {
+      Settle(v, std::move(*prepared.failure));
+      return;
+    }
+    TimedCase timed = TimeCase(session_, req, std::move(prepared));
     if (timed.failure) {
       Settle(v, std::move(*timed.failure));
       return;
@@ -508,23 +539,29 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
       v.message += ", also on " + std::to_string(info->input_distributions.size()) + " other input distribution(s)";
     // The device to itself while timing: other lanes and other kvault processes of
     // this machine wait (their correctness runs go on meanwhile).
-    auto timing_lock = LockDeviceForTiming(checked);
+    // The first performance case's sides build, make their inputs and make their
+    // first calls beside other lanes' work; then the device's lock and gate.
+    std::optional<PreparedCase> prepared = PrepareTiming(checked, v, scratch->path());
+    lap("timing_prepare");
+    auto timing_lock = v.status == OutcomeStatus::kPassed ? LockDeviceForTiming(checked)
+                                                          : Result<std::optional<FileLock>>(std::nullopt);
     lap("timing_wait");
-    if (!timing_lock) {
+    if (v.status != OutcomeStatus::kPassed) {
+      ok = false;  // the preparation failed: v holds its outcome
+    } else if (!timing_lock) {
       v = Outcome(OutcomeStatus::kInfraError, timing_lock.error());
     } else {
       const bool timed = timing_lock->has_value();  // no lock: nothing to time
       const int warmup_ms = timed ? WarmupFor(**timing_lock) : options_.timing.warmup_ms;
-      // Other lanes' runs in flight end first; new ones wait until this timing is done.
-      DeviceGate::Hold quiet;
-      if (timed) quiet = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
+      // From here this lane's device work runs under its own hold (holding_): exclusive
+      // while a case warms up and samples, shared around the rest.
       timing_ = timed;
-      lap("timing_wait");
-      Time(WithFormatTolerances(*info, candidate.format), v, scratch->path(), warmup_ms, quiet.drained());
+      if (timed) holding_ = gate_->Share();
+      Time(checked, v, scratch->path(), warmup_ms, std::move(prepared));
       lap("timing");
       ok = v.status == OutcomeStatus::kPassed && RecheckImplausible(checked, v, scratch->path(), load);
       lap("recheck");
-      quiet.Release();
+      holding_.Release();
       timing_ = false;
       if (timed) (void)(*timing_lock)->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
     }

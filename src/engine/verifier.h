@@ -20,6 +20,7 @@
 #include "engine/device_gate.h"
 #include "engine/device_session.h"
 #include "engine/options.h"
+#include "engine/timed_case.h"
 #include "engine/reference_cache.h"
 #include "engine/verification.h"
 #include "task/task_file.h"
@@ -54,11 +55,21 @@ class Verifier {
   // Runs every correctness case on `runs`, comparing each output with the reference.
   bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
                         const std::vector<CorrectnessRun>& runs);
+  // The timing of case `case_index` (engine/timed_case.h).
+  // Its turn takes the gate exclusively for the warm-up and rounds, then shared (holding_).
+  TimedCaseRequest TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch,
+                                 int warmup_ms);
+  // Prepares the first performance case (PrepareCase) under a shared hold of the gate,
+  // before the device's lock: nullopt when nothing will be timed or the preparation
+  // failed (v then holds the outcome).
+  std::optional<PreparedCase> PrepareTiming(const TaskInfo& task, Verification& v,
+                                            const std::string& scratch);
   // Times every performance case (engine/timed_case.h); `scratch` holds re-check outputs.
-  // warmup_ms: each side's warm-up (WarmupFor); device_quiet: whether other lanes' work
-  // had left the device (DeviceGate::Hold::drained), recorded in each timing row.
+  // warmup_ms: each side's warm-up (WarmupFor); `first`: the first case as PrepareTiming
+  // prepared it (else prepared here). Call with holding_ set (the device's lock held):
+  // leaves holding_ a shared hold.
   void Time(const TaskInfo& task, Verification& v, const std::string& scratch, int warmup_ms,
-            bool device_quiet);
+            std::optional<PreparedCase> first = std::nullopt);
   // The machine-wide lock on this backend and device for timing (<cache>/locks/, an
   // flock: held against other lanes and other kvault processes, hidden from candidate
   // workers). Empty when nothing will be timed; Error after timeouts.time of waiting.
@@ -75,7 +86,7 @@ class Verifier {
                            const std::string& distribution) const;
   Verification Finish(Verification v);
   // A shared hold of the device's gate around work on the device (engine/device_gate.h);
-  // empty while this lane itself holds the gate to time.
+  // empty while this lane holds the gate for its timing (holding_).
   DeviceGate::Hold UseDevice();
 
   EngineOptions options_;
@@ -84,7 +95,10 @@ class Verifier {
   ReferenceCache references_;
   std::map<std::string, TaskInfo> described_;  // by task hash
   std::shared_ptr<DeviceGate> gate_;
-  bool timing_ = false;  // this lane holds gate_ exclusively
+  // While this lane times (the device's lock held): its own hold of gate_, exclusive for
+  // the warm-up and rounds of a case, shared around the rest.
+  bool timing_ = false;
+  DeviceGate::Hold holding_;
 };
 
 // The correctness seeds of a task: 1..task.seeds.

@@ -20,13 +20,14 @@ PY
 # bench summary of a store's timing records reads them.
 python3 "$KVAULT_SOURCE_ROOT/bench/summarize_throughput.py" --timing "$TMP/kv.db" native > "$TMP/timing.json" ||
   fail "summarize_throughput.py --timing failed"
-python3 - "$TMP/timing.json" <<'PY' || fail "timing records lack warmup_ms, device_quiet or stage_ms"
+python3 - "$TMP/timing.json" <<'PY' || fail "timing records lack warmup_ms, device_quiet, stage_ms or reference_kept"
 import json, sys
 t = json.load(open(sys.argv[1]))
 assert t["records"] >= 5, t                                  # the correct candidates' cases
 assert t["device_quiet"] == {"True": t["records"]}, t        # no other lane's run in flight
 assert set(t["warmup_ms"]) <= {"100", "10"}, t
-assert set(t["stage_ms_median"]) == {"start", "sampling", "finish"}, t
+assert set(t["stage_ms_median"]) == {"prepare", "drain", "start", "sampling", "finish"}, t
+assert set(t["reference_kept"]) <= {"True", "False"}, t
 PY
 # The bench generator's wrong variants (bench/make_candidates.py --poke): a correct
 # example whose first output element is overwritten after the real call is a mismatch.
@@ -40,6 +41,19 @@ want = {e["file"].split("/")[-1]: e["expected"] for e in json.load(open(sys.argv
 got = {a["candidate"].split("/")[-1]: a["status"] for a in json.load(open(sys.argv[2]))["attempts"]}
 assert sum("wrong-poke" in name for name in want) == 2, want
 assert got == want, (got, want)
+PY
+# One lane, three candidates of one task: the reference worker keeps its timed side
+# from the first candidate's timing for the next two (docs/timing.md, "Preparation").
+mkdir -p "$TMP/same"
+for v in a b c; do { cat "$ex/native/cpu/relu.cpp"; echo "// variant $v"; } > "$TMP/same/relu.$v.cpp"; done
+"$KVAULT" eval --suite "$ex/suite" --candidates "$TMP/same" --backend cpu --jobs 1 --run-timeout 20 \
+  --db "$TMP/same.db" --run same --json > "$TMP/same.json" 2> "$TMP/same-err.txt" || { cat "$TMP/same-err.txt"; fail "eval of one task's candidates exited $?"; }
+python3 "$KVAULT_SOURCE_ROOT/bench/summarize_throughput.py" --timing "$TMP/same.db" same > "$TMP/same-timing.json" ||
+  fail "summarize_throughput.py --timing failed"
+python3 - "$TMP/same-timing.json" <<'PY' || fail "the reference's timed side was not kept between candidates"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["records"] == 3 and t["reference_kept"] == {"False": 1, "True": 2}, t
 PY
 # The prompts' contract is the doc's, word for word.
 python3 - "$KVAULT_SOURCE_ROOT" <<'PY' || fail "a native prompt does not carry the contract verbatim"

@@ -20,6 +20,7 @@ GRAPH_OUTPUT_BYTES = 1 << 30  # bound on the outputs a captured graph may hold
 GRAPH_SIZING_REPLAYS = 3
 BURST_TARGET_MS = 2.0  # the warm-up's back-to-back burst spans about this much
 BURST_MAX_CALLS = 100
+PRIME_BURST_CALLS = 20  # prime's guess of the device time per call
 
 
 class TimedSide:
@@ -33,6 +34,8 @@ class TimedSide:
         else:
             self.flusher = None
         self.graph = None
+        self.graph_sized = False  # sized on a quiet device (prepare_graph)
+        self.graph_failure = None  # why capture failed, once it has
         self.last_output = None
         self.call_ms = None
         self.device_call_ms = None
@@ -41,13 +44,24 @@ class TimedSide:
     def flush_bytes(self):
         return self.flusher.nbytes if self.flusher else 0
 
+    def input_bytes(self):
+        return sum(t.numel() * t.element_size() for t in _tensors_in(list(self.inputs or [])))
+
     def _call(self):
         with torch.no_grad():
             return self.fn(self.inputs)
 
-    def call_on(self, fresh):
+    def call_on(self, fresh, into_timed_buffers=True):
         """One untimed call after `fresh` (same structure as the timed inputs) is
-        copied into the timed input buffers; returns its output, synchronised."""
+        copied into the timed input buffers; returns its output, synchronised.
+        Without `into_timed_buffers` the call takes `fresh` itself and the timed
+        inputs stay as they are (a trusted side kept for the next timing)."""
+        if not into_timed_buffers:
+            self.device.synchronize()
+            with torch.no_grad():
+                output = self.fn(list(fresh))
+            self.device.synchronize()
+            return output
         self.inputs = list(self.inputs)
         for i, (held, new) in enumerate(zip(self.inputs, fresh)):
             if torch.is_tensor(held) and torch.is_tensor(new) and held.shape == new.shape \
@@ -92,37 +106,71 @@ class TimedSide:
         calls = max(2, min(BURST_MAX_CALLS, int(BURST_TARGET_MS / max(self.call_ms, 1e-3))))
         return timers.burst_ms(self._call, calls, self.device.synchronize)
 
+    def prime(self, graph_below_ms=0.0):
+        """What can run before the device is this side's alone (docs/timing.md,
+        "Preparation"): two untimed calls (kernel loading, JIT, autotuning, the
+        allocator's first blocks) and, on a GPU, when a burst says a call takes less
+        device time than `graph_below_ms`, a graph captured ahead. The burst runs
+        beside other work, so it only guesses: warm_up measures again on the quiet
+        device, and the first graph batch checks the graph's size there."""
+        with attributed(self.kind, "%s raised" % self.label):
+            for _ in range(2):
+                self.last_output = self._call()
+            self.device.synchronize()
+            if not self.device.is_gpu or graph_below_ms <= 0 or self.graph is not None:
+                return
+            guess = timers.burst_ms(self._call, PRIME_BURST_CALLS, self.device.synchronize)
+        if guess < graph_below_ms:
+            self._capture(guess)
+
     def prepare_graph(self):
-        """Captures the graph once; returns None, or why graphs cannot be used.
+        """The graph for graph samples, captured (unless prime did) and sized on the
+        device as it is now; returns None, or why graphs cannot be used.
 
         The first capture's size comes from the warm-up's burst, which for a
         launch-bound call measures the launch interval, not the kernel, and so
         undercounts the calls that fit in GRAPH_TARGET_MS of device work. Back-to-back
         replays of it measure the device time per call; a graph holding less than
         half the target is captured again with as many calls as the target holds
-        (within GRAPH_MAX_CALLS and GRAPH_OUTPUT_BYTES of outputs), at most twice."""
-        if self.graph is not None:
-            return None
+        (within GRAPH_MAX_CALLS and GRAPH_OUTPUT_BYTES of outputs), at most twice.
+        A graph sized once keeps its size (a reference side kept between candidates)."""
         if not self.device.is_gpu:
             return "no graphs on the cpu backend"
-        first = self.device_call_ms or self.call_ms or 1.0
-        calls = max(1, min(self._max_calls(), int(GRAPH_TARGET_MS / max(first, 1e-4))))
+        if self.graph is None and self.graph_failure is None:
+            self._capture(self.device_call_ms or self.call_ms or 1.0)
+        if self.graph_failure is not None:
+            return self.graph_failure
+        if self.graph_sized:
+            return None
         sync = self.device.synchronize
-        try:
+        for _ in range(2):
             with attributed(self.kind, "%s raised" % self.label):
-                graph = timers.GraphReplay(self._call, calls, sync)
-                for _ in range(2):
-                    graph.replay_ms(1, sync)  # the first replay uploads the graph
-                    per_call = graph.replay_ms(GRAPH_SIZING_REPLAYS, sync)
-                    wanted = min(self._max_calls(), int(GRAPH_TARGET_MS / max(per_call, 1e-5)))
-                    if per_call * graph.calls >= GRAPH_TARGET_MS / 2 or wanted <= graph.calls:
-                        break
-                    graph.release()
-                    graph = timers.GraphReplay(self._call, wanted, sync)
-                self.graph = graph
-        except timers.GraphUnavailable as e:
-            return str(e)
+                self.graph.replay_ms(1, sync)  # the first replay uploads the graph
+                per_call = self.graph.replay_ms(GRAPH_SIZING_REPLAYS, sync)
+            wanted = min(self._max_calls(), int(GRAPH_TARGET_MS / max(per_call, 1e-5)))
+            if per_call * self.graph.calls >= GRAPH_TARGET_MS / 2 or wanted <= self.graph.calls:
+                break
+            self.graph.release()
+            self._capture_calls(wanted)
+            if self.graph_failure is not None:
+                return self.graph_failure
+        self.graph_sized = True
         return None
+
+    def _capture(self, per_call_ms):
+        """A first graph of as many calls as GRAPH_TARGET_MS holds at `per_call_ms`."""
+        self._capture_calls(max(1, min(self._max_calls(), int(GRAPH_TARGET_MS / max(per_call_ms, 1e-4)))))
+        self.graph_sized = False
+
+    def _capture_calls(self, calls):
+        """Captures `calls` calls into self.graph. A capture that fails (GraphReplay
+        turns whatever the call raised while captured into GraphUnavailable) is
+        remembered in graph_failure, not retried: both sides then use events."""
+        self.graph = None
+        try:
+            self.graph = timers.GraphReplay(self._call, calls, self.device.synchronize)
+        except timers.GraphUnavailable as e:
+            self.graph_failure = str(e)
 
     def _max_calls(self):
         """GRAPH_MAX_CALLS, or fewer when that many calls' outputs would pass

@@ -14,6 +14,8 @@ import time
 
 import torch
 
+from kvault_worker.errors import INTERNAL, WorkerError
+
 _perf_counter_ns = time.perf_counter_ns
 _Event = getattr(torch.cuda, "Event", None)
 _event_record = getattr(_Event, "record", None)
@@ -21,6 +23,8 @@ _event_synchronize = getattr(_Event, "synchronize", None)
 _event_elapsed = getattr(_Event, "elapsed_time", None)
 _CUDAGraph = getattr(torch.cuda, "CUDAGraph", None)
 _graph_context = getattr(torch.cuda, "graph", None)
+_current_stream = getattr(torch.cuda, "current_stream", None)
+_set_stream = getattr(torch.cuda, "set_stream", None)
 
 EVENTS, GRAPH, CLOCK = "cuda_events", "cuda_graph", "monotonic_clock"
 # Longer than a device synchronisation takes on an idle device (a few
@@ -86,6 +90,7 @@ class GraphReplay:
         self.calls = calls
         self.output = None
         self._graph = _CUDAGraph()
+        stream = _current_stream()
         try:
             with _graph_context(self._graph):
                 for _ in range(calls):
@@ -93,10 +98,14 @@ class GraphReplay:
             synchronize()
         except Exception as e:  # capture rejected: the call is not graph-safe
             self._graph = self.output = None
+            # torch.cuda.graph leaves its capture stream current when ending the
+            # capture raises (its __exit__ stops there): later work would go there.
+            _set_stream(stream)
             try:
                 synchronize()
             except Exception:
                 pass
+            _repair_generator(stream.device)
             raise GraphUnavailable("graph capture failed: %s: %s" % (type(e).__name__, e)) from None
 
     def sample(self, synchronize):
@@ -138,3 +147,22 @@ class GraphReplay:
 
 class GraphUnavailable(Exception):
     pass
+
+
+def _repair_generator(device):
+    """A capture that failed at its end leaves PyTorch's CUDA generator marked as
+    capturing (the capture's epilogue never ran), and every later random op on the
+    device raises "Offset increment outside graph capture encountered unexpectedly":
+    the inputs of the next run could not be made. One small capture that succeeds
+    runs the prologue and the epilogue again. Raises (an internal error of the
+    worker, not the candidate's) when the generator is still unusable after it."""
+    try:
+        buffer = torch.zeros(1, device=device)
+        repair = _CUDAGraph()
+        with _graph_context(repair):
+            buffer.add_(1.0)
+        del repair
+        torch.randn(1, device=device)
+    except Exception as e:
+        raise WorkerError(INTERNAL, "the device's random generator is unusable after a failed graph "
+                                    "capture: %s: %s" % (type(e).__name__, e)) from None

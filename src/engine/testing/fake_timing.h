@@ -1,5 +1,5 @@
 #pragma once
-// Test helper: scripts a FakeWorker to answer time_start / time_batch / time_finish
+// Test helper: scripts a FakeWorker to answer time_start / time_warmup / time_batch / time_finish
 // (docs/worker-protocol.md) like a worker whose side always takes `ms` per call
 // (reference_ms on the side "reference", candidate_ms on "candidate"), writing
 // `output` to the `out` of time_finish. Tests only.
@@ -17,8 +17,9 @@ struct FakeTiming {
   double candidate_ms = 1.0;
   std::vector<float> reference_output{0, 1, 2};
   std::vector<float> candidate_output{0, 1, 2};
-  double call_ms = 1.0;              // reported by time_start
-  double device_call_ms = -1;        // reported by time_start when >= 0
+  double call_ms = 1.0;              // reported by time_warmup
+  double device_call_ms = -1;        // reported by time_warmup when >= 0
+  bool reference_kept = false;       // the reference's time_start answers kept
   bool graph_fails = false;          // time_batch with cuda_graph answers graph_failed
   bool candidate_modifies_inputs = false;
   bool candidate_batch_raises = false;  // the candidate's time_batch answers runtime_error
@@ -30,6 +31,7 @@ struct FakeTiming {
   bool handoff_served = true;
   int handoff_compares = 0, handoff_releases = 0;
   std::vector<std::string> log;      // "<side>:<op>[:<method>]" in call order
+  std::vector<Json> starts, finishes;  // every time_start and time_finish request
 };
 
 inline void WriteFloats(const std::string& path, const std::vector<float>& values) {
@@ -43,14 +45,19 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
   w.Handle("time_start", [t, side](const Json& r) {
     *side = r.value("side", std::string());
     t->log.push_back(*side + ":time_start");
+    t->starts.push_back(r);
     const bool ref = *side == "reference";
     if (ref) ++t->reference_starts;
     const std::string ref_digest = t->reference_irreproducible ? "d" + std::to_string(t->reference_starts) : "d";
-    Json reply{{"timer", "monotonic_clock"},
-               {"input_digest", ref ? ref_digest : t->candidate_digest},
-               {"call_ms", t->call_ms}, {"warmup_calls", 3}, {"flush_bytes", 64},
-               {"sensors", nullptr},
-               {"output_layout", ref ? Json{{"tree", "x"}} : Json(nullptr)}};
+    return FakeWorker::Ok(Json{{"timer", "monotonic_clock"},
+                               {"input_digest", ref ? ref_digest : t->candidate_digest},
+                               {"flush_bytes", 64}, {"kept", ref && t->reference_kept},
+                               {"output_layout", ref ? Json{{"tree", "x"}} : Json(nullptr)}});
+  });
+  w.Handle("time_warmup", [t, side](const Json&) {
+    t->log.push_back(*side + ":time_warmup");
+    Json reply{{"call_ms", t->call_ms}, {"warmup_calls", 3},
+               {"sensors", *side == "reference" ? Json{{"source", "nvml"}, {"sm_mhz", 1700}} : Json(nullptr)}};
     if (t->device_call_ms >= 0) reply["device_call_ms"] = t->device_call_ms;
     return FakeWorker::Ok(reply);
   });
@@ -71,6 +78,7 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
   });
   w.Handle("time_finish", [t, side](const Json& r) {
     t->log.push_back(*side + ":time_finish");
+    t->finishes.push_back(r);
     const bool ref = *side == "reference";
     Json reply{{"inputs_modified", !ref && t->candidate_modifies_inputs},
                {"sensors", ref ? Json{{"source", "nvml"}, {"sm_mhz", 1980}} : Json(nullptr)}};

@@ -1,0 +1,68 @@
+"""The benchmark's own tools (bench/): the candidate generator's repeated contents and
+the summary's count of what a step verified."""
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / (name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_distinct_variants_repeat_contents_under_their_own_names(tmp_path):
+    make = _module("make_candidates")
+    manifest = make.make(ROOT / "examples", tmp_path, {"extension": 9, "load_inline": 7}, "cuda", distinct=3)
+    ext = [e for e in manifest if e["format"] == "extension"]
+    assert [e["content"] for e in ext] == [0, 1, 2] * 3
+    assert len({e["file"] for e in ext}) == 9  # every file its own
+    text = {e["file"]: (tmp_path / e["file"]).read_text() for e in manifest}
+    for e in ext:
+        first = ext[e["content"]]
+        assert text[e["file"]] == text[first["file"]] and e["expected"] == first["expected"]
+    assert len({text[e["file"]] for e in ext}) == 3
+    li = [e for e in manifest if e["format"] == "load_inline"]
+    assert len({text[e["file"]] for e in li}) == 3  # same module name for the same content
+    every = make.make(ROOT / "examples", tmp_path / "all", {"extension": 4}, "cuda")
+    assert len({(tmp_path / "all" / e["file"]).read_text() for e in every}) == 4
+
+
+def test_a_step_counts_each_candidate_once(tmp_path):
+    summarize = _module("summarize_throughput")
+    attempts = [{"candidate": "a.cu", "status": "passed", "seconds": 2.0},
+                {"candidate": "b.cu", "status": "mismatch", "seconds": 4.0},
+                {"candidate": "a.cu", "status": "passed", "seconds": 2.0}]  # recorded earlier
+    row = summarize.step_summary("s", {"attempts": attempts}, 60.0, 0, {"a.cu": "passed"})
+    assert row["candidates"] == 2 and row["recorded_earlier"] == 1
+    assert row["throughput_per_min"] == 2.0 and row["statuses"] == {"passed": 1, "mismatch": 1}
+    assert row["expected_known"] == 1 and row["expected_agree"] == 1
+
+
+def test_a_stopped_forced_step_is_counted_from_its_progress_lines(tmp_path):
+    summarize = _module("summarize_throughput")
+    log = tmp_path / "warm.log"
+    log.write_text("kvault eval: 4 candidate(s) for 15 task(s) on backend cuda, 14 lane(s), run 'w'\n"
+                   "[1/4] relu <- relu.v000.cu: passed\n"
+                   "[2/4] relu <- relu.v001.cu: passed\n"
+                   "[3/4] relu <- relu.v000.cu: passed (recorded earlier)\n"
+                   "[4/4] relu <- relu.wrong-v003.cu: mismatch\n")
+    data = summarize.from_log(str(log), "w")
+    assert [a["candidate"] for a in data["attempts"]] == ["relu.v000.cu", "relu.v001.cu", "relu.wrong-v003.cu"]
+    row = summarize.step_summary("w", json.loads(json.dumps(data)), 30.0, 124, {})
+    assert row["candidates"] == 3 and row["statuses"] == {"passed": 2, "mismatch": 1}
+    assert row["latency_p50_s"] is None  # the lines carry no seconds
+
+
+def test_poked_variants_fall_on_every_correct_example(tmp_path):
+    make = _module("make_candidates")
+    manifest = make.make(ROOT / "examples", tmp_path, {"native": 64}, "cuda", poke=4)
+    correct_bases = {e["base"] for e in manifest if e["expected"] == "passed"}
+    poked = [e for e in manifest if e["base"].endswith("(poked)")]
+    assert {e["base"][:-len(" (poked)")] for e in poked} == correct_bases
+    assert all(e["expected"] == "mismatch" and "wrong-poke" in e["file"] for e in poked)
+    per_base = len(manifest) // (len(correct_bases) + 1) // 4  # one in four of each
+    assert all(sum(e["base"].startswith(b) for e in poked) == per_base for b in correct_bases)
