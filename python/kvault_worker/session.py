@@ -264,7 +264,7 @@ class Session:
         check_integrity("timing")
         out = fields.absolute_path(request, "out") if "out" in request else None
         keep = fields.boolean(request, "keep", False) and timed.kept_key is not None \
-            and timed.side.input_bytes() <= KEEP_INPUT_BYTES
+            and timed.side.held_bytes() <= KEEP_BYTES
         side = timed.side
         response = {}
         try:
@@ -299,12 +299,12 @@ class Session:
 
     def _keep_reference(self, timed):
         """Keeps `timed` under its key; the oldest others go while more than
-        KEEP_SIDES are kept or their inputs pass KEEP_INPUT_BYTES together."""
+        KEEP_SIDES are kept or they hold more than KEEP_BYTES together."""
         self.timed = None
         self.kept_references.pop(timed.kept_key, None)
         self.kept_references[timed.kept_key] = timed
         while len(self.kept_references) > KEEP_SIDES or sum(
-                t.side.input_bytes() for t in self.kept_references.values()) > KEEP_INPUT_BYTES:
+                t.side.held_bytes() for t in self.kept_references.values()) > KEEP_BYTES:
             oldest = next(iter(self.kept_references))
             self.kept_references.pop(oldest).release()
 
@@ -462,10 +462,10 @@ class TimedCase:
 
 
 # Reference sides kept between candidates (time_finish `keep`): at most this many,
-# with inputs of at most this many bytes together. A kept side also holds its flush
-# buffer and its graph's outputs (at most GRAPH_OUTPUT_BYTES, timing/side.py).
-KEEP_SIDES = 4
-KEEP_INPUT_BYTES = 256 << 20
+# holding at most this much device memory together (inputs, flush buffers, graph
+# outputs: TimedSide.held_bytes), so that a lane's reference worker stays small.
+KEEP_SIDES = 2
+KEEP_BYTES = 1 << 30
 
 
 def _kept_key(path, case_index, seed, flush):

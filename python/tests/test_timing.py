@@ -193,6 +193,18 @@ def test_prime_captures_ahead_and_the_quiet_device_sizes_the_graph(monkeypatch):
     assert s.prepare_graph() is None and _FakeGraph.captures == [50, 500]  # sized once
 
 
+def test_held_bytes_count_inputs_flush_and_graph_outputs(monkeypatch):
+    from kvault_worker.timing import side as side_module
+    monkeypatch.setattr(side_module.timers, "GraphReplay", _FakeGraph)
+    monkeypatch.setattr(side_module.timers, "burst_ms", lambda call, calls, sync: 0.1)
+    out = torch.empty(256)  # 1 KiB a call
+    s = side_module.TimedSide(lambda inputs: out, [torch.empty(1024), 3], _GpuLikeDevice(), "task_error", "x",
+                              flush=False)
+    assert s.held_bytes() == 4096
+    s.prime(graph_below_ms=0.5)  # 1 ms at 0.1 ms a call: 10 calls captured
+    assert s.graph.calls == 10 and s.held_bytes() == 4096 + 10 * 1024
+
+
 def test_prime_leaves_slow_calls_to_events_and_remembers_failed_captures(monkeypatch):
     from kvault_worker.timing import side as side_module
     monkeypatch.setattr(side_module.timers, "GraphReplay", _FakeGraph)
@@ -346,10 +358,12 @@ def test_a_reference_side_kept_between_candidates(shared_worker, tmp_path):
     assert torch.equal(out1, out2)  # the re-check's fresh inputs did not overwrite the kept ones
     assert time_once(fresh=True)[0]["kept"] is False  # made again when asked
     assert time_once(case=0)[0]["kept"] is False  # another case
-    other = time_once(seed=1001)
+    assert time_once()[0]["kept"] is True  # two sides kept: case 1, then case 0
+    other = time_once(seed=1001)  # a third: the oldest (case 0) goes
     assert other[0]["kept"] is False and other[0]["input_digest"] != first["input_digest"]
-    assert time_once(keep=False)[0]["kept"] is True
-    assert time_once()[0]["kept"] is False  # not kept by the last finish
+    assert time_once(case=0)[0]["kept"] is False
+    assert time_once(keep=False, seed=1001)[0]["kept"] is True
+    assert time_once(seed=1001)[0]["kept"] is False  # not kept by the last finish
     write_file(tmp_path, "task.py", RELU + "\n# changed\n")  # the task file changed
     assert time_once()[0]["kept"] is False
     # A candidate's side is never kept, whatever it asks.

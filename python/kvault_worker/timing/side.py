@@ -44,8 +44,13 @@ class TimedSide:
     def flush_bytes(self):
         return self.flusher.nbytes if self.flusher else 0
 
-    def input_bytes(self):
-        return sum(t.numel() * t.element_size() for t in _tensors_in(list(self.inputs or [])))
+    def held_bytes(self):
+        """Device memory this side holds: its inputs, its flush buffer and, with a graph,
+        the outputs of the graph's calls."""
+        def nbytes(value):
+            return sum(t.numel() * t.element_size() for t in _tensors_in(value))
+        graph = self.graph.calls * nbytes(self.last_output) if self.graph is not None else 0
+        return nbytes(list(self.inputs or [])) + self.flush_bytes + graph
 
     def _call(self):
         with torch.no_grad():
