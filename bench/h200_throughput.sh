@@ -14,7 +14,7 @@
 #   bash bench/h200_throughput.sh ext200  # the extension batch of `wide` alone
 #   bash bench/h200_throughput.sh smoke   # the same steps, tiny, on the CPU backend (any machine)
 #
-# The native batch makes every 4th variant of a correct example wrong ($POKE; 0: off;
+# The native batch makes one in 4 variants of each correct example wrong ($POKE; 0: off;
 # bench/make_candidates.py --poke), so that a batch stopped by its time limit still
 # mixes passing and failing candidates across tasks.
 #
@@ -61,20 +61,29 @@ step() {
   echo "$name: exit $rc, $(elapsed "$t0" "$t1") s"
 }
 
+# eval_step NAME STEP CANDIDATES LIMIT SUITE store|log [EVAL ARGS...]: kvault eval over
+# CANDIDATES with the compile cache of NAME, as step NAME-STEP (run NAME-STEP in the store
+# NAME.db). A step stopped by its limit printed no JSON: its attempts are then taken from
+# the store, or, for a run that re-verifies repeated contents (--force; the store keeps
+# one record per content and run), from its progress lines.
+eval_step() {
+  local name=$1 temp=$2 cands=$3 limit=$4 suite=$5 from=$6
+  shift 6
+  KVAULT_CACHE_DIR=$work/cache-$name step "$name-$temp" "$limit" "$K" eval --suite "$suite" \
+    --candidates "$cands" --backend "$backend" --jobs "$jobs" --run "$name-$temp" --db "$work/$name.db" \
+    --json "$@"
+  local source=$work/$name.db; [ "$from" = log ] && source=$out/$name-$temp.log
+  [ -s "$out/$name-$temp.json" ] || "$PY" bench/summarize_throughput.py "--from-$from" "$source" \
+    "$name-$temp" > "$out/$name-$temp.json"
+}
+
 # eval_pair NAME CANDIDATES [SUITE]: cold (empty caches) then warm (same caches); each
 # stops at $LIMIT s (the warm one at $WARM_LIMIT when set).
 eval_pair() {
   local name=$1 cands=$2 suite=${3:-examples/suite}
-  local cache=$work/cache-$name
-  rm -rf "$cache"
-  KVAULT_CACHE_DIR=$cache step "$name-cold" "${LIMIT:-240}" "$K" eval --suite "$suite" --candidates "$cands" \
-    --backend "$backend" --jobs "$jobs" --run "$name-cold" --db "$work/$name.db" --json
-  KVAULT_CACHE_DIR=$cache step "$name-warm" "${WARM_LIMIT:-${LIMIT:-240}}" "$K" eval --suite "$suite" --candidates "$cands" \
-    --backend "$backend" --jobs "$jobs" --run "$name-warm" --db "$work/$name.db" --json
-  for temp in cold warm; do  # a step stopped by its limit printed no JSON: take what it stored
-    [ -s "$out/$name-$temp.json" ] || "$PY" bench/summarize_throughput.py --from-store "$work/$name.db" \
-      "$name-$temp" > "$out/$name-$temp.json"
-  done
+  rm -rf "$work/cache-$name"
+  eval_step "$name" cold "$cands" "${LIMIT:-240}" "$suite" store
+  eval_step "$name" warm "$cands" "${WARM_LIMIT:-${LIMIT:-240}}" "$suite" store
 }
 
 # baseline_step STEP CANDIDATES LIMIT EXTDIR [SUITE]: the load_inline harness over
@@ -118,22 +127,10 @@ ours = [e for e in json.load(open(sys.argv[1] + "/manifest.json")) if e["format"
 for e in ours[:int(sys.argv[3])]:  # variant n has content n mod D: the first D are distinct
     shutil.copy(sys.argv[1] + "/" + e["file"], sys.argv[4])' "$batch" "$fmt" "$d" "$fill"
   if [ "$how" = kvault ]; then
-    local cache=$work/cache-$name
-    rm -rf "$cache"
-    KVAULT_CACHE_DIR=$cache step "$name-fill" "${FILL_LIMIT:-120}" "$K" eval --suite examples/suite \
-      --candidates "$fill" --backend "$backend" --jobs "$jobs" --run "$name-fill" --db "$work/$name.db" --json
-    # --force: the batch repeats contents, which eval would otherwise take from the store
-    # (the store keeps one record per content and run, so a step stopped by its limit is
-    # summarised from fewer attempts than it verified).
-    KVAULT_CACHE_DIR=$cache step "$name-warm" "${WARM_LIMIT:-150}" "$K" eval --suite examples/suite \
-      --candidates "$batch/$fmt" --backend "$backend" --jobs "$jobs" --run "$name-warm" --db "$work/$name.db" \
-      --force --json
-    # A step stopped by its limit printed no JSON: take what it stored (fill), or, for the
-    # warm step (--force over repeated contents), what its progress lines name.
-    [ -s "$out/$name-fill.json" ] || "$PY" bench/summarize_throughput.py --from-store "$work/$name.db" \
-      "$name-fill" > "$out/$name-fill.json"
-    [ -s "$out/$name-warm.json" ] || "$PY" bench/summarize_throughput.py --from-log "$out/$name-warm.log" \
-      "$name-warm" > "$out/$name-warm.json"
+    rm -rf "$work/cache-$name"
+    eval_step "$name" fill "$fill" "${FILL_LIMIT:-120}" examples/suite store
+    # --force: the batch repeats contents, which eval would otherwise take from the store.
+    eval_step "$name" warm "$batch/$fmt" "${WARM_LIMIT:-150}" examples/suite log --force
   else
     local ext=$work/torch-ext-$name
     rm -rf "$ext"

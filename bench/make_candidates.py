@@ -166,7 +166,7 @@ def main(argv):
     ap.add_argument("--lang", default="cuda", help="comma list: cuda, hip (H200), or cpu (smoke tests)")
     ap.add_argument("--count", action="append", default=[], help="FORMAT=N (native, extension, load_inline)")
     ap.add_argument("--poke", type=int, default=0, metavar="N",
-                    help="make every Nth native variant of a correct example wrong (0: none)")
+                    help="make one in N native variants of each correct example wrong (0: none)")
     ap.add_argument("--distinct", type=int, default=0, metavar="D",
                     help="variant n has the content of variant n mod D (0: every variant new)")
     args = ap.parse_args(argv)

@@ -44,15 +44,16 @@ def expected_by_name(folder):
 
 
 def step_summary(name, data, wall, rc, expected):
+    listed = data.get("attempts", []) if isinstance(data, dict) else []
     attempts, seen = [], set()
     # A candidate whose content the run had already verified is not verified again
     # (without --force): eval lists it with the earlier attempt's path and figures. Such
     # repeats are not counted.
-    for a in data.get("attempts", []) if isinstance(data, dict) else []:
+    for a in listed:
         if a.get("candidate") not in seen:
             seen.add(a.get("candidate"))
             attempts.append(a)
-    repeats = (len(data.get("attempts", [])) if isinstance(data, dict) else 0) - len(attempts)
+    repeats = len(listed) - len(attempts)
     lat = [a.get("seconds", a.get("wall_seconds")) for a in attempts]
     lat = [x for x in lat if isinstance(x, (int, float))]
     statuses, agree, known = {}, 0, 0

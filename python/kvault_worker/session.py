@@ -283,8 +283,8 @@ class Session:
                         response.update(self._deliver(request, [output]))
                 if response.get("handoff") in (None, "declined"):
                     with attributed(side.kind, "the output of %s cannot be captured" % side.label):
-                        captured = capture(output)
-                    _write_output(out, captured)
+                        value = capture(output)
+                    _write_output(out, value)
                 del output
         except BaseException:
             keep = False

@@ -47,10 +47,8 @@ class TimedSide:
     def held_bytes(self):
         """Device memory this side holds: its inputs, its flush buffer and, with a graph,
         the outputs of the graph's calls."""
-        def nbytes(value):
-            return sum(t.numel() * t.element_size() for t in _tensors_in(value))
-        graph = self.graph.calls * nbytes(self.last_output) if self.graph is not None else 0
-        return nbytes(list(self.inputs or [])) + self.flush_bytes + graph
+        graph = self.graph.calls * _nbytes(self.last_output) if self.graph is not None else 0
+        return _nbytes(list(self.inputs or [])) + self.flush_bytes + graph
 
     def _call(self):
         with torch.no_grad():
@@ -61,21 +59,17 @@ class TimedSide:
         copied into the timed input buffers; returns its output, synchronised.
         Without `into_timed_buffers` the call takes `fresh` itself and the timed
         inputs stay as they are (a trusted side kept for the next timing)."""
-        if not into_timed_buffers:
-            self.device.synchronize()
-            with torch.no_grad():
-                output = self.fn(list(fresh))
-            self.device.synchronize()
-            return output
-        self.inputs = list(self.inputs)
-        for i, (held, new) in enumerate(zip(self.inputs, fresh)):
-            if torch.is_tensor(held) and torch.is_tensor(new) and held.shape == new.shape \
-                    and held.dtype == new.dtype:
-                held.copy_(new)
-            else:
-                self.inputs[i] = new
+        if into_timed_buffers:
+            self.inputs = list(self.inputs)
+            for i, (held, new) in enumerate(zip(self.inputs, fresh)):
+                if torch.is_tensor(held) and torch.is_tensor(new) and held.shape == new.shape \
+                        and held.dtype == new.dtype:
+                    held.copy_(new)
+                else:
+                    self.inputs[i] = new
         self.device.synchronize()
-        output = self._call()
+        with torch.no_grad():
+            output = self.fn(self.inputs if into_timed_buffers else list(fresh))
         self.device.synchronize()
         return output
 
@@ -180,7 +174,7 @@ class TimedSide:
     def _max_calls(self):
         """GRAPH_MAX_CALLS, or fewer when that many calls' outputs would pass
         GRAPH_OUTPUT_BYTES (a captured graph may keep every call's output)."""
-        per_call = sum(t.numel() * t.element_size() for t in _tensors_in(self.last_output))
+        per_call = _nbytes(self.last_output)
         if per_call <= 0:
             return GRAPH_MAX_CALLS
         return max(1, min(GRAPH_MAX_CALLS, GRAPH_OUTPUT_BYTES // per_call))
@@ -206,6 +200,11 @@ class TimedSide:
         if self.flusher is not None:
             self.flusher.release()
         self.fn = self.inputs = self.graph = self.flusher = self.last_output = None
+
+
+def _nbytes(value):
+    """Bytes of the tensors in `value` (a tensor, or tuples/lists of them)."""
+    return sum(t.numel() * t.element_size() for t in _tensors_in(value))
 
 
 def _tensors_in(value, depth=0):
