@@ -7,6 +7,8 @@
 #   bash bench/h200_throughput.sh part2   # extension batch; load_inline batch; KernelBench-format examples
 #   bash bench/h200_throughput.sh core    # the native batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh native  # the native batch alone
+#   bash bench/h200_throughput.sh lanes   # the native batch, then warm again with $KVAULT_B (another
+#                                         # engine) and with $FEW_JOBS lanes (default 1)
 #   bash bench/h200_throughput.sh big     # the KernelBench-sized task alone (BIG_BASELINE=1: and the baseline)
 #   bash bench/h200_throughput.sh ext     # a small extension batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh wide    # batches of 210 extension and 210 load_inline candidates with
@@ -39,7 +41,11 @@ if [ "$part" = smoke ] || [ "${SMOKE:-0}" = 1 ]; then  # SMOKE=1: any part on th
   jobs=2; trials=5
 else
   backend=cuda; lang=cuda; dev=cuda
-  jobs=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
+  # Lanes (kvault and the baseline alike): 6 unless $JOBS says otherwise. On the H200
+  # machine (16 cores) 6 lanes verified more native candidates per minute than 14,
+  # which waited on each other's device turns (BENCHMARKS.md, "Lanes").
+  few=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
+  jobs=${JOBS:-$(( few < 6 ? few : 6 ))}
   trials=100
 fi
 
@@ -81,7 +87,8 @@ eval_step() {
 # stops at $LIMIT s (the warm one at $WARM_LIMIT when set).
 eval_pair() {
   local name=$1 cands=$2 suite=${3:-examples/suite}
-  rm -rf "$work/cache-$name"
+  # A store left by an earlier call on the same machine would hold runs of these names.
+  rm -rf "$work/cache-$name" "$work/$name.db"*
   eval_step "$name" cold "$cands" "${LIMIT:-240}" "$suite" store
   eval_step "$name" warm "$cands" "${WARM_LIMIT:-${LIMIT:-240}}" "$suite" store
 }
@@ -127,7 +134,7 @@ ours = [e for e in json.load(open(sys.argv[1] + "/manifest.json")) if e["format"
 for e in ours[:int(sys.argv[3])]:  # variant n has content n mod D: the first D are distinct
     shutil.copy(sys.argv[1] + "/" + e["file"], sys.argv[4])' "$batch" "$fmt" "$d" "$fill"
   if [ "$how" = kvault ]; then
-    rm -rf "$work/cache-$name"
+    rm -rf "$work/cache-$name" "$work/$name.db"*
     eval_step "$name" fill "$fill" "${FILL_LIMIT:-120}" examples/suite store
     # --force: the batch repeats contents, which eval would otherwise take from the store.
     eval_step "$name" warm "$batch/$fmt" "${WARM_LIMIT:-150}" examples/suite log --force
@@ -203,6 +210,21 @@ case "$part" in
     gen batch-native --count native=208 --poke "${POKE:-4}"
     LIMIT=${BATCH_LIMIT:-140} eval_pair batch-native "$work/batch-native/native"
     ;;
+  lanes)
+    # The native batch (cold, warm) with $KVAULT; then warm again, as runs of their own,
+    # with the engine $KVAULT_B when set (`-warm-b`) and with $FEW_JOBS lanes
+    # (`-warm-few`): what an engine change and the lane count do to the same batch.
+    gen batch-native --count native=208 --poke "${POKE:-4}"
+    LIMIT=${BATCH_LIMIT:-70} eval_pair batch-native "$work/batch-native/native"
+    if [ -n "${KVAULT_B:-}" ]; then
+      K_A=$K; K=$KVAULT_B
+      eval_step batch-native warm-b "$work/batch-native/native" "${BATCH_LIMIT:-70}" examples/suite store
+      K=$K_A
+    fi
+    jobs_all=$jobs; jobs=${FEW_JOBS:-1}
+    eval_step batch-native warm-few "$work/batch-native/native" "${FEW_LIMIT:-40}" examples/suite store
+    jobs=$jobs_all
+    ;;
   ext)
     # The extension format against the load_inline path, one small batch of each from
     # the same generator, in one device call.
@@ -230,6 +252,6 @@ case "$part" in
     eval_pair batch-extension "$work/batch-smoke/extension"
     baseline_pair batch-load_inline "$work/batch-smoke/load_inline"
     ;;
-  *) echo "usage: $0 part1|part2|core|native|big|ext|ext200|wide|smoke" >&2; exit 2 ;;
+  *) echo "usage: $0 part1|part2|core|native|lanes|big|ext|ext200|wide|smoke" >&2; exit 2 ;;
 esac
 summarize

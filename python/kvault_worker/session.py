@@ -41,12 +41,14 @@ class Session:
                          "time_start": self.time_start, "time_warmup": self.time_warmup,
                          "time_batch": self.time_batch,
                          "time_finish": self.time_finish, "unload": self.unload,
+                         "write_outputs": self.write_outputs,
                          "handoff_compare": self.handoff_compare,
                          "handoff_release": self.handoff_release, "shutdown": self.shutdown}
         self.timed = None  # the TimedCase between time_start and time_finish
         # Reference sides kept between candidates (time_finish `keep`), by _kept_key.
         self.kept_references = {}
         self.offer = None  # the reference worker's handoff.Offer, until compared or released
+        self.pending_writes = None  # [(path, Captured)] of a run with defer_writes
 
     def _require_device(self):
         if self.device is None:
@@ -144,10 +146,12 @@ class Session:
         return {}
 
     def run(self, request):
+        self.pending_writes = None
         task, candidate = self._require_candidate()
         case = task.cases[fields.case_index(request, task)]
         s, out = fields.seed(request), fields.absolute_path(request, "out")
         repeat_out = fields.absolute_path(request, "repeat_out") if "repeat_out" in request else None
+        defer = fields.boolean(request, "defer_writes", False)
         handing = "handoff" in request
         result = checked_run(task, candidate, case, s, _distribution(request), self.device,
                              native_run_options(request, candidate), repeat=repeat_out is not None,
@@ -159,9 +163,25 @@ class Session:
             response.update(self._deliver(request, [value for _, value in outputs]))
             if response["handoff"] == "delivered":
                 return response
-        for path, value in outputs:
-            _write_output(path, captured(value))
+        # Copied to the host here, written here or by write_outputs once the engine no
+        # longer holds the device for this run (docs/worker-protocol.md, "run").
+        pending = [(path, captured(value)) for path, value in outputs]
+        if defer:
+            self.pending_writes = pending
+            response["deferred"] = True
+            return response
+        for path, value in pending:
+            _write_output(path, value)
         return response
+
+    def write_outputs(self, request):
+        """Writes the outputs the last run held back (`defer_writes`)."""
+        pending, self.pending_writes = self.pending_writes, None
+        if pending is None:
+            raise bad_request("no outputs held back: send run with defer_writes first")
+        for path, value in pending:
+            _write_output(path, value)
+        return {"written": len(pending)}
 
     def time_start(self, request):
         """Builds one side of a timed case: model, inputs, flush buffer, first calls
@@ -436,6 +456,7 @@ class Session:
 
     def _drop_candidate(self):
         self._drop_timed()
+        self.pending_writes = None
         release_candidate(self.candidate)
         release_task(self.task)
         self.candidate = self.task = None

@@ -217,6 +217,26 @@ def test_reference_failures_are_task_errors(shared_worker, tmp_path):
     assert response["kind"] == "task_error" and "get_inputs must return a list" in response["message"]
 
 
+def test_deferred_writes_wait_for_write_outputs(shared_worker, tmp_path):
+    load(shared_worker, tmp_path, RELU, candidate(
+        "    def forward(self, x, y):\n        return torch.relu(x) + y\n"))
+    out, repeat_out = str(tmp_path / "first.kvt"), str(tmp_path / "repeat.kvt")
+    ran = shared_worker.call("run", case=0, seed=1, out=out, repeat_out=repeat_out, defer_writes=True)
+    assert ran["ok"] and ran["deferred"] is True, ran
+    assert not (tmp_path / "first.kvt").exists() and not (tmp_path / "repeat.kvt").exists()
+    written = shared_worker.call("write_outputs")
+    assert written["ok"] and written["written"] == 2, written
+    ref, ref_path = reference(shared_worker, write_file(tmp_path, "task.py", RELU), tmp_path)
+    for path in (out, repeat_out):
+        torch.testing.assert_close(tensorfile.read(path)[0], tensorfile.read(ref_path)[0])
+    again = shared_worker.call("write_outputs")  # nothing held back any more
+    assert again["kind"] == "bad_request" and "defer_writes" in again["message"], again
+    plain = shared_worker.call("run", case=0, seed=2, out=str(tmp_path / "plain.kvt"))
+    assert "deferred" not in plain and (tmp_path / "plain.kvt").exists()
+    bad = shared_worker.call("run", case=0, seed=1, out=out, defer_writes="yes")
+    assert bad["kind"] == "bad_request", bad
+
+
 def test_unwritable_output_is_internal(shared_worker, tmp_path):
     task = write_file(tmp_path, "task.py", RELU)
     response = shared_worker.call("reference", task=task, case=0, seed=1,

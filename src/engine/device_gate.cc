@@ -1,6 +1,7 @@
 #include "engine/device_gate.h"
 
 #include <map>
+#include <utility>
 
 namespace kvault {
 
@@ -35,8 +36,14 @@ void DeviceGate::Hold::Release() {
 
 DeviceGate::Hold DeviceGate::Share() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return !writer_ && writers_waiting_ == 0; });
-  ++shared_;
+  if (!writer_ && writers_waiting_ == 0) {
+    ++shared_;
+  } else {
+    // Granted by the next exclusive release (ReleaseExclusive counts it in shared_).
+    const unsigned long long phase = releases_;
+    ++shared_blocked_;
+    changed_.wait(lock, [&] { return releases_ != phase; });
+  }
   return Hold(this, /*exclusive=*/false, /*drained=*/true);
 }
 
@@ -67,6 +74,8 @@ void DeviceGate::ReleaseExclusive() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     writer_ = false;
+    shared_ += std::exchange(shared_blocked_, 0);  // the runs that waited go first
+    ++releases_;
   }
   changed_.notify_all();
 }

@@ -75,6 +75,38 @@ TEST(DeviceGateTest, AHangingRunCannotStallTheTimerPastTheDrainLimit) {
   EXPECT_TRUE(new_run.load());
 }
 
+TEST(DeviceGateTest, RunsBlockedByOneTimerStartBeforeTheNextTimer) {
+  auto gate = DeviceGate::For("test-phase-fair");
+  auto first = gate->Exclude(1s);
+  std::atomic<int> order{0};
+  std::atomic<int> run_at{0}, second_timer_at{0};
+  std::atomic<bool> run_holding{false}, release_run{false};
+  std::thread second_timer([&] {
+    auto t = gate->Exclude(10s);
+    second_timer_at = ++order;
+    EXPECT_TRUE(t.drained());
+    EXPECT_FALSE(run_holding.load());  // the run ended before this hold began
+  });
+  std::this_thread::sleep_for(30ms);  // the second timer now waits for the first
+  std::thread run([&] {
+    auto r = gate->Share();
+    run_at = ++order;
+    run_holding = true;
+    while (!release_run) std::this_thread::sleep_for(1ms);
+    run_holding = false;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(run_at.load(), 0);  // blocked while the first timer holds the gate
+  first.Release();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(run_at.load(), 1);           // the run went first, although a timer waited
+  EXPECT_EQ(second_timer_at.load(), 0);  // the second timer waits for it to end
+  release_run = true;
+  run.join();
+  second_timer.join();
+  EXPECT_EQ(second_timer_at.load(), 2);
+}
+
 TEST(DeviceGateTest, ExclusiveHoldsExcludeEachOther) {
   auto gate = DeviceGate::For("test-two-timers");
   auto first = gate->Exclude(1s);

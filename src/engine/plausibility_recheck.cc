@@ -42,8 +42,8 @@ bool Verifier::RecheckImplausible(const TaskInfo& task, Verification& v, const s
     return fail("loading in a fresh worker");
   }
   if (!CheckCorrectness(task, v, scratch, RecheckRuns())) return fail("in a fresh worker");
-  // Right after the first timing, under the same lock of the device.
-  Time(task, v, scratch, options_.timing.rewarm_ms);
+  // Right after the first timing: the lock's note asks for the short warm-up.
+  Time(task, v, scratch);
   if (v.status != OutcomeStatus::kPassed) return fail("timing again in a fresh worker");
   record["speedup_after"] = v.speedup ? Json(*v.speedup) : Json(nullptr);
   record["still_implausible"] = v.speedup && *v.speedup > bound;

@@ -188,9 +188,18 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
     step_began = now;
   };
   const bool gpu = req_.options.backend != Backend::kCpu;
-  const int warmup_ms = req_.warmup_ms >= 0 ? req_.warmup_ms : t.warmup_ms;
-  const bool device_quiet = req_.turn.alone ? req_.turn.alone() : true;
-  step_done("drain");  // other lanes' runs in flight ending
+  int warmup_ms = req_.warmup_ms >= 0 ? req_.warmup_ms : t.warmup_ms;
+  bool device_quiet = true;
+  if (req_.turn.alone) {
+    auto turn = req_.turn.alone();
+    if (!turn) {
+      Fail(OutcomeStatus::kInfraError, turn.error());
+      return std::move(result_);
+    }
+    device_quiet = turn->device_quiet;
+    if (req_.warmup_ms < 0 && turn->warmup_ms >= 0) warmup_ms = turn->warmup_ms;
+  }
+  step_done("drain");  // the device's lock and other lanes' runs in flight ending
   const Json warmup{{"op", "time_warmup"}, {"warmup_ms", warmup_ms}};
   auto ref_warm = Call(WorkerRole::kReference, warmup);
   if (!ref_warm) return std::move(result_);
@@ -267,6 +276,11 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
 
   step_done("sampling");
   if (req_.turn.share) req_.turn.share();  // the re-check needs no quiet device
+  bool holding = true;
+  auto done_with_device = [&] {
+    if (holding && req_.turn.done) req_.turn.done();
+    holding = false;
+  };
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
   Json finish{{"op", "time_finish"}};
   const HandoffSpec handoff = NewHandoff(req_.scratch, 1);
@@ -320,6 +334,7 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
         return std::move(result_);
       }
     }
+    done_with_device();
     const bool same = Recheck(stem + "_reference.kvt", stem + "_candidate.kvt");
     std::error_code ignored;
     std::filesystem::remove(stem + "_reference.kvt", ignored);
@@ -328,6 +343,7 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
   } else {
     row["recheck"] = "skipped";
   }
+  done_with_device();
   step_done("finish");
   row["stage_ms"] = stage_ms;
   const double ref = result_.reference_ms, cand = result_.candidate_ms;

@@ -27,14 +27,23 @@
 
 namespace kvault {
 
-// How a timing has the device to itself and gives it back (the Verifier's DeviceGate).
-// Empty functions: the device is taken as quiet throughout.
+// The start of a timing's turn with the device to itself (DeviceTurn::alone).
+struct TurnStart {
+  bool device_quiet = true;  // every other lane's run in flight had ended
+  int warmup_ms = -1;        // the warm-up the device's state asks for; < 0: the request's
+};
+
+// How a timing has the device to itself and gives it back (the Verifier's device lock
+// and DeviceGate). Empty functions: the device is taken as quiet throughout.
 struct DeviceTurn {
-  // Before the warm-up: other lanes' work on the device stops. Returns whether every
-  // run in flight had ended (the record's device_quiet).
-  std::function<bool()> alone;
-  // After sampling: other lanes' runs go on beside the re-check.
+  // Before the warm-up: the device's lock, then other lanes' work on the device stops.
+  // An error (the lock not had in time) ends the verification as infra_error.
+  std::function<Result<TurnStart>()> alone;
+  // After sampling: the lock goes to the next lane; other lanes' runs go on beside the
+  // re-check.
   std::function<void()> share;
+  // After the re-check's device work: the comparison in this process needs no hold.
+  std::function<void()> done;
 };
 
 struct TimedCaseRequest {
@@ -44,7 +53,7 @@ struct TimedCaseRequest {
   const EngineOptions& options;
   std::string scratch;  // folder for the two output files of the re-check
   Tolerance tolerance;
-  int warmup_ms = -1;   // each side's warm-up (TimeCase); < 0: options.timing.warmup_ms
+  int warmup_ms = -1;   // each side's warm-up (TimeCase); < 0: the turn's, else options.timing.warmup_ms
   DeviceTurn turn;
   // The re-check's outputs compared on the device (engine/output_handoff.h).
   bool outputs_on_device = false;

@@ -39,11 +39,12 @@ class TimedCaseTest : public ::testing::Test {
                           });
     TimedCaseRequest req{task_, 0, 1000, options_, dir_->path(), {}};
     req.outputs_on_device = outputs_on_device_;
-    req.turn.alone = [this] {
+    req.turn.alone = [this]() -> Result<TurnStart> {
       fake_->log.push_back("gate:alone");
-      return true;
+      return TurnStart{};
     };
     req.turn.share = [this] { fake_->log.push_back("gate:share"); };
+    req.turn.done = [this] { fake_->log.push_back("gate:done"); };
     PreparedCase prepared = PrepareCase(session, req);
     if (prepared.failure) {
       TimedCase failed;
@@ -85,7 +86,8 @@ TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
       "reference:time_batch:monotonic_clock", "candidate:time_batch:monotonic_clock",
       "candidate:time_batch:monotonic_clock", "reference:time_batch:monotonic_clock",
       "gate:share",                                      // the re-check beside other lanes' work
-      "reference:time_finish", "candidate:time_finish"};
+      "reference:time_finish", "candidate:time_finish",
+      "gate:done"};                                      // the comparison holds nothing
   EXPECT_EQ(fake_->log, expected);
 }
 

@@ -93,7 +93,13 @@ Verifier::Verifier(EngineOptions options, WorkerFactory factory)
       gate_(DeviceGate::For(std::string(ToString(options_.backend)) + "-" +
                             std::to_string(options_.device_index))) {}
 
-DeviceGate::Hold Verifier::UseDevice() { return timing_ ? DeviceGate::Hold() : gate_->Share(); }
+DeviceGate::Hold Verifier::UseDevice() {
+  if (holding_.held()) return DeviceGate::Hold();
+  const auto t0 = std::chrono::steady_clock::now();
+  DeviceGate::Hold hold = gate_->Share();
+  gate_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return hold;
+}
 
 Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
   if (auto it = described_.find(task.hash); it != described_.end()) {
@@ -248,14 +254,20 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
       }
       const std::string out = scratch + "/out_" + tag + ".kvt";
       const std::string repeat_out = scratch + "/repeat_" + tag + ".kvt";
+      // defer_writes: the worker writes the output files once this lane's hold of the
+      // device has ended (write_outputs below), so a timing waits only for device work.
       Json run{{"op", "run"}, {"case", ci}, {"seed", seed}, {"out", out}, {"repeat_out", repeat_out},
-               {"distribution", plan.distribution}};
+               {"distribution", plan.distribution}, {"defer_writes", true}};
       // Shapes and dtypes only (native candidates get their outputs allocated).
       if (layout.is_object()) run["output_layout"] = layout;
       if (offer.open()) run["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
       auto use = UseDevice();
       WorkerReply r = (*w)->Call(run, options_.timeouts.run);
       use.Release();
+      if (ReplyOk(r) && r.response.value("deferred", false)) {
+        WorkerReply written = (*w)->Call(Json{{"op", "write_outputs"}}, options_.timeouts.run);
+        if (!ReplyOk(written)) r = std::move(written);
+      }
       if (!ReplyOk(r)) {
         Settle(v, CandidateFailure(r, "run " + where, options_.timeouts.run, (*w)->TakeLog()));
         return false;
@@ -386,18 +398,28 @@ int Verifier::WarmupFor(const FileLock& lock) const {
                                                                                              : t.warmup_ms;
 }
 
-TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch,
-                                         int warmup_ms) {
-  TimedCaseRequest req{task, case_index, kTimingSeed, options_, scratch, TaskTolerance(task), warmup_ms};
-  req.turn.alone = [this] {
-    holding_.Release();  // a shared hold cannot wait for itself to drain
+TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch) {
+  TimedCaseRequest req{task, case_index, kTimingSeed, options_, scratch, TaskTolerance(task), -1};
+  req.turn.alone = [this, &task]() -> Result<TurnStart> {
+    EndTurn();  // a shared hold cannot wait for itself to drain
+    const auto t0 = std::chrono::steady_clock::now();
+    auto lock = LockDeviceForTiming(task);
+    lock_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!lock) return Error{lock.error()};
+    timing_lock_ = std::move(*lock);
+    TurnStart start;
+    if (timing_lock_) start.warmup_ms = WarmupFor(*timing_lock_);
     holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
-    return holding_.drained();
+    start.device_quiet = holding_.drained();
+    return start;
   };
   req.turn.share = [this] {
     holding_.Release();
-    holding_ = gate_->Share();
+    holding_ = gate_->Share();  // at once: no other lane of this process can ask for it now
+    if (timing_lock_) (void)timing_lock_->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
+    timing_lock_.reset();  // the next lane's turn begins while this one re-checks
   };
+  req.turn.done = [this] { holding_.Release(); };
   req.outputs_on_device = OutputsOnDevice(task, case_index);
   return req;
 }
@@ -407,7 +429,7 @@ std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verifi
   std::vector<int> perf = task.PerformanceCases();
   if (perf.empty() || options_.skip_timing) return std::nullopt;
   auto hold = UseDevice();  // like a correctness run: not while another lane times
-  PreparedCase prepared = PrepareCase(session_, TimingRequest(task, perf[0], scratch, -1));
+  PreparedCase prepared = PrepareCase(session_, TimingRequest(task, perf[0], scratch));
   if (prepared.failure) {
     Settle(v, std::move(*prepared.failure));
     return std::nullopt;
@@ -415,20 +437,33 @@ std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verifi
   return prepared;
 }
 
-void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch, int warmup_ms,
+void Verifier::EndTurn() {
+  holding_.Release();
+  if (timing_lock_) (void)timing_lock_->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
+  timing_lock_.reset();
+}
+
+void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch,
                     std::optional<PreparedCase> first) {
   std::vector<int> perf = task.PerformanceCases();
   if (perf.empty() || options_.skip_timing) return;
   double ref_sum = 0, cand_sum = 0;
   bool need_sensors = false;
   for (int ci : perf) {
-    const TimedCaseRequest req = TimingRequest(task, ci, scratch, warmup_ms);
-    PreparedCase prepared = ci == perf[0] && first ? std::move(*first) : PrepareCase(session_, req);
+    const TimedCaseRequest req = TimingRequest(task, ci, scratch);
+    PreparedCase prepared;
+    if (ci == perf[0] && first) {
+      prepared = std::move(*first);
+    } else {
+      auto hold = UseDevice();  // beside other lanes' runs, as PrepareTiming
+      prepared = PrepareCase(session_, req);
+    }
     if (prepared.failure) {
       Settle(v, std::move(*prepared.failure));
       return;
     }
     TimedCase timed = TimeCase(session_, req, std::move(prepared));
+    EndTurn();  // also when the turn ended early
     if (timed.failure) {
       Settle(v, std::move(*timed.failure));
       return;
@@ -468,15 +503,23 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   const auto t0 = std::chrono::steady_clock::now();
   // Wall seconds of each stage (Verification::phases): where verification time goes.
   Json phases = Json::object();
+  gate_wait_s_ = 0;
+  lock_wait_s_ = 0;
   auto lap_start = t0;
+  double lock_waited = 0;  // lock_wait_s_ at the last lap
   auto lap = [&](const char* stage) {
     const auto now = std::chrono::steady_clock::now();
-    phases[stage] = phases.value(stage, 0.0) + std::chrono::duration<double>(now - lap_start).count();
+    // The wait for the device's lock is its own stage, wherever it happened.
+    const double waited = lock_wait_s_ - lock_waited;
+    lock_waited = lock_wait_s_;
+    phases[stage] = phases.value(stage, 0.0) + std::chrono::duration<double>(now - lap_start).count() - waited;
+    if (waited > 0) phases["timing_wait"] = phases.value("timing_wait", 0.0) + waited;
     lap_start = now;
   };
   auto done = [&](Verification v) {
     v = Finish(std::move(v));
     v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (gate_wait_s_ > 0) phases["gate_wait"] = gate_wait_s_;  // within the stages above
     v.phases = std::move(phases);
     // Also among the records, so that the store (and `eval --json`) keep it.
     if (v.cases.is_array()) v.cases.push_back(Json{{"kind", "phases"}, {"seconds", v.phases}});
@@ -543,28 +586,17 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     // first calls beside other lanes' work; then the device's lock and gate.
     std::optional<PreparedCase> prepared = PrepareTiming(checked, v, scratch->path());
     lap("timing_prepare");
-    auto timing_lock = v.status == OutcomeStatus::kPassed ? LockDeviceForTiming(checked)
-                                                          : Result<std::optional<FileLock>>(std::nullopt);
-    lap("timing_wait");
     if (v.status != OutcomeStatus::kPassed) {
       ok = false;  // the preparation failed: v holds its outcome
-    } else if (!timing_lock) {
-      v = Outcome(OutcomeStatus::kInfraError, timing_lock.error());
     } else {
-      const bool timed = timing_lock->has_value();  // no lock: nothing to time
-      const int warmup_ms = timed ? WarmupFor(**timing_lock) : options_.timing.warmup_ms;
-      // From here this lane's device work runs under its own hold (holding_): exclusive
-      // while a case warms up and samples, shared around the rest.
-      timing_ = timed;
-      if (timed) holding_ = gate_->Share();
-      Time(checked, v, scratch->path(), warmup_ms, std::move(prepared));
+      // Each case's turn: the device's lock and the gate to itself for the warm-up and
+      // rounds, other lanes' runs and the next lane's turn beside its re-check.
+      Time(checked, v, scratch->path(), std::move(prepared));
       lap("timing");
       ok = v.status == OutcomeStatus::kPassed && RecheckImplausible(checked, v, scratch->path(), load);
       lap("recheck");
-      holding_.Release();
-      timing_ = false;
-      if (timed) (void)(*timing_lock)->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
     }
+    EndTurn();
   } else {
     ok = false;
   }

@@ -55,21 +55,24 @@ class Verifier {
   // Runs every correctness case on `runs`, comparing each output with the reference.
   bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
                         const std::vector<CorrectnessRun>& runs);
-  // The timing of case `case_index` (engine/timed_case.h).
-  // Its turn takes the gate exclusively for the warm-up and rounds, then shared (holding_).
-  TimedCaseRequest TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch,
-                                 int warmup_ms);
+  // The timing of case `case_index` (engine/timed_case.h). Its turn takes the device's
+  // lock and the gate exclusively for the warm-up and rounds (the warm-up from the lock's
+  // note, WarmupFor), gives the lock back and shares the gate for the re-check's device
+  // work, then releases it (holding_, timing_lock_).
+  TimedCaseRequest TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch);
   // Prepares the first performance case (PrepareCase) under a shared hold of the gate,
   // before the device's lock: nullopt when nothing will be timed or the preparation
   // failed (v then holds the outcome).
   std::optional<PreparedCase> PrepareTiming(const TaskInfo& task, Verification& v,
                                             const std::string& scratch);
   // Times every performance case (engine/timed_case.h); `scratch` holds re-check outputs.
-  // warmup_ms: each side's warm-up (WarmupFor); `first`: the first case as PrepareTiming
-  // prepared it (else prepared here). Call with holding_ set (the device's lock held):
-  // leaves holding_ a shared hold.
-  void Time(const TaskInfo& task, Verification& v, const std::string& scratch, int warmup_ms,
+  // `first`: the first case as PrepareTiming prepared it (else prepared here). Leaves
+  // neither the device's lock nor the gate held.
+  void Time(const TaskInfo& task, Verification& v, const std::string& scratch,
             std::optional<PreparedCase> first = std::nullopt);
+  // Ends a turn on every way out: the gate released, the lock's note written
+  // ("timing ended at") and the lock given back.
+  void EndTurn();
   // The machine-wide lock on this backend and device for timing (<cache>/locks/, an
   // flock: held against other lanes and other kvault processes, hidden from candidate
   // workers). Empty when nothing will be timed; Error after timeouts.time of waiting.
@@ -86,7 +89,8 @@ class Verifier {
                            const std::string& distribution) const;
   Verification Finish(Verification v);
   // A shared hold of the device's gate around work on the device (engine/device_gate.h);
-  // empty while this lane holds the gate for its timing (holding_).
+  // empty while this lane holds the gate for its timing (holding_). Adds its wait to
+  // gate_wait_s_.
   DeviceGate::Hold UseDevice();
 
   EngineOptions options_;
@@ -95,10 +99,16 @@ class Verifier {
   ReferenceCache references_;
   std::map<std::string, TaskInfo> described_;  // by task hash
   std::shared_ptr<DeviceGate> gate_;
-  // While this lane times (the device's lock held): its own hold of gate_, exclusive for
-  // the warm-up and rounds of a case, shared around the rest.
-  bool timing_ = false;
+  // A timing's turn (TimingRequest): the device's lock from the warm-up to the end of
+  // the rounds; this lane's hold of gate_, exclusive for the warm-up and rounds, shared
+  // for the re-check's device work.
+  std::optional<FileLock> timing_lock_;
   DeviceGate::Hold holding_;
+  // Seconds this verification waited for shared holds (phase "gate_wait", part of the
+  // phases it happened in: correctness, timing_prepare) and for the device's lock
+  // (phase "timing_wait", taken out of the phase it happened in).
+  double gate_wait_s_ = 0;
+  double lock_wait_s_ = 0;
 };
 
 // The correctness seeds of a task: 1..task.seeds.

@@ -360,6 +360,41 @@ TEST_F(VerifierTest, RunRequestsCarryTheReferenceOutputLayout) {
 }
 
 
+// A run's output files are written after the lane's hold of the device ends
+// (defer_writes, then write_outputs): timing waits for device work only.
+TEST_F(VerifierTest, RunOutputsAreWrittenOutsideTheDeviceHold) {
+  auto gate = DeviceGate::For("cpu-0");
+  int writes = 0, deferred_runs = 0;
+  std::vector<std::string> pending;
+  run_ = [&](const Json& r) {
+    ++deferred_runs;
+    EXPECT_EQ(r.value("defer_writes", false), true);
+    EXPECT_EQ(gate->shared_holders(), 1);  // this run's hold
+    pending = {r["out"].get<std::string>(), r["repeat_out"].get<std::string>()};
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}, {"deferred", true}});
+  };
+  extra_script_ = [&](FakeWorker& w) {
+    w.Handle("write_outputs", [&](const Json&) {
+      EXPECT_EQ(gate->shared_holders(), 0);  // released before the files are written
+      for (const std::string& path : pending) WriteOutput(path, {0, 1, 2});
+      ++writes;
+      return FakeWorker::Ok(Json{{"written", 2}});
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_GE(deferred_runs, 3);
+  EXPECT_EQ(writes, deferred_runs);  // each run's files written, after its hold
+
+  // A worker that dies while writing is the candidate's failure, like one dying in run.
+  extra_script_ = [](FakeWorker& w) {
+    w.Fail("write_outputs", WorkerFailure::kDied, "worker killed by signal 9 (SIGKILL)", -1, 9);
+  };
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash) << v.message;
+  EXPECT_NE(v.message.find("run case"), std::string::npos) << v.message;
+}
+
 // Timing takes the machine-wide lock of its device: held elsewhere (another lane or
 // kvault process), the verification waits; past timeouts.time it is the engine's
 // failure, not the candidate's, and nothing was timed.
