@@ -36,9 +36,10 @@ class Session:
         self.task = None  # the task of the loaded candidate
         self.candidate = None
         self.finished = False
-        self.handlers = {"hello": self.hello, "describe": self.describe,
-                         "reference": self.reference, "load": self.load, "run": self.run,
-                         "time_start": self.time_start, "time_warmup": self.time_warmup,
+        yielding = self._yielding_kept_sides
+        self.handlers = {"hello": self.hello, "describe": yielding(self.describe),
+                         "reference": yielding(self.reference), "load": self.load, "run": self.run,
+                         "time_start": yielding(self.time_start), "time_warmup": self.time_warmup,
                          "time_batch": self.time_batch,
                          "time_finish": self.time_finish, "unload": self.unload,
                          "write_outputs": self.write_outputs,
@@ -117,6 +118,7 @@ class Session:
             except WorkerError as e:
                 if e.kind == OOM:  # the reference worker runs trusted code only
                     e.kind = TASK_ERROR
+                    e.out_of_memory = True  # for _yielding_kept_sides
                 raise
             response = {"input_digest": digest, "seconds": seconds}
             offered = self._offer(request, output)
@@ -437,6 +439,26 @@ class Session:
         if self.timed is None or self.timed.side is None:
             raise bad_request("no timed case: send time_start first")
         return self.timed
+
+    def _yielding_kept_sides(self, handler):
+        """The handler, run once more without the kept reference sides when it ran out
+        of device memory while some were kept: they are a saving, not a need."""
+        def run(request):
+            try:
+                return handler(request)
+            except WorkerError as e:
+                if not self.kept_references or not (e.kind == OOM or getattr(e, "out_of_memory", False)):
+                    raise
+            self._drop_kept_sides()
+            return handler(request)
+        return run
+
+    def _drop_kept_sides(self):
+        while self.kept_references:
+            self.kept_references.popitem()[1].release()
+        gc.collect()
+        if self.device is not None:
+            self.device.release_memory()
 
     def _drop_timed(self):
         if self.timed is not None:

@@ -372,6 +372,34 @@ def test_a_reference_side_kept_between_candidates(shared_worker, tmp_path):
     assert shared_worker.call("time_finish", keep=True)["kept"] is False
 
 
+def test_kept_sides_give_way_when_memory_runs_out(worker, tmp_path):
+    flag = tmp_path / "oom-once"
+    source = RELU.replace("        return torch.relu(x)", """        if os.path.exists(FLAG):
+            os.remove(FLAG)
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return torch.relu(x)""").replace("import torch,", "import os, torch,") + "FLAG = %r\n" % str(flag)
+    task = write_file(tmp_path, "task.py", source)
+    ref = dict(side="reference", task=task, case=1, seed=1000, warmup_ms=0, flush=False)
+
+    def keep_one():
+        assert worker.call("time_start", **ref)["ok"]
+        assert worker.call("time_finish", keep=True)["kept"] is True
+
+    keep_one()
+    flag.write_text("")
+    answer = worker.call("reference", task=task, case=0, seed=1, out=str(tmp_path / "r.kvt"))
+    assert answer["ok"], answer  # the kept side dropped, the request run again
+    assert worker.call("time_start", **ref)["kept"] is False
+    assert worker.call("time_finish", keep=True)["kept"] is True
+    flag.write_text("")  # the same while starting a timed side
+    started = worker.call("time_start", **dict(ref, case=0))
+    assert started["ok"] and started["kept"] is False, started
+    assert worker.call("time_finish", keep=False)["ok"]
+    flag.write_text("")  # nothing kept any more: the task's error, as always
+    answer = worker.call("reference", task=task, case=0, seed=1, out=str(tmp_path / "r.kvt"))
+    assert answer["kind"] == "task_error" and "out of memory" in answer["message"], answer
+
+
 def test_inputs_changed_while_timing_are_reported(shared_worker, tmp_path):
     mutating = SLOW_CANDIDATE.replace("time.sleep(0.004)", "x.add_(1.0)")
     start_both(shared_worker, tmp_path, mutating)

@@ -70,7 +70,41 @@ bool RemoveUnlessBusy(const std::string& root, const CacheEntryInfo& e) {
   return RemoveCacheEntryDir(root, e.dir).ok();
 }
 
+// The newest modification time of `dir` and everything in it.
+int64_t NewestMtime(const std::string& dir) {
+  int64_t newest = MtimeSeconds(dir);
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec))
+    newest = std::max(newest, MtimeSeconds(it->path().string()));
+  return newest;
+}
+
 }  // namespace
+
+void SweepStaleScratch(const std::string& root, const std::vector<std::string>& kinds,
+                       std::chrono::seconds older_than, CleanReport& report) {
+  // (folder, prefixes of what may be swept there)
+  std::vector<std::pair<std::string, std::vector<std::string>>> folders;
+  for (const std::string& kind : kinds.empty() ? ListCacheKinds(root) : kinds)
+    folders.push_back({root + "/" + kind + "/tmp", {"stage-", "removed-"}});
+  if (kinds.empty()) folders.push_back({root + "/tmp", {std::string(kVerificationScratchPrefix) + "-"}});
+  const int64_t now = Now();
+  for (const auto& [tmp, prefixes] : folders) {
+    for (const std::string& name : Subdirs(tmp)) {
+      if (std::none_of(prefixes.begin(), prefixes.end(),
+                       [&](const std::string& p) { return name.rfind(p, 0) == 0; }))
+        continue;
+      const std::string dir = tmp + "/" + name;
+      if (now - NewestMtime(dir) < older_than.count()) continue;
+      const uint64_t bytes = FolderBytes(dir);
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      if (ec) continue;
+      ++report.stale_removed;
+      report.stale_bytes += bytes;
+    }
+  }
+}
 
 std::vector<std::string> ListCacheKinds(const std::string& root) {
   std::vector<std::string> kinds;
@@ -111,6 +145,7 @@ Result<CleanReport> CleanCache(const std::string& root, const CleanRequest& req)
   for (const auto& e : entries) total += e.bytes;
   const int64_t now = Now();
   CleanReport report;
+  SweepStaleScratch(root, req.kinds, kStaleScratchAge, report);
   std::map<std::string, KindCounters> evicted;
   for (const CacheEntryInfo& e : entries) {  // least recently used first
     bool wanted = false;

@@ -47,12 +47,27 @@ struct CleanRequest {
 struct CleanReport {
   size_t removed = 0;
   uint64_t removed_bytes = 0;
+  size_t stale_removed = 0;    // leftover folders of killed processes (SweepStaleScratch)
+  uint64_t stale_bytes = 0;
   size_t spared = 0;           // in use or being made
   size_t kept = 0;             // entries left (of the selected kinds)
   uint64_t kept_bytes = 0;
 };
 
+// Also sweeps stale scratch (SweepStaleScratch) of the selected kinds, and of the
+// root's tmp/ when no kind is named.
 Result<CleanReport> CleanCache(const std::string& root, const CleanRequest& request);
+
+// Leftovers of killed processes: staging and removed-entry folders (stage-*, removed-*)
+// in <kind>/tmp/ and verification scratch folders (verify-*) in <root>/tmp/ in which
+// nothing changed for `older_than` (no live build or verification goes that long
+// without writing). Workers' private folders there (worker-*) live as long as their
+// worker, possibly for days, and are left alone. `kinds` empty: every kind and the
+// root's tmp/. Adds to report.stale_*.
+inline constexpr std::chrono::hours kStaleScratchAge{6};
+inline constexpr const char* kVerificationScratchPrefix = "verify";
+void SweepStaleScratch(const std::string& root, const std::vector<std::string>& kinds,
+                       std::chrono::seconds older_than, CleanReport& report);
 
 // Least recently used entries of all kinds until the folder fits limits.max_bytes,
 // sparing entries in use. Runs in one process at a time (<root>/evict.lock); a call

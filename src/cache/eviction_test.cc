@@ -166,6 +166,50 @@ TEST_F(EvictionTest, CleanModes) {
   EXPECT_FALSE(CleanCache(Root(), bad).ok());
 }
 
+// Staging and scratch folders of killed processes go once nothing in them changed for
+// kStaleScratchAge; fresh ones (a build or verification under way) stay.
+TEST_F(EvictionTest, LeftoversOfKilledProcessesAreSwept) {
+  Put("build", "kept", 100, 60);
+  auto folder = [&](const std::string& dir, int age) {
+    ASSERT_TRUE(EnsureDir(dir).ok());
+    ASSERT_TRUE(WriteFileAtomic(dir + "/part", std::string(1000, 'p')).ok());
+    struct timespec times[2];
+    times[0].tv_sec = times[1].tv_sec = ::time(nullptr) - age;
+    times[0].tv_nsec = times[1].tv_nsec = 0;
+    for (const std::string& path : {dir + "/part", dir})
+      ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  };
+  const int old = 7 * 3600, recent = 3600;
+  folder(Root() + "/build/tmp/stage-old", old);
+  folder(Root() + "/build/tmp/stage-live", recent);
+  folder(Root() + "/refs/tmp/removed-old", old);
+  folder(Root() + "/tmp/verify-old", old);
+  folder(Root() + "/tmp/verify-live", old);
+  folder(Root() + "/tmp/worker-idle", old);  // a worker's home: its worker may still run
+  ASSERT_TRUE(WriteFileAtomic(Root() + "/tmp/verify-live/out.kvt", "just written").ok());
+
+  CleanRequest only_refs;
+  only_refs.mode = CleanMode::kOlderThan;
+  only_refs.older_than = std::chrono::hours(24 * 365);
+  only_refs.kinds = {"refs"};
+  auto r1 = CleanCache(Root(), only_refs);
+  ASSERT_TRUE(r1.ok());
+  EXPECT_EQ(r1->stale_removed, 1u);
+  EXPECT_FALSE(FileExists(Root() + "/refs/tmp/removed-old"));
+  EXPECT_TRUE(FileExists(Root() + "/build/tmp/stage-old"));  // another kind
+
+  auto r2 = EvictToBound(Root(), CacheLimits{});  // after each commit
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->stale_removed, 2u);
+  EXPECT_EQ(r2->stale_bytes, 2000u);
+  EXPECT_FALSE(FileExists(Root() + "/build/tmp/stage-old"));
+  EXPECT_FALSE(FileExists(Root() + "/tmp/verify-old"));
+  EXPECT_TRUE(FileExists(Root() + "/build/tmp/stage-live"));
+  EXPECT_TRUE(FileExists(Root() + "/tmp/verify-live"));  // one file in it is new
+  EXPECT_TRUE(FileExists(Root() + "/tmp/worker-idle"));
+  EXPECT_EQ(ListCacheEntries(Root()).size(), 1u);        // entries untouched
+}
+
 TEST_F(EvictionTest, AnEmptyOrMissingFolderIsFine) {
   EXPECT_TRUE(ListCacheEntries(Root()).empty());
   auto r = CleanCache(Root(), CleanRequest{});

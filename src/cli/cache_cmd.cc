@@ -115,13 +115,17 @@ int Clean(const CacheFlags& f, const std::string& root) {
   }
   if (f.json) {
     std::cout << Json{{"location", root}, {"removed", report->removed}, {"removed_bytes", report->removed_bytes},
-                      {"kept", report->kept}, {"kept_bytes", report->kept_bytes}, {"spared", report->spared}}
+                      {"kept", report->kept}, {"kept_bytes", report->kept_bytes}, {"spared", report->spared},
+                      {"stale_removed", report->stale_removed}, {"stale_bytes", report->stale_bytes}}
                      .dump(2)
               << "\n";
   } else {
     std::printf("removed %zu entries (%s); kept %zu (%s)", report->removed, Bytes(report->removed_bytes).c_str(),
                 report->kept, Bytes(report->kept_bytes).c_str());
     if (report->spared) std::printf("; %zu in use, not removed", report->spared);
+    if (report->stale_removed)
+      std::printf("; %zu leftover scratch folder(s) of killed processes (%s)", report->stale_removed,
+                  Bytes(report->stale_bytes).c_str());
     std::printf("\n");
   }
   return kExitOk;

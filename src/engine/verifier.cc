@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "cache/eviction.h"
 #include "check/compare.h"
 #include "check/tensor_file.h"
 #include "engine/output_handoff.h"
@@ -555,7 +556,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   session_.Prestart();  // the candidate's worker starts while the candidate builds
   if (compiled && !Build(candidate, v, &module_path, &module_name)) return done(v);
   lap("build");
-  auto scratch = TempDir::Create(options_.cache_dir + "/tmp");
+  auto scratch = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
   if (!scratch) return done(Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error()));
 
   auto w = session_.Get(WorkerRole::kCandidate);

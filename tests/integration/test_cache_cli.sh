@@ -51,8 +51,14 @@ KVAULT_CACHE_MAX_GB=-3 "$KVAULT" cache stats > "$TMP/err" 2>&1; [ $? = 2 ] || fa
 grep -q KVAULT_CACHE_MAX_GB "$TMP/err" || fail "unclear message: $(cat "$TMP/err")"
 
 # Cleaning: by age keeps the fresh entry, by kind leaves other kinds, to size 0 empties.
+# Any clean also sweeps a killed process's staging folder once it is hours old.
+mkdir -p "$KVAULT_CACHE_DIR/build/tmp/stage-killed"
+echo "half an artefact" > "$KVAULT_CACHE_DIR/build/tmp/stage-killed/part"
+touch -d "8 hours ago" "$KVAULT_CACHE_DIR/build/tmp/stage-killed/part" "$KVAULT_CACHE_DIR/build/tmp/stage-killed"
 "$KVAULT" cache clean --older-than 1 --json > "$TMP/c.json" || fail "clean --older-than exited $?"
 [ "$(json_get "$TMP/c.json" "j['removed']")" = 0 ] || fail "a fresh entry was removed: $(cat "$TMP/c.json")"
+[ "$(json_get "$TMP/c.json" "j['stale_removed']")" = 1 ] || fail "stale staging not swept: $(cat "$TMP/c.json")"
+[ ! -e "$KVAULT_CACHE_DIR/build/tmp/stage-killed" ] || fail "the stale staging folder is still there"
 "$KVAULT" cache clean --all --kind refs --json > "$TMP/c.json" || fail "clean --kind refs exited $?"
 [ "$(json_get "$TMP/c.json" "j['kept']")" = 0 ] || fail "--kind refs counted other kinds: $(cat "$TMP/c.json")"
 [ "$(stat_of "j['kinds']['build']['entries']")" = 1 ] || fail "--kind refs removed a build entry"
