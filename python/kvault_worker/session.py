@@ -26,6 +26,7 @@ from kvault_worker.native import OutputLayout
 from kvault_worker.tasks import load_task, release_task
 from kvault_worker.tensorfile import Captured, capture, write
 from kvault_worker.timing import timers
+from kvault_worker.timing.flush import release_shared_flushers
 from kvault_worker.timing.sensors import read_sensors
 from kvault_worker.timing.side import TimedSide, output_layout
 
@@ -456,6 +457,7 @@ class Session:
     def _drop_kept_sides(self):
         while self.kept_references:
             self.kept_references.popitem()[1].release()
+        release_shared_flushers()  # made again at the next flush
         gc.collect()
         if self.device is not None:
             self.device.release_memory()

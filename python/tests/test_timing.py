@@ -193,7 +193,7 @@ def test_prime_captures_ahead_and_the_quiet_device_sizes_the_graph(monkeypatch):
     assert s.prepare_graph() is None and _FakeGraph.captures == [50, 500]  # sized once
 
 
-def test_held_bytes_count_inputs_flush_and_graph_outputs(monkeypatch):
+def test_held_bytes_count_inputs_and_graph_outputs(monkeypatch):
     from kvault_worker.timing import side as side_module
     monkeypatch.setattr(side_module.timers, "GraphReplay", _FakeGraph)
     monkeypatch.setattr(side_module.timers, "burst_ms", lambda call, calls, sync: 0.1)
@@ -274,6 +274,25 @@ def test_graph_samples_end_with_the_graph_unless_work_is_left_behind(monkeypatch
     graph._graph = clock
     sample = graph.sample(clock.synchronize)
     assert sample.ms == pytest.approx(expected_ms / 10)
+
+
+def test_sides_of_one_worker_share_its_flush_buffer():
+    from kvault_worker.timing import side as side_module
+
+    class CpuDevice:
+        is_gpu, backend, torch_device = False, "cpu", torch.device("cpu")
+    flush.release_shared_flushers()
+    a = side_module.TimedSide(lambda inputs: None, [torch.empty(16)], CpuDevice(), "task_error", "a", flush=True)
+    b = side_module.TimedSide(lambda inputs: None, [], CpuDevice(), "task_error", "b", flush=True)
+    assert a.flusher is b.flusher and a.flush_bytes == b.flush_bytes >= 64 << 20
+    assert a.held_bytes() == 64  # its inputs; the flush buffer is the worker's
+    a.release()
+    b.flusher.flush()  # still usable by the other side
+    flush.release_shared_flushers()
+    c = side_module.TimedSide(lambda inputs: None, [], CpuDevice(), "task_error", "c", flush=True)
+    assert c.flusher is not b.flusher  # made again once forgotten
+    b.release(), c.release()
+    flush.release_shared_flushers()
 
 
 def test_flush_sizes_follow_the_last_level_cache():

@@ -47,8 +47,8 @@ def largest_cpu_cache_bytes():
 
 
 class Flusher:
-    """Owns the flush buffer of one timed side; `flush()` overwrites all of it
-    (a fresh byte value each time, so no write can be skipped as redundant)."""
+    """Owns a flush buffer; `flush()` overwrites all of it (a fresh byte value each
+    time, so no write can be skipped as redundant)."""
 
     def __init__(self, nbytes, torch_device):
         self.nbytes = nbytes
@@ -61,3 +61,22 @@ class Flusher:
 
     def release(self):
         self._buffer = None
+
+
+_shared = {}  # (nbytes, device) -> Flusher: one buffer per worker process and size
+
+
+def shared_flusher(nbytes, torch_device):
+    """The worker's flusher of this size on this device, made at first use. The sides
+    a worker holds (a reference worker keeps some between candidates) take turns, so
+    one buffer serves them all instead of one each."""
+    key = (int(nbytes), str(torch_device))
+    flusher = _shared.get(key)
+    if flusher is None:
+        flusher = _shared[key] = Flusher(nbytes, torch_device)
+    return flusher
+
+
+def release_shared_flushers():
+    """Forgets the worker's flushers: their buffers are freed once no side uses them."""
+    _shared.clear()

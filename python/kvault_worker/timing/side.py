@@ -11,7 +11,7 @@ import torch
 
 from kvault_worker.errors import attributed
 from kvault_worker.timing import timers
-from kvault_worker.timing.flush import Flusher, cpu_flush_bytes, gpu_flush_bytes
+from kvault_worker.timing.flush import cpu_flush_bytes, gpu_flush_bytes, shared_flusher
 from kvault_worker.timing.stats import median
 
 GRAPH_TARGET_MS = 1.0  # a captured graph holds about this much work
@@ -30,7 +30,7 @@ class TimedSide:
         if flush:
             nbytes = gpu_flush_bytes(device.backend, l2_bytes, arch) if device.is_gpu else cpu_flush_bytes()
             with attributed(kind, "allocating the flush buffer"):
-                self.flusher = Flusher(nbytes, device.torch_device)
+                self.flusher = shared_flusher(nbytes, device.torch_device)
         else:
             self.flusher = None
         self.graph = None
@@ -45,10 +45,10 @@ class TimedSide:
         return self.flusher.nbytes if self.flusher else 0
 
     def held_bytes(self):
-        """Device memory this side holds: its inputs, its flush buffer and, with a graph,
-        the outputs of the graph's calls."""
+        """Device memory this side holds: its inputs and, with a graph, the outputs of
+        the graph's calls (the flush buffer is the worker's, shared_flusher)."""
         graph = self.graph.calls * _nbytes(self.last_output) if self.graph is not None else 0
-        return _nbytes(list(self.inputs or [])) + self.flush_bytes + graph
+        return _nbytes(list(self.inputs or [])) + graph
 
     def _call(self):
         with torch.no_grad():
@@ -197,8 +197,6 @@ class TimedSide:
     def release(self):
         if self.graph is not None:
             self.graph.release()
-        if self.flusher is not None:
-            self.flusher.release()
         self.fn = self.inputs = self.graph = self.flusher = self.last_output = None
 
 
