@@ -38,11 +38,14 @@ class EvictionTest : public ::testing::Test {
     return entry->dir;
   }
 
-  static void SetAge(const std::string& dir, int age) {
+  static void SetAge(const std::string& dir, int age) { SetMtime(dir + "/" + kStampName, age); }
+
+  // Sets `path`'s access and modification times to `age` seconds ago.
+  static void SetMtime(const std::string& path, int age) {
     struct timespec times[2];
     times[0].tv_sec = times[1].tv_sec = ::time(nullptr) - age;
     times[0].tv_nsec = times[1].tv_nsec = 0;
-    ASSERT_EQ(::utimensat(AT_FDCWD, (dir + "/" + kStampName).c_str(), times, 0), 0);
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
   }
 
   std::unique_ptr<TempDir> work_;
@@ -173,11 +176,8 @@ TEST_F(EvictionTest, LeftoversOfKilledProcessesAreSwept) {
   auto folder = [&](const std::string& dir, int age) {
     ASSERT_TRUE(EnsureDir(dir).ok());
     ASSERT_TRUE(WriteFileAtomic(dir + "/part", std::string(1000, 'p')).ok());
-    struct timespec times[2];
-    times[0].tv_sec = times[1].tv_sec = ::time(nullptr) - age;
-    times[0].tv_nsec = times[1].tv_nsec = 0;
-    for (const std::string& path : {dir + "/part", dir})
-      ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+    SetMtime(dir + "/part", age);
+    SetMtime(dir, age);
   };
   const int old = 7 * 3600, recent = 3600;
   folder(Root() + "/build/tmp/stage-old", old);

@@ -417,8 +417,7 @@ TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, c
   req.turn.share = [this] {
     holding_.Release();
     holding_ = gate_->Share();  // at once: no other lane of this process can ask for it now
-    if (timing_lock_) (void)timing_lock_->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
-    timing_lock_.reset();  // the next lane's turn begins while this one re-checks
+    GiveBackLock();  // the next lane's turn begins while this one re-checks
   };
   req.turn.done = [this] { holding_.Release(); };
   req.outputs_on_device = OutputsOnDevice(task, case_index);
@@ -438,10 +437,14 @@ std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verifi
   return prepared;
 }
 
-void Verifier::EndTurn() {
-  holding_.Release();
+void Verifier::GiveBackLock() {
   if (timing_lock_) (void)timing_lock_->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
   timing_lock_.reset();
+}
+
+void Verifier::EndTurn() {
+  holding_.Release();
+  GiveBackLock();
 }
 
 void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch,
@@ -581,10 +584,8 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
                 std::to_string(CorrectnessSeeds(*info).size()) + " seeds match";
     if (!info->input_distributions.empty())
       v.message += ", also on " + std::to_string(info->input_distributions.size()) + " other input distribution(s)";
-    // The device to itself while timing: other lanes and other kvault processes of
-    // this machine wait (their correctness runs go on meanwhile).
     // The first performance case's sides build, make their inputs and make their
-    // first calls beside other lanes' work; then the device's lock and gate.
+    // first calls beside other lanes' work.
     std::optional<PreparedCase> prepared = PrepareTiming(checked, v, scratch->path());
     lap("timing_prepare");
     if (v.status != OutcomeStatus::kPassed) {

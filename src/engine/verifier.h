@@ -70,8 +70,10 @@ class Verifier {
   // neither the device's lock nor the gate held.
   void Time(const TaskInfo& task, Verification& v, const std::string& scratch,
             std::optional<PreparedCase> first = std::nullopt);
-  // Ends a turn on every way out: the gate released, the lock's note written
-  // ("timing ended at") and the lock given back.
+  // The device's lock given back, its note written first ("timing ended at"); no-op
+  // when not held.
+  void GiveBackLock();
+  // Ends a turn on every way out: the gate released, the lock given back.
   void EndTurn();
   // The machine-wide lock on this backend and device for timing (<cache>/locks/, an
   // flock: held against other lanes and other kvault processes, hidden from candidate
