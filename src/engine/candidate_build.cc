@@ -1,6 +1,7 @@
 #include "engine/candidate_build.h"
 
 #include "toolchain/backend.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
@@ -26,9 +27,9 @@ Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptio
   req.language = LanguageOf(c.language);
   req.backend = options.backend;
   req.arch = options.arch;
-  if (req.arch.empty() && options.backend != Backend::kCpu && hello.contains("device") &&
-      hello["device"].is_object())
-    req.arch = hello["device"].value("arch", std::string());
+  if (req.arch.empty() && options.backend != Backend::kCpu && hello.contains(protocol::field::kDevice) &&
+      hello[protocol::field::kDevice].is_object())
+    req.arch = hello[protocol::field::kDevice].value(protocol::field::kArch, std::string());
   req.torch = std::move(*torch);
   req.compile_only = options.compile_only;
   req.cache_dir = options.cache_dir;

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "task/task_file.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 
-inline constexpr const char* kTaskInputs = "task";  // the task's own get_inputs
+inline constexpr const char* kTaskInputs = protocol::kDistributionTask;  // the task's own get_inputs
 
 struct CorrectnessRun {
   int seed = 1;

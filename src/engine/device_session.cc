@@ -5,6 +5,7 @@
 #include "engine/worker_outcome.h"
 #include "engine/worker_sandbox.h"
 #include "util/env.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 
@@ -143,23 +144,24 @@ Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<W
   // Only the session's first worker reports the build environment and the backend
   // probe (about a second of subprocesses); later workers run on the same machine.
   const bool first = hello_.is_null();
-  WorkerReply r = w->Call(Json{{"op", "hello"},
-                               {"backend", hello_backend_},
-                               {"device_index", options_.device_index},
-                               {"environment", first}},
+  WorkerReply r = w->Call(HelloRequest{hello_backend_, options_.device_index, first}.ToJson(),
                           options_.timeouts.start);
   if (r.failure != WorkerFailure::kNone) {
     std::string log = w->TakeLog();
     w->Kill();
     return Error{"worker failed to start: " + r.detail + (log.empty() ? "" : "\n" + log)};
   }
-  if (!r.response.value("ok", false)) {
+  if (!ReplyOk(r)) {
     std::string log = w->TakeLog();  // e.g. PyTorch's own warning of why CUDA did not start
     w->Kill();
-    const Json* message = r.response.contains("message") ? &r.response["message"] : nullptr;
     return Error{"worker refused backend " + hello_backend_ + ": " +
-                 (message && message->is_string() ? message->get<std::string>() : std::string("no message")) +
+                 ReplyString(r.response, protocol::field::kMessage, "no message") +
                  (log.empty() ? "" : "\n" + log)};
+  }
+  // A worker of another version would misread requests or replies: none is used.
+  if (Status st = CheckHello(r.response); !st) {
+    w->Kill();
+    return Error{"worker unusable: " + st.error()};
   }
   if (first) hello_ = r.response;
   return w;

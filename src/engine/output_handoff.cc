@@ -6,6 +6,7 @@
 
 #include "check/dtype.h"
 #include "check/tensor_file.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
@@ -29,6 +30,14 @@ double NumberOr(const Json& obj, const char* key, double fallback) {
 
 }  // namespace
 
+namespace field = protocol::field;
+
+Json HandoffSpec::ToJson() const {
+  return Json{{field::kSocket, socket}, {field::kSecret, secret}, {field::kSets, sets}};
+}
+
+Json HandoffSpec::Delivery() const { return Json{{field::kSocket, socket}, {field::kSecret, secret}}; }
+
 HandoffSpec NewHandoff(const std::string& scratch, int sets) {
   static std::atomic<unsigned> counter{0};
   HandoffSpec spec;
@@ -47,8 +56,8 @@ Result<Json> HandoffTolerances(const Json& layout, const Tolerance& tolerance) {
     auto dtype = DTypeFromName(name);
     if (!dtype) return Error{"the offered output_layout has an unknown dtype '" + name + "'"};
     ResolvedTolerance r = ResolveTolerance(tolerance, *dtype);
-    rules.push_back(Json{{"rtol", r.rtol}, {"atol", r.atol},
-                         {"forbid", tolerance.nan_policy == Tolerance::NanPolicy::kForbid}});
+    rules.push_back(Json{{field::kRtol, r.rtol}, {field::kAtol, r.atol},
+                         {field::kForbid, tolerance.nan_policy == Tolerance::NanPolicy::kForbid}});
   }
   return rules;
 }
@@ -72,12 +81,12 @@ DeviceOffer& DeviceOffer::operator=(DeviceOffer&& other) noexcept {
 void DeviceOffer::Release() {
   if (!open_) return;
   open_ = false;
-  (void)call_(Json{{"op", "handoff_release"}});
+  (void)call_(HandoffReleaseRequest{}.ToJson());
 }
 
 Status DeviceOffer::WriteTo(const std::string& out) {
   open_ = false;
-  auto reply = call_(Json{{"op", "handoff_release"}, {"out", out}});
+  auto reply = call_(HandoffReleaseRequest{out}.ToJson());
   if (!reply) return Error{reply.error()};
   return Status::Ok();
 }
@@ -90,21 +99,20 @@ Result<HandoffComparison> DeviceOffer::Compare(const Tolerance& tolerance, const
     return Error{rules.error()};
   }
   const std::string ref_out = stem + "_reference.kvt", cand_out = stem + "_candidate.kvt";
-  auto reply = call_(Json{{"op", "handoff_compare"}, {"tolerances", *rules}, {"out_reference", ref_out},
-                          {"out_candidate", cand_out}});
+  auto reply = call_(HandoffCompareRequest{*rules, ref_out, cand_out}.ToJson());
   if (!reply) return Error{reply.error()};
   HandoffComparison result;
-  result.served = reply->value("served", false);
-  const Json calls = reply->value("calls", Json::array());
+  result.served = reply->value(field::kServed, false);
+  const Json calls = reply->value(field::kCalls, Json::array());
   if (!calls.is_array()) return Error{"handoff_compare answered without 'calls'"};
   for (const Json& c : calls) {
     if (!c.is_object()) return Error{"handoff_compare answered a malformed call"};
     CompareReport report;
-    if (c.value("match", false)) {
+    if (c.value(field::kMatch, false)) {
       report.match = true;
-      report.compared = static_cast<int64_t>(NumberOr(c, "compared", 0));
-      report.max_abs_error = NumberOr(c, "max_abs", 0);
-      report.max_rel_error = NumberOr(c, "max_rel", 0);
+      report.compared = static_cast<int64_t>(NumberOr(c, field::kCompared, 0));
+      report.max_abs_error = NumberOr(c, field::kMaxAbs, 0);
+      report.max_rel_error = NumberOr(c, field::kMaxRel, 0);
       report.message = MatchSummary(report.compared, report.max_abs_error, report.max_rel_error);
     } else {
       // The engine's Compare is the rule; the device found a difference worth its words.

@@ -9,7 +9,7 @@
 //   HandoffSpec spec = NewHandoff(scratch, 2);
 //   reference request["handoff"] = spec.ToJson();    // reply: handoff.output_layout
 //   DeviceOffer offer(call_reference, layout);
-//   candidate run["handoff"] = spec.ToJson();        // reply: handoff "delivered"
+//   candidate run["handoff"] = spec.Delivery();      // reply: handoff "delivered"
 //   auto got = offer.Compare(tolerance, scratch + "/h1", 2);
 #include <functional>
 #include <string>
@@ -25,7 +25,10 @@ struct HandoffSpec {
   std::string socket;  // a Unix socket in the verification's scratch folder
   std::string secret;  // what the candidate's worker presents to be served
   int sets = 1;        // buffer sets: one per candidate call compared
-  Json ToJson() const { return Json{{"socket", socket}, {"secret", secret}, {"sets", sets}}; }
+  // The reference worker's `handoff` (reference, time_finish): make the offer.
+  Json ToJson() const;
+  // The candidate's worker's `handoff` (run, time_finish): deliver into it.
+  Json Delivery() const;
 };
 
 // A fresh socket name under `scratch` and a random secret.

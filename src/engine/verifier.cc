@@ -16,11 +16,14 @@
 #include "util/files.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "worker/protocol.h"
 
 namespace kvault {
+
+namespace field = protocol::field;
+
 namespace {
 
-constexpr int kProtocolVersion = 1;
 // The timing lock's note (docs/timing.md, "Warm-up"), followed by MonotonicNowNs().
 constexpr const char* kTimingEndedAt = "timing ended at ";
 
@@ -109,10 +112,10 @@ Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
     return info;
   }
   // The task's inputs are made on the device.
-  auto reply = CallReference(Json{{"op", "describe"}, {"task", task.path}}, "task " + task.name,
-                             options_.timeouts.describe);
+  auto reply =
+      CallReference(DescribeRequest{task.path}.ToJson(), "task " + task.name, options_.timeouts.describe);
   if (!reply) return Error{reply.error()};
-  auto info = TaskInfoFromDescribe(task, reply->value("task", Json()));
+  auto info = TaskInfoFromDescribe(task, reply->value(field::kTask, Json()));
   if (!info) return Error{info.error()};
   described_[task.hash] = *info;
   return info;
@@ -159,17 +162,17 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
 std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int seed,
                                    const Json& hello, const std::string& distribution) const {
   KeyHasher h;
-  h.Add("protocol", std::to_string(kProtocolVersion));
+  h.Add("protocol", std::to_string(protocol::kVersion));
   h.Add("task", task.file.hash);
   h.Add("case", std::to_string(case_index) + ":" + task.cases[case_index].name);
   h.Add("seed", std::to_string(seed));
   if (distribution != kTaskInputs) h.Add("distribution", distribution);
   h.Add("backend", std::string(ToString(options_.backend)));
-  h.Add("device", hello["device"].value("name", std::string()));
-  h.Add("arch", hello["device"].value("arch", std::string()));
-  h.Add("torch", hello.value("torch", std::string()));
-  h.Add("python", hello.value("python", std::string()));
-  h.Add("worker_source", hello.value("worker_source", std::string()));  // it makes the inputs
+  h.Add("device", hello[field::kDevice].value(field::kName, std::string()));
+  h.Add("arch", hello[field::kDevice].value(field::kArch, std::string()));
+  h.Add("torch", hello.value(field::kTorch, std::string()));
+  h.Add("python", hello.value(field::kPython, std::string()));
+  h.Add("worker_source", hello.value(field::kWorkerSource, std::string()));  // it makes the inputs
   return h.Hex();
 }
 
@@ -177,7 +180,7 @@ bool Verifier::OutputsOnDevice(const TaskInfo& task, int case_index) {
   if (options_.backend == Backend::kCpu || options_.device_compare_min_bytes < 0) return false;
   if (task.cases[case_index].input_bytes < options_.device_compare_min_bytes) return false;
   auto hello = session_.Hello();
-  return hello && hello->value("device_handoff", false);
+  return hello && hello->value(field::kDeviceHandoff, false);
 }
 
 Result<Json> Verifier::CallReference(const Json& request, const std::string& what,
@@ -549,6 +552,8 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     v.message = "compiled for " + v.build.value("arch", std::string("the host"));
     return done(v);
   }
+  // A reference worker that cannot start (or speaks another protocol) is not the task's fault.
+  if (auto hello = session_.Hello(); !hello) return done(Outcome(OutcomeStatus::kInfraError, hello.error()));
   auto info = Describe(task);
   if (!info) return done(Outcome(OutcomeStatus::kTaskError, info.error()));
   if (extension && !info->has_twin && info->num_parameters > 0)

@@ -1,0 +1,230 @@
+#pragma once
+// The worker protocol's names, shared by every engine file that speaks it
+// (docs/worker-protocol.md is the definition; python/kvault_worker the other side).
+// Ops and field names are spelled here once; the requests the engine sends are typed
+// structs whose ToJson() is the line that goes to the worker. Reading a reply stays
+// with the caller (worker replies are untrusted: engine/worker_outcome.h), through
+// the field names below.
+//
+//   RunRequest run{.case_index = 0, .seed = 1, .out = "/abs/out.kvt"};
+//   WorkerReply r = worker->Call(run.ToJson(), timeout);
+//   std::string digest = ReplyString(r.response, protocol::field::kInputDigest, "");
+//
+//   if (Status st = CheckHello(hello_reply); !st) ...   // another protocol version
+#include <string>
+
+#include "util/json.h"
+#include "util/result.h"
+
+namespace kvault {
+namespace protocol {
+
+// The protocol version this engine speaks. A worker's `hello` must report the same
+// (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
+// reply that a peer of the old version would misread or silently ignore raises both.
+inline constexpr int kVersion = 1;
+
+// Requests' `op` (docs/worker-protocol.md, "Requests").
+namespace op {
+inline constexpr char kHello[] = "hello";
+inline constexpr char kDescribe[] = "describe";
+inline constexpr char kReference[] = "reference";
+inline constexpr char kLoad[] = "load";
+inline constexpr char kRun[] = "run";
+inline constexpr char kWriteOutputs[] = "write_outputs";
+inline constexpr char kTimeStart[] = "time_start";
+inline constexpr char kTimeWarmup[] = "time_warmup";
+inline constexpr char kTimeBatch[] = "time_batch";
+inline constexpr char kTimeFinish[] = "time_finish";
+inline constexpr char kHandoffCompare[] = "handoff_compare";
+inline constexpr char kHandoffRelease[] = "handoff_release";
+inline constexpr char kUnload[] = "unload";
+inline constexpr char kShutdown[] = "shutdown";
+// The zygote's one request (docs/worker-protocol.md, "Zygote"; its own socket).
+inline constexpr char kFork[] = "fork";
+}  // namespace op
+
+// Field names of requests and replies.
+namespace field {
+// Every request and reply.
+inline constexpr char kOp[] = "op";
+inline constexpr char kId[] = "id";
+inline constexpr char kOk[] = "ok";
+inline constexpr char kKind[] = "kind";
+inline constexpr char kMessage[] = "message";
+// hello
+inline constexpr char kBackend[] = "backend";
+inline constexpr char kDeviceIndex[] = "device_index";
+inline constexpr char kEnvironment[] = "environment";
+inline constexpr char kProtocol[] = "protocol";
+inline constexpr char kDevice[] = "device";  // {name, arch, ...}
+inline constexpr char kArch[] = "arch";      // within device
+inline constexpr char kName[] = "name";      // within device
+inline constexpr char kTorch[] = "torch";
+inline constexpr char kPython[] = "python";
+inline constexpr char kWorkerSource[] = "worker_source";
+inline constexpr char kDeviceHandoff[] = "device_handoff";
+// describe, reference, load, run
+inline constexpr char kTask[] = "task";
+inline constexpr char kCase[] = "case";
+inline constexpr char kSeed[] = "seed";
+inline constexpr char kDistribution[] = "distribution";
+inline constexpr char kOut[] = "out";
+inline constexpr char kRepeatOut[] = "repeat_out";
+inline constexpr char kCandidate[] = "candidate";  // load: {format, path, module}
+inline constexpr char kFormat[] = "format";
+inline constexpr char kPath[] = "path";
+inline constexpr char kModule[] = "module";
+inline constexpr char kOutputLayout[] = "output_layout";
+inline constexpr char kDeferWrites[] = "defer_writes";
+inline constexpr char kDeferred[] = "deferred";
+inline constexpr char kInputDigest[] = "input_digest";
+inline constexpr char kInputsModified[] = "inputs_modified";
+// time_start, time_warmup, time_batch, time_finish
+inline constexpr char kSide[] = "side";
+inline constexpr char kFlush[] = "flush";
+inline constexpr char kGraphBelowMs[] = "graph_below_ms";
+inline constexpr char kFresh[] = "fresh";
+inline constexpr char kKept[] = "kept";
+inline constexpr char kFlushBytes[] = "flush_bytes";
+inline constexpr char kWarmupMs[] = "warmup_ms";
+inline constexpr char kCallMs[] = "call_ms";
+inline constexpr char kDeviceCallMs[] = "device_call_ms";
+inline constexpr char kSensors[] = "sensors";
+inline constexpr char kMethod[] = "method";
+inline constexpr char kCold[] = "cold";
+inline constexpr char kWarm[] = "warm";
+inline constexpr char kColdMs[] = "cold_ms";
+inline constexpr char kWarmMs[] = "warm_ms";
+inline constexpr char kWallMs[] = "wall_ms";
+inline constexpr char kGraphCalls[] = "graph_calls";
+inline constexpr char kGraphFailed[] = "graph_failed";
+inline constexpr char kKeep[] = "keep";
+// Outputs on the device (docs/device-compare.md)
+inline constexpr char kHandoff[] = "handoff";
+inline constexpr char kSocket[] = "socket";
+inline constexpr char kSecret[] = "secret";
+inline constexpr char kSets[] = "sets";
+inline constexpr char kTolerances[] = "tolerances";  // [{rtol, atol, forbid}]
+inline constexpr char kRtol[] = "rtol";
+inline constexpr char kAtol[] = "atol";
+inline constexpr char kForbid[] = "forbid";
+inline constexpr char kOutReference[] = "out_reference";
+inline constexpr char kOutCandidate[] = "out_candidate";
+inline constexpr char kServed[] = "served";
+inline constexpr char kCalls[] = "calls";
+inline constexpr char kMatch[] = "match";
+inline constexpr char kCompared[] = "compared";
+inline constexpr char kMaxAbs[] = "max_abs";
+inline constexpr char kMaxRel[] = "max_rel";
+}  // namespace field
+
+// Values of some fields.
+inline constexpr char kSideReference[] = "reference";  // time_start side
+inline constexpr char kSideCandidate[] = "candidate";
+inline constexpr char kDistributionTask[] = "task";       // the task's own get_inputs
+inline constexpr char kHandoffDelivered[] = "delivered";  // run / time_finish handoff
+inline constexpr char kTimerEvents[] = "cuda_events";     // time_batch method
+inline constexpr char kTimerGraph[] = "cuda_graph";
+inline constexpr char kTimerClock[] = "monotonic_clock";
+
+}  // namespace protocol
+
+// The requests the engine sends. Optional fields are left out of ToJson() when
+// unset (an empty string, a null Json, false), so the worker applies its defaults.
+
+struct HelloRequest {
+  std::string backend{};  // "cpu", "cuda" or "hip"
+  int device_index = 0;
+  bool environment = true;  // build paths and backend probe (about a second)
+  Json ToJson() const;
+};
+
+struct DescribeRequest {
+  std::string task{};  // absolute path of the task file
+  Json ToJson() const;
+};
+
+struct ReferenceRequest {
+  std::string task{};
+  int case_index = 0;
+  int seed = 1;
+  std::string distribution = protocol::kDistributionTask;
+  std::string out{};  // where the output goes (unless it stays on the device)
+  Json handoff{};     // HandoffSpec::ToJson(): offer the output on the device
+  Json ToJson() const;
+};
+
+struct LoadRequest {
+  std::string task{};
+  std::string format{};  // candidate format ("extension", "native", ...)
+  std::string path{};    // the source, or the built module
+  std::string module{};  // extension format: the module's name
+  Json ToJson() const;
+};
+
+struct RunRequest {
+  int case_index = 0;
+  int seed = 1;
+  std::string distribution = protocol::kDistributionTask;
+  std::string out{};
+  std::string repeat_out{};   // the repeated call's output; empty: no repeated call
+  bool defer_writes = false;  // files written at write_outputs
+  Json output_layout{};       // the reference output's shapes and dtypes
+  Json handoff{};             // {socket, secret}: deliver into the reference's offer
+  Json ToJson() const;
+};
+
+struct WriteOutputsRequest {
+  Json ToJson() const;
+};
+
+struct TimeStartRequest {
+  std::string side{};  // protocol::kSideReference or kSideCandidate
+  std::string task{};  // reference side only
+  int case_index = 0;
+  int seed = 0;
+  bool flush = true;
+  double graph_below_ms = 0;
+  Json output_layout{};  // candidate side (native format)
+  bool fresh = false;    // reference side: not a side kept from an earlier timing
+  Json ToJson() const;
+};
+
+struct TimeWarmupRequest {
+  int warmup_ms = 100;
+  Json ToJson() const;
+};
+
+struct TimeBatchRequest {
+  std::string method = protocol::kTimerClock;
+  int cold = 0;
+  int warm = 0;
+  Json ToJson() const;
+};
+
+struct TimeFinishRequest {
+  std::string out{};     // the output of one more call; empty: none
+  bool keep = false;     // reference side: keep the timed side
+  Json handoff{};        // reference: HandoffSpec::ToJson(); candidate: {socket, secret}
+  Json output_layout{};  // candidate side with handoff
+  Json ToJson() const;
+};
+
+struct HandoffCompareRequest {
+  Json tolerances{};  // one {rtol, atol, forbid} per output tensor
+  std::string out_reference{}, out_candidate{};
+  Json ToJson() const;
+};
+
+struct HandoffReleaseRequest {
+  std::string out{};  // the offered output written here; empty: dropped
+  Json ToJson() const;
+};
+
+// Whether a successful `hello` reply speaks protocol::kVersion. Error (one line,
+// naming both versions) otherwise: the engine then treats the worker as unusable,
+// an infrastructure failure, not the candidate's or the task's.
+Status CheckHello(const Json& reply);
+
+}  // namespace kvault
