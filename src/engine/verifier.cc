@@ -7,6 +7,7 @@
 #include "cache/eviction.h"
 #include "check/compare.h"
 #include "check/tensor_file.h"
+#include "engine/output_check.h"
 #include "engine/output_handoff.h"
 #include "engine/output_layout.h"
 #include "engine/gpu_sensors.h"
@@ -197,179 +198,157 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
     return false;
   }
-  const Tolerance tol = TaskTolerance(task);
-  const ReferenceCall reference_call = [this](const Json& request) {
-    return CallReference(request, "the reference");
-  };
   for (int ci : task.CorrectnessCases()) {
-    const std::string& case_name = task.cases[ci].name;
     const bool on_device = OutputsOnDevice(task, ci);
-    for (const CorrectnessRun& plan : runs) {
-      const int seed = plan.seed;
-      const std::string where = "case " + case_name + " " + RunLabel(plan);
-      const std::string tag = std::to_string(ci) + "_" + std::to_string(seed) + "_" + plan.distribution;
-      // Reference first, in the reference worker (trusted code only): the output goes
-      // to `out`, or with `handoff` it may stay on the device (output_handoff.h).
-      auto reference = [&](const std::string& out, const Json& handoff = Json()) {
-        Json request{{"op", "reference"}, {"task", task.file.path}, {"case", ci},
-                     {"seed", seed}, {"distribution", plan.distribution}, {"out", out}};
-        if (!handoff.is_null()) request["handoff"] = handoff;
-        return CallReference(request, "reference " + where);
-      };
-      // The digest of the reference's inputs, its output written to `out`.
-      auto run_reference = [&](const std::string& out) -> Result<std::string> {
-        auto reply = reference(out);
-        if (!reply) return Error{reply.error()};
-        return ReplyString(*reply, "input_digest", "");
-      };
-      std::string ref_path, ref_digest;
-      DeviceOffer offer;  // ended on every way out
-      HandoffSpec handoff;
-      if (on_device) {
-        // Not cached: outputs of several GB are made again on the device, not read back.
-        handoff = NewHandoff(scratch, 2);
-        ref_path = scratch + "/reference_" + tag + ".kvt";
-        auto reply = reference(ref_path, handoff.ToJson());
-        if (!reply) {
-          Settle(v, Outcome(OutcomeStatus::kTaskError, reply.error()));
-          return false;
-        }
-        ref_digest = ReplyString(*reply, "input_digest", "");
-        if (const Json h = reply->value("handoff", Json()); h.is_object())
-          offer = DeviceOffer(reference_call, h.value("output_layout", Json()));
-      } else {
-        auto ref = references_.GetOrCompute(ReferenceKey(task, ci, seed, *hello, plan.distribution),
-                                            run_reference);
-        if (!ref) {
-          Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
-          return false;
-        }
-        ref_path = ref->output_path;
-        ref_digest = ref->input_digest;
-      }
-      Json layout = offer.layout();  // the reference output's shapes and dtypes
-      if (!offer.open()) {
-        if (auto file = TensorFile::Open(ref_path)) layout = OutputLayout(*file);
-      }
-      auto w = session_.Get(WorkerRole::kCandidate);
-      if (!w) {
-        Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
-        return false;
-      }
-      const std::string out = scratch + "/out_" + tag + ".kvt";
-      const std::string repeat_out = scratch + "/repeat_" + tag + ".kvt";
-      // defer_writes: the worker writes the output files once this lane's hold of the
-      // device has ended (write_outputs below), so a timing waits only for device work.
-      Json run{{"op", "run"}, {"case", ci}, {"seed", seed}, {"out", out}, {"repeat_out", repeat_out},
-               {"distribution", plan.distribution}, {"defer_writes", true}};
-      // Shapes and dtypes only (native candidates get their outputs allocated).
-      if (layout.is_object()) run["output_layout"] = layout;
-      if (offer.open()) run["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
-      auto use = UseDevice();
-      WorkerReply r = (*w)->Call(run, options_.timeouts.run);
-      use.Release();
-      if (ReplyOk(r) && r.response.value("deferred", false)) {
-        WorkerReply written = (*w)->Call(Json{{"op", "write_outputs"}}, options_.timeouts.run);
-        if (!ReplyOk(written)) r = std::move(written);
-      }
-      if (!ReplyOk(r)) {
-        Settle(v, CandidateFailure(r, "run " + where, options_.timeouts.run, (*w)->TakeLog()));
-        return false;
-      }
-      Json record{{"case", case_name}, {"seed", seed}, {"distribution", plan.distribution}};
-      if (ReplyString(r.response, "input_digest", "") != ref_digest) {
-        // Candidate code can forge its worker's digest (docs/threat-model.md): the
-        // reference worker makes the inputs again; if it reproduces the digest, the
-        // difference is the candidate's doing, else the task's inputs are not reproducible.
-        auto again = run_reference(scratch + "/digest_check.kvt");
-        if (again && *again == ref_digest) {
-          Settle(v, Outcome(OutcomeStatus::kCrash,
-                            where + ": the candidate's worker reported inputs that differ from the "
-                                    "reference's, which the reference worker reproduces (a forged reply)"));
-        } else {
-          Settle(v, Outcome(OutcomeStatus::kTaskError,
-                            "task inputs are not a function of the seed (" + where +
-                                " produced different inputs for reference and candidate" +
-                                (again ? ", and again in the reference worker)" : "; " + again.error() + ")")));
-        }
-        return false;
-      }
-      const Json& modified = r.response["inputs_modified"];
-      if (modified.is_array() && !modified.empty()) {
-        v.status = OutcomeStatus::kMismatch;
-        v.message = where + ": the candidate modified its input(s) " + modified.dump();
-        record["status"] = "inputs_modified";
-        v.cases.push_back(record);
-        return false;
-      }
-      // The output of the checked call and of the repeated call on fresh copies of
-      // the same inputs (docs/adversarial.md): both must match the reference.
-      const std::pair<std::string, std::string> calls[2] = {{out, "first"}, {repeat_out, "repeat"}};
-      const bool delivered = offer.open() && ReplyString(r.response, "handoff", "") == "delivered";
-      std::vector<CompareReport> reports;
-      if (delivered) {
-        auto got = offer.Compare(tol, scratch + "/handoff_" + tag, 2);
-        if (!got) {
-          Settle(v, Outcome(OutcomeStatus::kInfraError, where + ": comparing on the device: " + got.error()));
-          return false;
-        }
-        if (!got->served) {
-          Settle(v, Outcome(OutcomeStatus::kCrash, where + ": the candidate's worker reported outputs it "
-                                                           "never handed over (a forged reply)"));
-          return false;
-        }
-        reports = std::move(got->calls);
-      } else {
-        if (offer.open()) {  // the candidate's worker wrote files: so does the reference worker
-          if (auto st = offer.WriteTo(ref_path); !st) {
-            Settle(v, Outcome(OutcomeStatus::kTaskError, st.error()));
-            return false;
-          }
-        }
-        auto ref_file = TensorFile::Open(ref_path);
-        if (!ref_file) {
-          Settle(v, Outcome(OutcomeStatus::kInfraError, "reference output unreadable: " + ref_file.error()));
-          return false;
-        }
-        for (const auto& [path, call] : calls) {
-          auto cand_file = TensorFile::Open(path);
-          if (!cand_file) {
-            Settle(v, Outcome(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand_file.error()));
-            return false;
-          }
-          reports.push_back(Compare(*ref_file, *cand_file, tol));
-          std::error_code ignored;
-          std::filesystem::remove(path, ignored);
-          if (!reports.back().match) break;
-        }
-        if (on_device) {
-          std::error_code ignored;
-          std::filesystem::remove(ref_path, ignored);
-        }
-      }
-      for (size_t k = 0; k < reports.size(); ++k) {
-        const CompareReport& cmp = reports[k];
-        const std::string& call = calls[k].second;
-        Json rec = record;
-        rec["call"] = call;
-        rec["max_abs_error"] = cmp.max_abs_error;
-        rec["max_rel_error"] = cmp.max_rel_error;
-        rec["mismatched"] = cmp.mismatched;
-        rec["compared"] = cmp.compared;
-        rec["status"] = cmp.match ? "ok" : "mismatch";
-        if (on_device) rec["compared_on"] = delivered ? "device" : "host";
-        if (!cmp.match) {
-          rec["message"] = cmp.message;
-          rec["worst_path"] = cmp.worst_path;
-          rec["worst_index"] = cmp.worst_index;
-        }
-        v.cases.push_back(rec);
-        if (!cmp.match) {
-          v.status = OutcomeStatus::kMismatch;
-          v.message = where + (call == "repeat" ? " (repeated call)" : "") + ": " + cmp.message;
-          return false;
-        }
-      }
+    for (const CorrectnessRun& run : runs) {
+      const RunPlan plan{task, ci, run, "case " + task.cases[ci].name + " " + RunLabel(run),
+                         std::to_string(ci) + "_" + std::to_string(run.seed) + "_" + run.distribution, on_device,
+                         scratch};
+      if (!CheckRun(plan, *hello, v)) return false;
+    }
+  }
+  return true;
+}
+
+bool Verifier::CheckRun(const RunPlan& run, const Json& hello, Verification& v) {
+  RunState state;
+  return MakeReference(run, hello, state, v) && RunCandidate(run, state, v) && CheckInputs(run, state, v) &&
+         CompareRun(run, state, v);
+}
+
+Json Verifier::RunPlan::Record() const {
+  return Json{{"case", task.cases[case_index].name}, {"seed", run.seed}, {"distribution", run.distribution}};
+}
+
+Result<Json> Verifier::AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff) {
+  const ReferenceRequest request{run.task.file.path, run.case_index, run.run.seed, run.run.distribution, out,
+                                 handoff};
+  return CallReference(request.ToJson(), "reference " + run.where);
+}
+
+bool Verifier::MakeReference(const RunPlan& run, const Json& hello, RunState& state, Verification& v) {
+  if (run.on_device) {
+    // Not cached: outputs of several GB are made again on the device, not read back.
+    state.handoff = NewHandoff(run.scratch, 2);
+    state.reference_path = run.scratch + "/reference_" + run.tag + ".kvt";
+    auto reply = AskReferenceRun(run, state.reference_path, state.handoff.ToJson());
+    if (!reply) {
+      Settle(v, Outcome(OutcomeStatus::kTaskError, reply.error()));
+      return false;
+    }
+    state.reference_digest = ReplyString(*reply, field::kInputDigest, "");
+    if (const Json h = reply->value(field::kHandoff, Json()); h.is_object())
+      state.offer = DeviceOffer([this](const Json& request) { return CallReference(request, "the reference"); },
+                                h.value(field::kOutputLayout, Json()));
+    return true;
+  }
+  auto make = [&](const std::string& out) -> Result<std::string> {
+    auto reply = AskReferenceRun(run, out);
+    if (!reply) return Error{reply.error()};
+    return ReplyString(*reply, field::kInputDigest, "");
+  };
+  auto ref = references_.GetOrCompute(
+      ReferenceKey(run.task, run.case_index, run.run.seed, hello, run.run.distribution), make);
+  if (!ref) {
+    Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
+    return false;
+  }
+  state.reference_path = ref->output_path;
+  state.reference_digest = ref->input_digest;
+  return true;
+}
+
+bool Verifier::RunCandidate(const RunPlan& run, RunState& state, Verification& v) {
+  Json layout = state.offer.layout();  // the reference output's shapes and dtypes
+  if (!state.offer.open()) {
+    if (auto file = TensorFile::Open(state.reference_path)) layout = OutputLayout(*file);
+  }
+  auto w = session_.Get(WorkerRole::kCandidate);
+  if (!w) {
+    Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
+    return false;
+  }
+  const std::string& folder = run.scratch;
+  state.out = folder + "/out_" + run.tag + ".kvt";
+  state.repeat_out = folder + "/repeat_" + run.tag + ".kvt";
+  // defer_writes: the worker writes the output files once this lane's hold of the
+  // device has ended (write_outputs below), so a timing waits only for device work.
+  RunRequest request{.case_index = run.case_index, .seed = run.run.seed, .distribution = run.run.distribution,
+                     .out = state.out, .repeat_out = state.repeat_out, .defer_writes = true};
+  // Shapes and dtypes only (native candidates get their outputs allocated).
+  request.output_layout = layout;
+  if (state.offer.open()) request.handoff = state.handoff.Delivery();
+  auto use = UseDevice();
+  WorkerReply r = (*w)->Call(request.ToJson(), options_.timeouts.run);
+  use.Release();
+  if (ReplyOk(r) && r.response.value(field::kDeferred, Json()) == true) {
+    WorkerReply written = (*w)->Call(WriteOutputsRequest{}.ToJson(), options_.timeouts.run);
+    if (!ReplyOk(written)) r = std::move(written);
+  }
+  if (!ReplyOk(r)) {
+    Settle(v, CandidateFailure(r, "run " + run.where, options_.timeouts.run, (*w)->TakeLog()));
+    return false;
+  }
+  state.reply = std::move(r.response);
+  return true;
+}
+
+bool Verifier::CheckInputs(const RunPlan& run, RunState& state, Verification& v) {
+  // Candidate code can forge its worker's digest (docs/threat-model.md): the
+  // reference worker makes the inputs again and decides whose the difference is.
+  auto make_again = [&]() -> Result<std::string> {
+    auto reply = AskReferenceRun(run, run.scratch + "/digest_check.kvt");
+    if (!reply) return Error{reply.error()};
+    return ReplyString(*reply, field::kInputDigest, "");
+  };
+  const std::string digest = ReplyString(state.reply, field::kInputDigest, "");
+  if (auto fault = InputDigestVerdict(state.reference_digest, digest, make_again)) {
+    Settle(v, Outcome(fault->status, run.where + ": " + fault->message));
+    return false;
+  }
+  Json record = run.Record();
+  const Json modified = state.reply.value(field::kInputsModified, Json());
+  if (modified.is_array() && !modified.empty()) {
+    v.status = OutcomeStatus::kMismatch;
+    v.message = run.where + ": the candidate modified its input(s) " + modified.dump();
+    record["status"] = "inputs_modified";
+    v.cases.push_back(record);
+    return false;
+  }
+  return true;
+}
+
+bool Verifier::CompareRun(const RunPlan& run, RunState& state, Verification& v) {
+  // The output of the checked call and of the repeated call on fresh copies of
+  // the same inputs (docs/adversarial.md): both must match the reference.
+  static constexpr const char* kCalls[2] = {"first", "repeat"};
+  const OutputFiles files{state.reference_path, {state.out, state.repeat_out}, /*remove_reference=*/run.on_device,
+                          run.scratch + "/handoff_" + run.tag};
+  ComparedOutputs got = CompareOutputs(state.offer, state.reply, files, TaskTolerance(run.task));
+  if (got.failure) {
+    Settle(v, Outcome(got.failure->status, run.where + ": " + got.failure->message));
+    return false;
+  }
+  for (size_t k = 0; k < got.calls.size() && k < 2; ++k) {
+    const CompareReport& cmp = got.calls[k];
+    Json rec = run.Record();
+    rec["call"] = kCalls[k];
+    rec["max_abs_error"] = cmp.max_abs_error;
+    rec["max_rel_error"] = cmp.max_rel_error;
+    rec["mismatched"] = cmp.mismatched;
+    rec["compared"] = cmp.compared;
+    rec["status"] = cmp.match ? "ok" : "mismatch";
+    if (run.on_device) rec["compared_on"] = got.on_device ? "device" : "host";
+    if (!cmp.match) {
+      rec["message"] = cmp.message;
+      rec["worst_path"] = cmp.worst_path;
+      rec["worst_index"] = cmp.worst_index;
+    }
+    v.cases.push_back(rec);
+    if (!cmp.match) {
+      v.status = OutcomeStatus::kMismatch;
+      v.message = run.where + (k == 1 ? " (repeated call)" : "") + ": " + cmp.message;
+      return false;
     }
   }
   return true;

@@ -20,6 +20,7 @@
 #include "engine/device_gate.h"
 #include "engine/device_session.h"
 #include "engine/options.h"
+#include "engine/output_handoff.h"
 #include "engine/timed_case.h"
 #include "engine/reference_cache.h"
 #include "engine/verification.h"
@@ -55,6 +56,41 @@ class Verifier {
   // Runs every correctness case on `runs`, comparing each output with the reference.
   bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
                         const std::vector<CorrectnessRun>& runs);
+
+  // One correctness run: a case, a seed and an input distribution.
+  struct RunPlan {
+    const TaskInfo& task;
+    int case_index = 0;
+    CorrectnessRun run;
+    std::string where;   // how messages name it: "case small seed 2"
+    std::string tag;     // names its files
+    bool on_device = false;  // its outputs compared on the device (OutputsOnDevice)
+    std::string scratch;
+    Json Record() const;  // the fields every record of this run starts with
+  };
+  // What a correctness run has made so far, step by step.
+  struct RunState {
+    std::string reference_path, reference_digest;  // the reference's output and inputs
+    DeviceOffer offer;     // the reference's output offered on the device; ended on every way out
+    HandoffSpec handoff;   // where the offer is made
+    std::string out, repeat_out;  // the candidate's outputs of its checked and repeated calls
+    Json reply;            // the candidate's worker's reply to `run`
+  };
+  // A correctness run: each step returns false once v holds the outcome.
+  bool CheckRun(const RunPlan& run, const Json& hello, Verification& v);
+  // 1. The reference's output: from the reference cache, or made again and offered on
+  //    the device.
+  bool MakeReference(const RunPlan& run, const Json& hello, RunState& state, Verification& v);
+  // 2. The candidate's checked and repeated calls, under a shared hold of the device
+  //    (the outputs written after it).
+  bool RunCandidate(const RunPlan& run, RunState& state, Verification& v);
+  // 3. Its inputs: the reference's (InputDigestVerdict, engine/output_check.h) and unmodified.
+  bool CheckInputs(const RunPlan& run, RunState& state, Verification& v);
+  // 4. Both calls' outputs against the reference's (CompareOutputs), one record each.
+  bool CompareRun(const RunPlan& run, RunState& state, Verification& v);
+  // The reference worker's `reference` for `run`, its output to `out` (or, with
+  // `handoff`, offered on the device).
+  Result<Json> AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff = Json());
   // The timing of case `case_index` (engine/timed_case.h). Its turn takes the device's
   // lock and the gate exclusively for the warm-up and rounds (the warm-up from the lock's
   // note, WarmupFor), gives the lock back and shares the gate for the re-check's device

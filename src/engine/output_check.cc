@@ -1,0 +1,99 @@
+#include "engine/output_check.h"
+
+#include <filesystem>
+
+#include "check/tensor_file.h"
+#include "engine/worker_outcome.h"
+#include "worker/protocol.h"
+
+namespace kvault {
+namespace {
+
+void RemoveFile(const std::string& path) {
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+}
+
+RunFault Fault(OutcomeStatus status, std::string message) {
+  return RunFault{status, std::move(message)};
+}
+
+// The comparison on the device (the candidate's worker delivered into the offer).
+ComparedOutputs CompareOnDevice(DeviceOffer& offer, const OutputFiles& files, const Tolerance& tolerance) {
+  ComparedOutputs out;
+  out.on_device = true;
+  const int sets = static_cast<int>(files.candidate.size());
+  auto got = offer.Compare(tolerance, files.device_stem, sets);
+  if (!got) {
+    out.failure = Fault(OutcomeStatus::kInfraError, "comparing on the device: " + got.error());
+  } else if (!got->served) {
+    out.failure = Fault(OutcomeStatus::kCrash,
+                        "the candidate's worker reported outputs it never handed over (a forged reply)");
+  } else {
+    out.calls = std::move(got->calls);
+  }
+  return out;
+}
+
+// The comparison from files, in this process.
+ComparedOutputs CompareFiles(const OutputFiles& files, const Tolerance& tolerance) {
+  ComparedOutputs out;
+  auto ref = TensorFile::Open(files.reference);
+  if (!ref) {
+    out.failure = Fault(OutcomeStatus::kInfraError, "reference output unreadable: " + ref.error());
+    return out;
+  }
+  for (const std::string& path : files.candidate) {
+    auto cand = TensorFile::Open(path);
+    if (!cand) {
+      out.failure = Fault(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand.error());
+      return out;
+    }
+    out.calls.push_back(Compare(*ref, *cand, tolerance));
+    if (!out.calls.back().match) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RunFault> InputDigestVerdict(const std::string& reference_digest,
+                                           const std::string& candidate_digest,
+                                           const std::function<Result<std::string>()>& make_again) {
+  if (candidate_digest == reference_digest) return std::nullopt;
+  auto again = make_again();
+  if (again && *again == reference_digest)
+    return Fault(OutcomeStatus::kCrash,
+                 "the candidate's worker reported inputs that differ from the "
+                 "reference's, which the reference worker reproduces (a forged reply)");
+  return Fault(OutcomeStatus::kTaskError,
+               "task inputs are not a function of the seed (the reference's and the candidate's worker "
+               "made different inputs" +
+                   (again ? std::string(", and the reference worker others again)")
+                          : "; making them again: " + again.error() + ")"));
+}
+
+ComparedOutputs CompareOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,
+                               const Tolerance& tolerance, const std::function<void()>& device_done) {
+  const bool delivered = offer.open() && ReplyString(candidate_reply, protocol::field::kHandoff, "") ==
+                                             protocol::kHandoffDelivered;
+  ComparedOutputs out;
+  if (delivered) {
+    out = CompareOnDevice(offer, files, tolerance);
+    if (device_done) device_done();
+  } else {
+    Status written = Status::Ok();
+    if (offer.open()) written = offer.WriteTo(files.reference);  // the candidate's worker wrote files
+    if (device_done) device_done();
+    if (written) {
+      out = CompareFiles(files, tolerance);
+    } else {
+      out.failure = Fault(OutcomeStatus::kTaskError, written.error());
+    }
+  }
+  for (const std::string& path : files.candidate) RemoveFile(path);
+  if (files.remove_reference) RemoveFile(files.reference);
+  return out;
+}
+
+}  // namespace kvault
