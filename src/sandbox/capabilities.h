@@ -11,7 +11,7 @@ namespace kvault {
 // The layers `sandbox-exec --probe` reports, in its order.
 inline constexpr const char* kProbedLayers[] = {"user_namespace", "network_namespace", "mount_namespace",
                                                 "pid_namespace",  "read_only_root",    "hidden_paths",
-                                                "fresh_proc",     "syscall_filter"};
+                                                "fresh_proc",     "syscall_filter",    "ipc_namespace"};
 
 struct HostCapabilities {
   // layer name -> "" when available, else one line saying why not.

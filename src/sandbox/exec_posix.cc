@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -90,7 +91,71 @@ std::string HidePath(const std::string& path) {
   return "";
 }
 
-// Read-only root, writable exceptions, hidden paths. Runs in the new mount namespace.
+// The worker's scratch: a fresh tmpfs of `bytes` (and at most 64Ki files) on /dev/shm,
+// writable by all as /dev/shm is, with home/ and tmp/ (HOME and TMPDIR, worker_sandbox.h).
+// It ends with the mount namespace.
+std::string MountPrivateScratch(uint64_t bytes) {
+  const std::string options = "size=" + std::to_string(bytes) + ",nr_inodes=65536,mode=1777";
+  if (::mount("tmpfs", kPrivateScratch, "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0)
+    return Errno(std::string("private tmpfs on ") + kPrivateScratch);
+  for (const char* dir : {kPrivateHome, kPrivateTmp})
+    if (::mkdir(dir, 0700) != 0) return Errno(std::string("mkdir ") + dir);
+  return "";
+}
+
+// Whether `path` lies strictly below `dir`; `rel` gets the part below it.
+bool Below(const std::string& dir, const std::string& path, std::string* rel) {
+  namespace fs = std::filesystem;
+  const std::string d = fs::path(dir).lexically_normal().string(), q = fs::path(path).lexically_normal().string();
+  const std::string prefix = d.ends_with('/') ? d : d + "/";
+  if (!q.starts_with(prefix) || q.size() == prefix.size()) return false;
+  *rel = q.substr(prefix.size());
+  return true;
+}
+
+// Hides the folder `dir` but for the folders in `keep` below it: they stay where they
+// were, mounted as before (a writable one stays writable). A tmpfs covers `dir`, each
+// kept folder is bound back from a descriptor opened before, and the tmpfs is then
+// made read-only.
+std::string HideAllBut(const std::string& dir, const std::vector<std::string>& keep) {
+  std::vector<std::pair<std::string, int>> kept;  // path below dir, O_PATH descriptor
+  for (const auto& k : keep) {
+    std::string rel;
+    if (!Below(dir, k, &rel)) continue;
+    int fd = ::open(k.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) kept.emplace_back(rel, fd);
+  }
+  auto close_all = [&] {
+    for (auto& [rel, fd] : kept) ::close(fd);
+  };
+  constexpr unsigned long kFlags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", kFlags, "size=64k,mode=711") != 0) {
+    close_all();
+    return Errno("hide " + dir);
+  }
+  for (const auto& [rel, fd] : kept) {
+    std::string at = dir;
+    for (const auto& part : std::filesystem::path(rel)) {
+      at += "/" + part.string();
+      if (::mkdir(at.c_str(), 0711) != 0 && errno != EEXIST) {
+        close_all();
+        return Errno("hide " + dir + ": mkdir " + at);
+      }
+    }
+    const std::string from = "/proc/self/fd/" + std::to_string(fd);
+    if (::mount(from.c_str(), at.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+      close_all();
+      return Errno("hide " + dir + ": keep " + at);
+    }
+  }
+  close_all();
+  if (::mount(nullptr, dir.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | kFlags, nullptr) != 0)
+    return Errno("hide " + dir + ": read-only");
+  return "";
+}
+
+// Read-only root, writable exceptions, private /dev/shm, hidden paths. Runs in the new
+// mount namespace.
 std::string ApplyMounts(const SandboxPolicy& p) {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return Errno("make mounts private");
@@ -104,8 +169,20 @@ std::string ApplyMounts(const SandboxPolicy& p) {
       return Errno("bind " + w);
     if (auto e = SetReadOnly(w.c_str(), false); !e.empty()) return e;
   }
-  for (const auto& h : p.hidden)
-    if (auto e = HidePath(h); !e.empty()) return e;
+  if (p.private_scratch_bytes) {
+    if (auto e = MountPrivateScratch(p.private_scratch_bytes); !e.empty()) return e;
+  }
+  std::vector<std::string> visible = p.visible;
+  if (!p.private_dir.empty()) visible.push_back(p.private_dir);
+  for (const auto& h : p.hidden) {
+    struct stat st;
+    std::string rel;
+    bool keeps = false;
+    for (const auto& v : visible) keeps |= Below(h, v, &rel);
+    std::string e = keeps && ::stat(h.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? HideAllBut(h, visible)
+                                                                                 : HidePath(h);
+    if (!e.empty()) return e;
+  }
   return "";
 }
 
@@ -272,7 +349,7 @@ int Run(const SandboxPolicy& p, char** argv, ExecSteps steps) {
   const bool namespaces = UsesUserNamespace(p);
   if (namespaces) {
     int flags = (p.network_namespace ? CLONE_NEWNET : 0) | (p.mount_namespace ? CLONE_NEWNS : 0) |
-                (p.pid_namespace ? CLONE_NEWPID : 0);
+                (p.pid_namespace ? CLONE_NEWPID : 0) | (p.ipc_namespace ? CLONE_NEWIPC : 0);
     if (auto e = EnterUserNamespace(flags); !e.empty()) Fail("user namespace: " + e);
   }
   // Only the capabilities of the user namespace entered above are ours to drop; without
@@ -329,6 +406,7 @@ int Probe() {
     for (const char* l : {"user_namespace", "network_namespace", "mount_namespace", "pid_namespace"})
       report(l, e);
     if (!e.empty()) ::_exit(0);
+    report("ipc_namespace", ::unshare(CLONE_NEWIPC) == 0 ? "" : Errno("unshare(CLONE_NEWIPC)"));
     e = ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 ? "" : Errno("make mounts private");
     if (e.empty()) e = SetReadOnly("/", true);
     if (e.empty()) e = SetReadOnly("/dev", false);

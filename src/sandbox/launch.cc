@@ -41,15 +41,17 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
   };
   row("process_group", "applied", "the worker and its children are killed together");
   if (off) {
-    p.pid_namespace = p.network_namespace = p.mount_namespace = false;
+    p.pid_namespace = p.network_namespace = p.mount_namespace = p.ipc_namespace = false;
     p.scrub_environment = false;
     p.limits = ResourceLimits{};
     p.limits.no_core_dumps = false;
     p.hidden.clear();
+    p.visible.clear();
+    p.private_scratch_bytes = 0;
     p.private_dir.clear();
-    for (const char* l : {"user_namespace", "pid_namespace", "network_namespace", "mount_namespace",
-                          "read_only_root", "hidden_paths", "capabilities", "syscall_filter", "private_dir",
-                          "scrubbed_environment",
+    for (const char* l : {"user_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
+                          "mount_namespace", "read_only_root", "hidden_paths", "private_scratch", "capabilities",
+                          "syscall_filter", "private_dir", "scrubbed_environment",
                           "rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile",
                           "rlimit_nproc", "rlimit_core"})
       row(l, "off", "KVAULT_SANDBOX=off");
@@ -79,6 +81,8 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
                           "an init process; when the worker ends, everything it started is killed");
   p.network_namespace = layer("network_namespace", p.network_namespace,
                               {"user_namespace", "network_namespace"}, "no network interfaces");
+  p.ipc_namespace = layer("ipc_namespace", p.ipc_namespace, {"user_namespace", "ipc_namespace"},
+                          "System V IPC and POSIX message queues of its own, gone when it ends");
   const bool mounts = layer("mount_namespace", p.mount_namespace, {"user_namespace", "mount_namespace"},
                             "a private mount table");
   const bool ro = layer("read_only_root", mounts, {"read_only_root"},
@@ -87,7 +91,21 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
   const bool hidden = layer("hidden_paths", mounts && ro, {"hidden_paths"},
                             p.hidden.empty() ? "nothing to hide" : "emptied: " + Join(p.hidden, ", "));
   p.mount_namespace = mounts && ro && hidden;
-  if (!p.mount_namespace) p.hidden.clear();
+  if (!p.mount_namespace) {
+    p.hidden.clear();
+    p.visible.clear();
+  }
+  // Plain tmpfs mounts: the mount layers are all it needs.
+  if (p.private_scratch_bytes == 0) {
+    row("private_scratch", "off", "not requested");
+  } else if (!p.mount_namespace) {
+    row("private_scratch", "unavailable", "needs the mount namespace: /dev/shm stays the host's (read-only)");
+    p.private_scratch_bytes = 0;
+  } else {
+    row("private_scratch", "applied",
+        std::string(kPrivateScratch) + ": a tmpfs of " + Bytes(p.private_scratch_bytes) +
+            " of its own (HOME " + kPrivateHome + ", TMPDIR " + kPrivateTmp + "), gone when it ends");
+  }
   plan.fresh_proc = p.pid_namespace && p.mount_namespace && host.Has("fresh_proc");
   if (!p.pid_namespace) {
     row("fresh_proc", "off", "needs the pid namespace");

@@ -77,6 +77,10 @@ Result<SandboxPolicy> PolicyFromEnvironment(bool cpu_backend) {
   if (!file) return Error{file.error()};
   auto cpu = EnvMegabytes("KVAULT_SANDBOX_CPU_S", 7200);
   if (!cpu) return Error{cpu.error()};
+  auto tmp = EnvMegabytes("KVAULT_SANDBOX_SCRATCH_MB", 1024);
+  if (!tmp) return Error{tmp.error()};
+  if (*tmp == 0) return Error{"KVAULT_SANDBOX_SCRATCH_MB must be at least 1"};
+  p.private_scratch_bytes = *tmp * kMiB;
   p.limits.address_space_bytes = cpu_backend ? *mem * kMiB : 0;
   p.limits.file_size_bytes = *file * kMiB;
   p.limits.cpu_seconds = *cpu;
@@ -109,6 +113,7 @@ Json PolicyToJson(const SandboxPolicy& p) {
               {"pid_namespace", p.pid_namespace},
               {"network_namespace", p.network_namespace},
               {"mount_namespace", p.mount_namespace},
+              {"ipc_namespace", p.ipc_namespace},
               {"limits", Json{{"cpu_seconds", p.limits.cpu_seconds},
                               {"address_space_bytes", p.limits.address_space_bytes},
                               {"file_size_bytes", p.limits.file_size_bytes},
@@ -116,6 +121,8 @@ Json PolicyToJson(const SandboxPolicy& p) {
                               {"processes", p.limits.processes},
                               {"no_core_dumps", p.limits.no_core_dumps}}},
               {"hidden", p.hidden},
+              {"visible", p.visible},
+              {"private_scratch_bytes", p.private_scratch_bytes},
               {"writable", p.writable},
               {"private_dir", p.private_dir},
               {"scrub_environment", p.scrub_environment},
@@ -149,6 +156,11 @@ Result<SandboxPolicy> PolicyFromJson(const Json& j) {
       p.env_set.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
     // Optional: plans written before the field existed drop every capability.
     if (auto it = j.find("keep_capabilities"); it != j.end()) p.keep_capabilities = it->get<bool>();
+    // Optional too: older plans have no IPC namespace, nothing visible under a hidden
+    // folder and the host's /dev/shm.
+    p.ipc_namespace = j.value("ipc_namespace", false);
+    if (auto it = j.find("visible"); it != j.end()) p.visible = it->get<std::vector<std::string>>();
+    p.private_scratch_bytes = j.value("private_scratch_bytes", uint64_t{0});
     return p;
   } catch (const std::exception& e) {
     return Error{std::string("sandbox plan is malformed: ") + e.what()};

@@ -20,6 +20,12 @@
 
 namespace kvault {
 
+// A worker's private scratch (SandboxPolicy::private_scratch_bytes) and, in it, its
+// HOME and TMPDIR.
+inline constexpr const char* kPrivateScratch = "/dev/shm";
+inline constexpr const char* kPrivateHome = "/dev/shm/home";
+inline constexpr const char* kPrivateTmp = "/dev/shm/tmp";
+
 // KVAULT_SANDBOX: off (no layer), auto (every layer this host offers; the rest is
 // reported as unavailable), strict (a worker does not start unless every layer applies).
 enum class SandboxMode { kOff, kAuto, kStrict };
@@ -42,10 +48,18 @@ struct SandboxPolicy {
   bool pid_namespace = true;      // an init process whose exit kills every process left
   bool network_namespace = true;  // no network interface but a down loopback
   bool mount_namespace = true;    // read-only root, hidden paths, writable exceptions
+  bool ipc_namespace = true;      // System V IPC and POSIX message queues of its own
   ResourceLimits limits;
   // Made empty for the worker: a tmpfs over a directory, /dev/null over a file.
   // Paths that do not exist are ignored.
   std::vector<std::string> hidden;
+  // Folders below a hidden folder that stay visible as they were (writable or not);
+  // the private directory always does. The hidden folder's other entries are gone.
+  std::vector<std::string> visible;
+  // Size of the worker's own /dev/shm: a fresh tmpfs in its mount namespace, gone with
+  // it, holding its HOME and TMPDIR (kPrivateHome, kPrivateTmp). 0: the host's stays
+  // (read-only).
+  uint64_t private_scratch_bytes = 0;
   // Stay writable under the read-only root (created by the engine if missing).
   std::vector<std::string> writable;
   // The worker's HOME, TMPDIR and working directory (writable). Empty: none.
@@ -67,7 +81,7 @@ struct SandboxPolicy {
 // namespace first (the others need it), drops capabilities there and installs the
 // system-call filter.
 inline bool UsesUserNamespace(const SandboxPolicy& p) {
-  return p.pid_namespace || p.network_namespace || p.mount_namespace;
+  return p.pid_namespace || p.network_namespace || p.mount_namespace || p.ipc_namespace;
 }
 
 // The names every worker keeps: PATH, LANG/LC_*, TZ, device selection
@@ -78,7 +92,8 @@ std::vector<std::string> DefaultEnvAllowList();
 
 // KVAULT_SANDBOX (default auto), KVAULT_SANDBOX_MEMORY_MB (RLIMIT_AS on the CPU
 // backend; default half the physical memory, 0 = none), KVAULT_SANDBOX_FILE_MB
-// (default 16384), KVAULT_SANDBOX_CPU_S (default 7200). Error names a malformed value.
+// (default 16384), KVAULT_SANDBOX_CPU_S (default 7200), KVAULT_SANDBOX_SCRATCH_MB (each
+// of a worker's own /dev/shm; default 1024, at least 1). Error names a malformed value.
 Result<SandboxPolicy> PolicyFromEnvironment(bool cpu_backend);
 
 // The environment a sandboxed worker gets from `env` (NAME=value entries).

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <set>
 
@@ -86,6 +87,90 @@ TEST(PolicyJson, KeepCapabilitiesRoundTripsAndDefaultsToDropping) {
   EXPECT_FALSE(PolicyFromJson(old));
 }
 
+TEST(PolicyJson, NewerFieldsRoundTripAndOlderPlansGoWithout) {
+  SandboxPolicy p = AutoPolicy();
+  p.hidden = {"/cache"};
+  p.visible = {"/cache/build"};
+  p.private_scratch_bytes = 64 << 20;
+  auto back = PolicyFromJson(PolicyToJson(p));
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->visible, p.visible);
+  EXPECT_EQ(back->private_scratch_bytes, p.private_scratch_bytes);
+  EXPECT_TRUE(back->ipc_namespace);
+  // A plan from before these fields: no IPC namespace, nothing kept, the host's /dev/shm.
+  Json old = PolicyToJson(p);
+  for (const char* f : {"ipc_namespace", "visible", "private_scratch_bytes"}) old.erase(f);
+  back = PolicyFromJson(old);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_FALSE(back->ipc_namespace);
+  EXPECT_TRUE(back->visible.empty());
+  EXPECT_EQ(back->private_scratch_bytes, 0u);
+  old["private_scratch_bytes"] = "1G";
+  EXPECT_FALSE(PolicyFromJson(old));
+}
+
+TEST(PolicyFromEnvironment, PrivateScratchSizeDefaultsAndMustBePositive) {
+  ::unsetenv("KVAULT_SANDBOX_SCRATCH_MB");
+  auto p = PolicyFromEnvironment(true);
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->private_scratch_bytes, 1024ull << 20);
+  EXPECT_TRUE(p->ipc_namespace);
+  ::setenv("KVAULT_SANDBOX_SCRATCH_MB", "64", 1);
+  p = PolicyFromEnvironment(true);
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->private_scratch_bytes, 64ull << 20);
+  for (const char* bad : {"0", "lots", "-1"}) {
+    ::setenv("KVAULT_SANDBOX_SCRATCH_MB", bad, 1);
+    auto e = PolicyFromEnvironment(true);
+    ASSERT_FALSE(e) << bad;
+    EXPECT_NE(e.error().find("KVAULT_SANDBOX_SCRATCH_MB"), std::string::npos);
+  }
+  ::unsetenv("KVAULT_SANDBOX_SCRATCH_MB");
+}
+
+TEST(PlanSandbox, PrivateScratchNeedsTheMountNamespace) {
+  SandboxPolicy p = AutoPolicy();
+  p.private_scratch_bytes = 8 << 20;
+  auto plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "private_scratch"), "applied");
+  EXPECT_NE(DetailOf(*plan, "private_scratch").find("8 MiB"), std::string::npos);
+  EXPECT_EQ(PolicyFromJson(Json::parse(SandboxedArgv("/bin/kvault", *plan, {"w"})[2]))->private_scratch_bytes,
+            8u << 20);
+
+  HostCapabilities h = AllAvailable();
+  h.layers["mount_namespace"] = "unshare: Operation not permitted";
+  plan = PlanSandbox(p, h, false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "private_scratch"), "unavailable");
+  EXPECT_EQ(plan->policy.private_scratch_bytes, 0u);  // the helper mounts nothing
+  EXPECT_TRUE(plan->policy.visible.empty());
+
+  p.private_scratch_bytes = 0;
+  plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "private_scratch"), "off");
+}
+
+TEST(PlanSandbox, IpcNamespaceIsPlannedLikeTheOthers) {
+  auto plan = PlanSandbox(AutoPolicy(), AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "ipc_namespace"), "applied");
+  EXPECT_TRUE(plan->policy.ipc_namespace);
+
+  HostCapabilities h = AllAvailable();
+  h.layers["ipc_namespace"] = "unshare(CLONE_NEWIPC): Operation not permitted";
+  plan = PlanSandbox(AutoPolicy(), h, false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(StateOf(*plan, "ipc_namespace"), "unavailable");
+  EXPECT_FALSE(PolicyFromJson(Json::parse(SandboxedArgv("/bin/kvault", *plan, {"w"})[2]))->ipc_namespace);
+  SandboxPolicy strict = AutoPolicy();
+  strict.mode = SandboxMode::kStrict;
+  auto refused = PlanSandbox(strict, h, false);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("ipc_namespace"), std::string::npos);
+}
+
 TEST(PlanSandbox, CapabilitiesAreDroppedUnlessKept) {
   SandboxPolicy p = AutoPolicy();
   auto plan = PlanSandbox(p, AllAvailable(), false);
@@ -111,7 +196,7 @@ TEST(PlanSandbox, CapabilitiesNeedTheUserNamespace) {
   EXPECT_EQ(StateOf(*plan, "capabilities"), "unavailable");
 
   SandboxPolicy p = AutoPolicy();
-  p.pid_namespace = p.network_namespace = p.mount_namespace = false;
+  p.pid_namespace = p.network_namespace = p.mount_namespace = p.ipc_namespace = false;
   plan = PlanSandbox(p, AllAvailable(), false);
   ASSERT_TRUE(plan);
   EXPECT_EQ(StateOf(*plan, "capabilities"), "off");
@@ -131,9 +216,9 @@ TEST(PlanSandbox, EveryLayerIsReportedOnce) {
     std::set<std::string> names;
     for (const Json& row : plan->layers) names.insert(row["layer"].get<std::string>());
     EXPECT_EQ(names.size(), plan->layers.size()) << ToString(mode);
-    // process_group, 7 namespace and mount layers (fresh_proc only when on), capabilities,
+    // process_group, 9 namespace and mount layers (fresh_proc only when on), capabilities,
     // syscall_filter, private_dir, scrubbed_environment and 6 rlimits.
-    EXPECT_EQ(plan->layers.size(), mode == SandboxMode::kOff ? 17u : 18u) << ToString(mode);
+    EXPECT_EQ(plan->layers.size(), mode == SandboxMode::kOff ? 19u : 20u) << ToString(mode);
   }
 }
 
@@ -175,7 +260,7 @@ TEST(PlanSandbox, AutoReportsMissingLayersAndDropsThem) {
   auto plan = PlanSandbox(AutoPolicy(), h, false);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(plan->policy.pid_namespace || plan->policy.network_namespace ||
-               plan->policy.mount_namespace);
+               plan->policy.mount_namespace || plan->policy.ipc_namespace);
   EXPECT_TRUE(plan->policy.hidden.empty());
   EXPECT_EQ(StateOf(*plan, "network_namespace"), "unavailable");
   EXPECT_EQ(StateOf(*plan, "scrubbed_environment"), "applied");
