@@ -16,10 +16,11 @@ message is one JSON object:
 End of input on the socket ends the zygote.
 
 Each fork makes a "keeper" process, the one the engine holds a pidfd of. Where the
-zygote may (in the sandbox's user namespace), the keeper makes a new PID namespace
-whose init forks the worker, reaps everything and, when the worker ends, writes its
-wait status (4 bytes, native int) on the status descriptor and exits: the kernel then
-kills everything the candidate started, even processes that left its process group.
+zygote may (in the sandbox's user namespace), the keeper makes new PID, mount and IPC
+namespaces; their init forks the worker, reaps everything and, when the worker ends,
+writes its wait status (4 bytes, native int) on the status descriptor and exits: the
+kernel then kills everything the candidate started, even processes that left its
+process group.
 That init also mounts a /proc of the new namespace (in a mount namespace of its own):
 the worker's pids and /proc must agree, or CUDA's initialisation fails (error 304,
 measured on the H200), and the worker sees no other process of the sandbox.
@@ -27,8 +28,15 @@ Without that namespace the keeper itself forks and waits for the worker. The eng
 kills a worker by killing the keeper through the pidfd; the rest follows by
 parent-death signals (and by the namespace's end).
 
-The worker closes what it must not keep, works in its own folder (HOME, TMPDIR, the
-working directory) and drops every capability before it reads its first request.
+That init also makes the worker's private mounts (docs/sandbox.md, "Workers forked
+by the zygote"): the zygote's folder shows only the worker's own folder (named by the
+engine in the fork request: {"op": "fork", "folder": ...}; the worker writes its
+outputs there), and /dev/shm is a fresh bounded tmpfs holding HOME and TMPDIR. Nothing
+a worker writes is seen by another, and it all ends with the worker.
+
+The worker closes what it must not keep, works in its own folder (the working
+directory), drops every capability and every writable folder from sys.path before it
+reads its first request.
 """
 import ctypes
 import ctypes.util
@@ -42,8 +50,13 @@ import struct
 import sys
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
+    0x1, 0x2, 0x4, 0x8, 0x20, 0x1000, 0x4000, 0x40000)
+O_PATH = 0o10000000
+# A worker's own scratch and, in it, its HOME and TMPDIR (as src/sandbox/policy.h).
+PRIVATE_SCRATCH, PRIVATE_HOME, PRIVATE_TMP = "/dev/shm", "/dev/shm/home", "/dev/shm/tmp"
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -109,15 +122,61 @@ def mount_own_proc():
            "mount /proc")
 
 
+def _mount(source, target, fstype, flags, data, what):
+    def enc(v):
+        return None if v is None else v.encode()
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), what)
+
+
+def private_mounts(root, folder, scratch_bytes):
+    """In the worker's own mount namespace (after mount_own_proc): the zygote's folder
+    `root` shows only the worker's `folder` (writable; every other worker's folder is
+    gone), and /dev/shm is a fresh tmpfs of `scratch_bytes` with home/ and tmp/ (the
+    worker's HOME and TMPDIR), which ends with the namespace. Raises OSError when the
+    kernel refuses."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | O_PATH | os.O_CLOEXEC)
+    try:
+        hidden = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        _mount("tmpfs", root, "tmpfs", hidden, "size=64k,mode=711", "hide the zygote's folder")
+        os.mkdir(os.path.join(root, os.path.basename(folder)), 0o711)
+        _mount("/proc/self/fd/%d" % fd, folder, None, MS_BIND, None, "keep the worker's folder")
+    finally:
+        os.close(fd)
+    _mount(None, root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | hidden, None, "the zygote's folder read-only")
+    _mount("tmpfs", PRIVATE_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV,
+           "size=%d,nr_inodes=65536,mode=1777" % scratch_bytes, "private tmpfs on " + PRIVATE_SCRATCH)
+    for path in (PRIVATE_HOME, PRIVATE_TMP):
+        os.mkdir(path, 0o700)
+
+
+def scrub_sys_path(cwd):
+    """Drops every sys.path entry a worker could plant a module in: the working
+    directory ('' included) always, and, where the root is read-only (the harness is
+    not writable), every writable folder or file. Returns the dropped entries."""
+    harness = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    read_only_root = not os.access(harness, os.W_OK)
+    here = os.path.realpath(cwd)
+    kept, dropped = [], []
+    for entry in sys.path:
+        full = os.path.realpath(entry or cwd)
+        if full == here or (read_only_root and os.access(full, os.W_OK)):
+            dropped.append(entry)
+        else:
+            kept.append(entry)
+    sys.path[:] = kept
+    sys.path_importer_cache.clear()
+    return dropped
+
+
 def can_make_pid_namespace():
-    """True when a child may create a PID namespace with a mount namespace and mount
-    that namespace's /proc in it (throwaway forks try): without its own /proc, a
-    worker in a PID namespace cannot start CUDA, so it gets no namespace at all."""
+    """True when a child may create PID, mount and IPC namespaces and mount that
+    namespace's /proc in it (throwaway forks try): without its own /proc, a worker in
+    a PID namespace cannot start CUDA, so it gets no namespace at all."""
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            if _libc.unshare(CLONE_NEWPID | CLONE_NEWNS) == 0:
+            if _libc.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) == 0:
                 init = os.fork()
                 if init == 0:
                     try:
@@ -133,8 +192,9 @@ def can_make_pid_namespace():
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def _worker(fds, status_w, folder):
-    """The worker process: protocol fds on 3 and 4, log on 1 and 2. Never returns."""
+def _worker(fds, status_w, folder, private):
+    """The worker process: protocol fds on 3 and 4, log on 1 and 2. `private`: /dev/shm
+    is its own (private_mounts). Never returns."""
     requests, responses, log = fds
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -145,11 +205,17 @@ def _worker(fds, status_w, folder):
         os.closerange(5, 1 << 16)
         os.makedirs(folder, exist_ok=True)
         os.chdir(folder)
-        os.environ.update(HOME=folder, TMPDIR=folder, KVAULT_WORKER_FDS="3,4")
-        for name in ("KVAULT_ZYGOTE_FD", "KVAULT_ZYGOTE_DROP_CAPS"):
+        # HOME, scratch and the build caches: in its own /dev/shm, else in its own folder.
+        # Never shared with another worker: a build planted under another candidate's
+        # module name would be loaded.
+        home, tmp = (PRIVATE_HOME, PRIVATE_TMP) if private else (folder, folder)
+        os.environ.update(HOME=home, TMPDIR=tmp, TORCH_EXTENSIONS_DIR=os.path.join(tmp, "torch_extensions"),
+                          TRITON_CACHE_DIR=os.path.join(tmp, "triton"), KVAULT_WORKER_FDS="3,4")
+        for name in ("KVAULT_ZYGOTE_FD", "KVAULT_ZYGOTE_DROP_CAPS", "KVAULT_SANDBOX_SCRATCH_BYTES"):
             os.environ.pop(name, None)
         if DROP_CAPS:
             drop_capabilities()
+        scrub_sys_path(folder)
         prctl(PR_SET_DUMPABLE, 1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         import tempfile
@@ -166,7 +232,7 @@ def _worker(fds, status_w, folder):
     os._exit(code)
 
 
-def _supervise(fds, folder):
+def _supervise(fds, folder, private=False):
     """Forks the worker and waits for it, reaping every other process that ends
     meanwhile (as the init of a PID namespace must); writes the worker's wait status
     on the status descriptor. Never returns."""
@@ -175,7 +241,7 @@ def _supervise(fds, folder):
     try:
         pid = os.fork()
         if pid == 0:
-            _worker((requests, responses, log), status_w, folder)
+            _worker((requests, responses, log), status_w, folder, private)
         for fd in (requests, responses, log):
             os.close(fd)
         while True:
@@ -195,7 +261,7 @@ def _supervise(fds, folder):
     os._exit(0)
 
 
-def _keeper(fds, new_pid_namespace, folder):
+def _keeper(fds, new_pid_namespace, root, folder):
     """The zygote's child, the process the engine holds a pidfd of. With a PID
     namespace, its child is that namespace's init, which supervises the worker (the
     worker itself must not be init: init ignores signals it sends itself, such as a
@@ -203,17 +269,21 @@ def _keeper(fds, new_pid_namespace, folder):
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         os.setsid()
+        os.makedirs(folder, 0o700, exist_ok=True)
         if new_pid_namespace:
-            _check(_libc.unshare(CLONE_NEWPID | CLONE_NEWNS), "unshare(CLONE_NEWPID | CLONE_NEWNS)")
+            _check(_libc.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC),
+                   "unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC)")
             pid = os.fork()
             if pid == 0:
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 try:
                     mount_own_proc()
+                    if TMP_BYTES > 0:
+                        private_mounts(root, folder, TMP_BYTES)
                 except BaseException as e:
-                    os.write(fds[2], ("kvault zygote: cannot mount the worker's /proc: %s\n" % e).encode())
+                    os.write(fds[2], ("kvault zygote: cannot make the worker's mounts: %s\n" % e).encode())
                     os._exit(EXIT_SETUP_FAILED)
-                _supervise(fds, folder)
+                _supervise(fds, folder, TMP_BYTES > 0)
             for fd in fds:
                 os.close(fd)
             os.waitpid(pid, 0)
@@ -251,11 +321,15 @@ class Zygote:
                 os.close(fd)
             return {"error": "expected a fork request with 4 descriptors"}, None
         self.serial += 1
-        folder = os.path.join(self.root, "w%d" % self.serial)
+        # The engine names the folder (it reads the worker's outputs there); one
+        # directly in the zygote's own, or the zygote picks one.
+        folder = request.get("folder")
+        if not isinstance(folder, str) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(self.root):
+            folder = os.path.join(self.root, "w%d" % self.serial)
         pid = os.fork()
         if pid == 0:
             self.sock.close()
-            _keeper(fds, self.new_pid_namespace, folder)
+            _keeper(fds, self.new_pid_namespace, self.root, folder)
         for fd in fds:
             os.close(fd)
         self.children[pid] = folder
@@ -263,7 +337,8 @@ class Zygote:
 
     def serve(self):
         self.new_pid_namespace = can_make_pid_namespace()
-        self.send({"ready": True, "pid_namespace": self.new_pid_namespace, "pid": os.getpid()})
+        self.send({"ready": True, "pid_namespace": self.new_pid_namespace, "pid": os.getpid(),
+                   "private_scratch": self.new_pid_namespace and TMP_BYTES > 0})
         while True:
             try:
                 message, fds, _, _ = socket.recv_fds(self.sock, MAX_MESSAGE, 4)
@@ -290,6 +365,12 @@ class Zygote:
 
 ENTRY = [None]  # the worker's main function, imported before any fork
 DROP_CAPS = os.environ.get("KVAULT_ZYGOTE_DROP_CAPS") == "1"
+# Size of each worker's own /dev/shm (the engine's KVAULT_SANDBOX_SCRATCH_MB);
+# 0: none (the sandbox is off or has no mount namespace).
+try:
+    TMP_BYTES = int(os.environ.get("KVAULT_SANDBOX_SCRATCH_BYTES", "0"))
+except ValueError:
+    TMP_BYTES = 0
 
 
 def main():

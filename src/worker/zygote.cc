@@ -212,7 +212,10 @@ Result<std::unique_ptr<ProcessWorker>> Zygote::Fork(const WorkerOptions& worker_
   if (!pipes) return Error{pipes.error()};
   auto status = MakePipe();
   if (!status) return Error{status.error()};
-  const std::string request = Json{{"op", "fork"}}.dump();
+  Json fork{{"op", "fork"}};
+  // The worker's own folder (where it writes its outputs), named by the engine.
+  if (!worker_options.cwd.empty()) fork["folder"] = worker_options.cwd;
+  const std::string request = fork.dump();
   if (!SendWithFds(socket_.get(), request,
                    {pipes->requests.read.get(), pipes->responses.write.get(), pipes->log.write.get(),
                     status->write.get()}))

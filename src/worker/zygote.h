@@ -62,7 +62,9 @@ class Zygote {
                                                std::chrono::milliseconds timeout);
   ~Zygote();
 
-  // A fresh worker. Error: the zygote died or did not answer within `timeout`; it is
+  // A fresh worker; `worker_options.cwd`, when set, names its folder (a new one directly
+  // in the zygote's working directory; the zygote makes it and removes it when the
+  // worker has ended). Error: the zygote died or did not answer within `timeout`; it is
   // then dead (alive() is false) and the caller starts another or falls back.
   Result<std::unique_ptr<ProcessWorker>> Fork(const WorkerOptions& worker_options,
                                               std::chrono::milliseconds timeout);

@@ -107,6 +107,25 @@ TEST_F(ZygoteTest, EachForkIsAFreshWorkerInItsOwnFolder) {
   EXPECT_NE(a->TakeLog().find("handling echo"), std::string::npos);
 }
 
+TEST_F(ZygoteTest, TheEngineNamesTheWorkersFolderDirectlyInTheZygotes) {
+  WorkerOptions named;
+  named.cwd = dir_->path() + "/w-named";
+  auto w = zygote_->Fork(named, seconds(10));
+  ASSERT_TRUE(w) << w.error();
+  WorkerReply r = (*w)->Call(Json{{"op", "echo"}}, seconds(10));
+  ASSERT_EQ(r.failure, WorkerFailure::kNone) << r.detail;
+  EXPECT_EQ(r.response["cwd"], named.cwd);
+  // Anywhere but directly in the zygote's folder: the zygote picks the folder itself.
+  WorkerOptions deeper;
+  deeper.cwd = dir_->path() + "/sub/w-deeper";
+  w = zygote_->Fork(deeper, seconds(10));
+  ASSERT_TRUE(w) << w.error();
+  r = (*w)->Call(Json{{"op", "echo"}}, seconds(10));
+  ASSERT_EQ(r.failure, WorkerFailure::kNone) << r.detail;
+  EXPECT_NE(r.response["cwd"], deeper.cwd);
+  EXPECT_EQ(r.response["cwd"].get<std::string>().rfind(dir_->path() + "/w", 0), 0u) << r.response["cwd"];
+}
+
 TEST_F(ZygoteTest, WorkerThatSignalsItselfIsDiedWithTheSignal) {
   auto w = Fork();
   ASSERT_TRUE(w);
