@@ -1,6 +1,7 @@
 #include "engine/device_session.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "engine/worker_outcome.h"
 #include "engine/worker_sandbox.h"
@@ -47,7 +48,7 @@ void DeviceSession::Prestart() {
 void DeviceSession::LaunchSpare() {
   // hello_ is set, so Greet only reads it; the zygote is this thread's until TakeSpare.
   spare_ = std::async(std::launch::async, [this]() -> Result<std::unique_ptr<WorkerConnection>> {
-    auto forked = ForkCandidate();
+    auto forked = ForkCandidate(&spare_folder_);
     if (!forked) return Error{forked.error()};
     return Greet(std::move(*forked));
   });
@@ -73,7 +74,7 @@ WorkerOptions DeviceSession::MakeWorkerOptions() const {
   return o;
 }
 
-Result<std::unique_ptr<WorkerConnection>> DeviceSession::ForkCandidate() {
+Result<std::unique_ptr<WorkerConnection>> DeviceSession::ForkCandidate(std::string* folder) {
   if (!zygote_ || !zygote_->alive()) {
     zygote_.reset();
     WorkerOptions options = MakeWorkerOptions();
@@ -94,7 +95,10 @@ Result<std::unique_ptr<WorkerConnection>> DeviceSession::ForkCandidate() {
     zygote_ = std::move(*started);
     zygote_dir_ = std::move(sandboxed->private_dir);
   }
-  auto forked = zygote_->Fork(WorkerOptions{}, options_.timeouts.start);
+  WorkerOptions worker_options;
+  if (zygote_dir_) worker_options.cwd = zygote_dir_->path() + "/w" + std::to_string(++forks_);
+  *folder = worker_options.cwd;
+  auto forked = zygote_->Fork(worker_options, options_.timeouts.start);
   if (!forked) return Error{forked.error()};
   return std::unique_ptr<WorkerConnection>(std::move(*forked));
 }
@@ -102,16 +106,19 @@ Result<std::unique_ptr<WorkerConnection>> DeviceSession::ForkCandidate() {
 Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   auto& slot = workers_[static_cast<int>(role)];
   if (slot && slot->alive()) return slot.get();
-  slot.reset();
+  Discard(role);  // a dead one's folder goes too
   if (role == WorkerRole::kCandidate && use_zygote_ && options_.sandbox_error.empty()) {
     if (auto spare = TakeSpare()) {
       slot = std::move(spare);
+      folders_[static_cast<int>(role)] = spare_folder_;
       StartSpare();  // the next one starts while this one works
       return slot.get();
     }
-    if (auto forked = ForkCandidate()) {
+    std::string folder;
+    if (auto forked = ForkCandidate(&folder)) {
       if (auto greeted = Greet(std::move(*forked)); greeted) {
         slot = std::move(*greeted);
+        folders_[static_cast<int>(role)] = folder;
         StartSpare();
         return slot.get();
       } else {
@@ -132,6 +139,8 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   options.argv = std::move(sandboxed->argv);
   options.env_set = std::move(sandboxed->env_set);
   private_dirs_[static_cast<int>(role)] = std::move(sandboxed->private_dir);
+  const auto& dir = private_dirs_[static_cast<int>(role)];
+  folders_[static_cast<int>(role)] = dir ? dir->path() : std::string();
   auto started = factory_(options);
   if (!started) return Error{"cannot start worker (" + options_.python + "): " + started.error()};
   auto greeted = Greet(std::move(*started));
@@ -182,6 +191,12 @@ void DeviceSession::Discard(WorkerRole role) {
   auto& slot = workers_[static_cast<int>(role)];
   if (slot) slot->Kill();
   slot.reset();
+  // Nothing the worker wrote outlives it (its /dev/shm ended with it).
+  if (std::string& folder = folders_[static_cast<int>(role)]; !folder.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(folder, ignored);
+    folder.clear();
+  }
 }
 
 Result<Json> DeviceSession::Hello() {

@@ -46,8 +46,12 @@ class DeviceSession {
   // A request to the reference worker (trusted code only): its reply, or Error worded
   // for `what` (worker_outcome.h, TrustedFailureMessage); a broken worker is discarded.
   Result<Json> AskReference(const Json& request, std::chrono::milliseconds timeout, const std::string& what);
-  // Kills the worker of `role`; the next Get starts a fresh one.
+  // Kills the worker of `role` and removes its folder; the next Get starts a fresh one.
   void Discard(WorkerRole role);
+  // The folder of the worker of `role` (its working directory, the one folder on disk
+  // it may write; a candidate worker writes its outputs there, and no other candidate
+  // worker can reach it); empty when there is none (the sandbox is off).
+  const std::string& Folder(WorkerRole role) const { return folders_[static_cast<int>(role)]; }
   // The hello answer (device and build information), starting a worker if needed.
   Result<Json> Hello();
   // Once the reference worker has answered hello: starts the first candidate worker
@@ -59,7 +63,8 @@ class DeviceSession {
   WorkerOptions MakeWorkerOptions() const;
   // A candidate worker forked by the zygote (started first if needed); Error when
   // the zygote is unusable (the caller then starts one from scratch).
-  Result<std::unique_ptr<WorkerConnection>> ForkCandidate();
+  // `folder` gets the worker's folder (empty when the zygote has none of its own).
+  Result<std::unique_ptr<WorkerConnection>> ForkCandidate(std::string* folder);
   // Sends `hello` (with the environment on the session's first); the worker, or Error.
   Result<std::unique_ptr<WorkerConnection>> Greet(std::unique_ptr<WorkerConnection> w);
   // Starts forking and greeting the spare candidate worker in the background.
@@ -74,6 +79,9 @@ class DeviceSession {
   WorkerFactory factory_;
   std::optional<TempDir> private_dirs_[2];  // each sandboxed worker's HOME; outlives it
   std::unique_ptr<WorkerConnection> workers_[2];
+  std::string folders_[2];   // Folder(role)
+  std::string spare_folder_;  // the spare's, set by the background thread
+  int forks_ = 0;             // names the forked workers' folders
   bool use_zygote_ = false;
   std::unique_ptr<Zygote> zygote_;
   std::optional<TempDir> zygote_dir_;  // the zygote's private folder; its workers' below

@@ -282,8 +282,12 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
     holding = false;
   };
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
+  // The candidate's worker writes only in its own folder (DeviceSession::Folder).
+  const std::string& own = session_.Folder(WorkerRole::kCandidate);
+  const std::string cand_dir = own.empty() ? req_.scratch : own;
+  const std::string cand_out = cand_dir + "/timed_" + std::to_string(req_.case_index) + "_candidate.kvt";
   Json finish{{"op", "time_finish"}};
-  const HandoffSpec handoff = NewHandoff(req_.scratch, 1);
+  const HandoffSpec handoff = NewHandoff(cand_dir, 1);
   if (t.recheck) finish["out"] = stem + "_reference.kvt";
   if (t.recheck && req_.outputs_on_device) finish["handoff"] = handoff.ToJson();
   Json ref_finish_req = finish;
@@ -295,7 +299,7 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
     offer = DeviceOffer([this](const Json& request) {
       return session_.AskReference(request, timeout_, "the reference");
     }, h.value("output_layout", Json()));
-  if (t.recheck) finish["out"] = stem + "_candidate.kvt";
+  if (t.recheck) finish["out"] = cand_out;
   finish.erase("handoff");
   if (offer.open()) {
     finish["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
@@ -335,10 +339,10 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
       }
     }
     done_with_device();
-    const bool same = Recheck(stem + "_reference.kvt", stem + "_candidate.kvt");
+    const bool same = Recheck(stem + "_reference.kvt", cand_out);
     std::error_code ignored;
     std::filesystem::remove(stem + "_reference.kvt", ignored);
-    std::filesystem::remove(stem + "_candidate.kvt", ignored);
+    std::filesystem::remove(cand_out, ignored);
     if (!same) return std::move(result_);
   } else {
     row["recheck"] = "skipped";

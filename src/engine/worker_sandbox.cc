@@ -2,14 +2,52 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "sandbox/capabilities.h"
 #include "sandbox/launch.h"
+#include "util/env.h"
+#include "util/strings.h"
 
 namespace kvault {
 
 void HideStoreFromWorkers(EngineOptions& options, const std::string& db_path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     options.sandbox.hidden.push_back(db_path + suffix);
+}
+
+std::vector<std::string> OtherCacheFolders(const std::string& cache) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto same = [&](const fs::path& a) { return fs::equivalent(a, cache, ec); };
+  std::vector<std::string> out;
+  auto add = [&](const fs::path& p) {
+    if (!fs::is_directory(p, ec) || same(p)) return;
+    for (const auto& o : out)
+      if (o == p.string()) return;
+    out.push_back(p.string());
+  };
+  // Where DefaultCacheDir looks when KVAULT_CACHE_DIR is not set.
+  if (auto xdg = GetEnv("XDG_CACHE_HOME"); xdg && !xdg->empty()) add(fs::path(*xdg) / "kvault");
+  if (auto home = GetEnv("HOME"); home && !home->empty()) add(fs::path(*home) / ".cache" / "kvault");
+  // Caches beside this one and in the host's temporary folders: a folder with refs/
+  // and build/ or tmp/.
+  const fs::path parent = fs::path(cache).lexically_normal().parent_path();
+  for (const fs::path& dir : {parent, fs::path("/tmp"), fs::path("/var/tmp")}) {
+    if (dir.empty() || dir == dir.root_path()) continue;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path p = it->path();
+      std::error_code e;
+      if (fs::is_directory(p / "refs", e) && (fs::is_directory(p / "build", e) || fs::is_directory(p / "tmp", e)))
+        add(p);
+    }
+    ec.clear();
+  }
+  if (auto extra = GetEnv("KVAULT_SANDBOX_HIDE"); extra && !extra->empty()) {
+    for (const auto& p : Split(*extra, ':'))
+      if (!p.empty()) add(p);
+  }
+  return out;
 }
 
 Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool candidate,
@@ -27,28 +65,32 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
     return out;
   }
   const std::string& cache = options.cache_dir;
-  const std::string tmp = cache + "/tmp", refs = cache + "/refs";
-  const std::string extensions = cache + "/torch_extensions", triton = cache + "/triton";
+  const std::string tmp = cache + "/tmp", refs = cache + "/refs", build = cache + "/build";
   const std::string locks = cache + "/locks";  // the timing locks (engine/verifier.h)
-  for (const auto& d : {tmp, refs, extensions, triton, locks})
+  for (const auto& d : {tmp, refs, build, locks})
     if (auto st = EnsureDir(d); !st) return Error{"sandbox: " + st.error()};
   auto private_dir = TempDir::Create(tmp, "worker");
   if (!private_dir) return Error{"sandbox: no private folder: " + private_dir.error()};
   policy.private_dir = private_dir->path();
-  policy.writable.insert(policy.writable.end(), {tmp, extensions, triton, "/dev", "/dev/shm"});
+  // Nothing else is writable: GPU device files open for writing on a read-only mount,
+  // and /dev/shm is the worker's own (private_scratch).
   if (candidate) {
-    policy.hidden.push_back(refs);
-    policy.hidden.push_back(locks);  // a held timing lock would stall other lanes
+    // Of the cache only the compiled candidates and the worker's own folder: no
+    // reference output, store, lock, other worker's folder or verification scratch.
+    policy.hidden.push_back(cache);
+    policy.visible.push_back(build);
+    for (const auto& other : OtherCacheFolders(cache)) policy.hidden.push_back(other);
   } else {
-    policy.writable.push_back(refs);
+    // Trusted code only: the verification scratch and the reference cache (staged under
+    // tmp/) are its to write.
+    policy.writable.insert(policy.writable.end(), {tmp, refs});
     policy.hidden.clear();  // the store stays hidden only from candidates
   }
   if (!cpu_backend) policy.limits.address_space_bytes = 0;
-  env_set.emplace_back("HOME", policy.private_dir);
-  env_set.emplace_back("TMPDIR", policy.private_dir);
-  env_set.emplace_back("TORCH_EXTENSIONS_DIR", extensions);
-  env_set.emplace_back("TRITON_CACHE_DIR", triton);
   policy.env_set = env_set;
+  // Python puts no script folder or working directory first on sys.path (3.11 and later;
+  // the zygote's workers check every entry themselves).
+  policy.env_set.emplace_back("PYTHONSAFEPATH", "1");
 
   HostCapabilities host;
   if (auto probed = ProbeHost(options.sandbox_launcher)) {
@@ -58,6 +100,21 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   }
   auto plan = PlanSandbox(policy, host, ::geteuid() == 0);
   if (!plan) return Error{plan.error()};
+  // HOME, TMPDIR and the build caches of PyTorch extensions and Triton: in the worker's
+  // own /dev/shm where it has one (bounded, gone with it), else in its private folder.
+  // Never shared: a build planted under another candidate's module name would be loaded.
+  const bool scratch = plan->policy.private_scratch_bytes > 0;
+  const std::string home = scratch ? kPrivateHome : policy.private_dir;
+  const std::string tmpdir = scratch ? kPrivateTmp : policy.private_dir;
+  for (auto [name, value] : {std::pair<std::string, std::string>{"HOME", home},
+                             {"TMPDIR", tmpdir},
+                             {"TORCH_EXTENSIONS_DIR", tmpdir + "/torch_extensions"},
+                             {"TRITON_CACHE_DIR", tmpdir + "/triton"},
+                             {"KVAULT_SANDBOX_SCRATCH_BYTES", std::to_string(plan->policy.private_scratch_bytes)}}) {
+    plan->policy.env_set.emplace_back(name, value);
+    env_set.emplace_back(name, value);
+  }
+  env_set.emplace_back("PYTHONSAFEPATH", "1");
   out.argv = SandboxedArgv(options.sandbox_launcher, *plan, argv);
   out.env_set = std::move(env_set);
   out.private_dir = std::move(*private_dir);

@@ -1,9 +1,13 @@
 #pragma once
 // The sandbox of one worker (docs/sandbox.md): the engine's policy plus the paths of
-// its role. Both roles get a read-only root with the cache's tmp/, torch_extensions/
-// and triton/ folders, /dev and a private directory (HOME, TMPDIR, working directory)
-// writable; the reference worker also writes <cache>/refs, which the candidate worker
-// cannot see at all, nor the store (SandboxOptions::hidden, set by the CLI).
+// its role. Every worker gets a read-only root, its own /dev/shm (a bounded tmpfs
+// that ends with it; HOME, TMPDIR and the PyTorch-extension and Triton build caches
+// live there) and its own folder on disk (the working directory, where a candidate
+// worker writes the outputs the engine asks for). A candidate worker sees
+// nothing of the cache but the compiled candidates (build/) and its own folder, none
+// of the other caches OtherCacheFolders finds, and not the store (SandboxOptions::hidden,
+// set by the CLI). The reference worker also writes the cache's tmp/ (verification
+// scratch) and refs/.
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +33,13 @@ struct SandboxedCommand {
 Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool candidate,
                                               bool cpu_backend, std::vector<std::string> argv,
                                               std::vector<std::pair<std::string, std::string>> env_set);
+
+// Cache folders of other runs that candidate workers must not read: where
+// DefaultCacheDir looks ($XDG_CACHE_HOME/kvault, ~/.cache/kvault), folders beside
+// `cache` and in /tmp and /var/tmp that hold refs/ and build/ or tmp/ (one level
+// deep), and every path of KVAULT_SANDBOX_HIDE
+// (colon-separated); `cache` itself and missing folders left out.
+std::vector<std::string> OtherCacheFolders(const std::string& cache);
 
 // Hides the store file (and its -wal/-shm companions) from candidate workers.
 void HideStoreFromWorkers(EngineOptions& options, const std::string& db_path);
