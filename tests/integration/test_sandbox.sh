@@ -6,7 +6,9 @@
 # First, without PyTorch: the program the helper starts holds no capability, so it
 # cannot undo the mounts (unmount a hidden path, remount the root read-write), not
 # and a seccomp filter refuses it a user namespace of its own; with keep_capabilities it can, which shows
-# that those checks can fail too.
+# that those checks can fail too. Then the private layers (its own /dev/shm and IPC, hidden folders
+# with a kept one), and last the shared-state cheats of examples/adversarial across workers and runs,
+# each with the sandbox (no gain, no harm) and without it (the cheat wins).
 source "$(dirname "$0")/lib.sh"
 probe=$("$KVAULT" sandbox-exec --probe) || fail "sandbox probe failed: $probe"
 echo "probe: $probe"
@@ -127,11 +129,101 @@ grep -q "^PROBLEMS: .*CapEff.*umount hidden.*hidden file readable" "$TMP/caps/tr
   fail "with keep_capabilities the same checks should find the ways back"
 echo "without capabilities the mounts stay; with keep_capabilities the same checks undo them"
 
+# Private scratch, IPC and hidden folders, without PyTorch: the program gets a /dev/shm of
+# its own (bounded, with HOME and TMPDIR in it), sees no System V IPC object of the host,
+# sees only the kept folder of a hidden one, and leaves nothing on the host. The same
+# program with a plan that has none of these finds every leak.
+[ -n "$(python3 -c "import json,sys; print(json.loads(sys.argv[1]).get('ipc_namespace','missing'))" "$probe")" ] &&
+  skip "sandbox layer ipc_namespace unavailable here"
+KEY=$(( 0x4B560000 + ($$ & 0xffff) ))
+KEY_INSIDE=$(( KEY + 0x10000 ))
+sysv() {  # sysv create|exists|remove KEY: a System V shared-memory segment of the host
+  python3 - "$@" <<'PY'
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+op, key = sys.argv[1], int(sys.argv[2])
+if op == "create":
+    sys.exit(0 if libc.shmget(key, 4096, 0o1000 | 0o600) >= 0 else 1)
+shmid = libc.shmget(key, 0, 0)
+if op == "exists":
+    sys.exit(0 if shmid >= 0 else 1)
+if shmid >= 0:
+    libc.shmctl(shmid, 0, None)  # IPC_RMID
+PY
+}
+mkdir -p "$TMP/scr/hidden/keep/me" "$TMP/scr/hidden/other" "$TMP/scr/private"
+echo secret > "$TMP/scr/hidden/other/answers"
+SHM_MARK="/dev/shm/kvault-sandbox-test-$$"
+echo host > "$SHM_MARK"
+sysv create "$KEY" || fail "cannot create a System V segment on the host"
+cleanup_host() {
+  rm -rf "$SHM_MARK" "/dev/shm/kvault-left-$$" "/dev/shm/kvault-fill-$$"
+  sysv remove "$KEY"; sysv remove "$KEY_INSIDE"
+}
+trap 'cleanup_host; rm -rf "$TMP"' EXIT
+cat > "$TMP/scr/inside.py" <<'PY'
+# Prints "private: all" or "PROBLEMS: ...".
+import ctypes, errno, os, sys
+mark, hidden, kept, key, key_inside, pid = sys.argv[1:7]
+libc = ctypes.CDLL(None, use_errno=True)
+problems = []
+if os.path.exists(mark): problems.append("host /dev/shm visible")
+if libc.shmget(int(key), 0, 0) >= 0: problems.append("host System V segment visible")
+libc.shmget(int(key_inside), 4096, 0o1000 | 0o600)  # must end with the namespace
+try:
+    with open("/dev/shm/kvault-fill-" + pid, "wb") as f:
+        for _ in range(8):
+            f.write(b"\0" * (1 << 20))
+            f.flush()
+    problems.append("/dev/shm unbounded")
+except OSError as e:
+    if e.errno != errno.ENOSPC: problems.append("filling /dev/shm: %s" % e)
+os.unlink("/dev/shm/kvault-fill-" + pid)
+for d in ("/dev/shm/home", "/dev/shm/tmp"):
+    if not (os.path.isdir(d) and os.access(d, os.W_OK)): problems.append(d + " missing")
+with open("/dev/shm/kvault-left-" + pid, "w") as f:
+    f.write("left behind")
+seen = sorted(os.listdir(hidden))
+if seen != ["keep"] or os.listdir(os.path.join(hidden, "keep")) != ["me"]:
+    problems.append("hidden folder shows %s" % seen)
+if os.path.exists(os.path.join(hidden, "other", "answers")): problems.append("hidden file readable")
+try:
+    open(os.path.join(kept, "written"), "w").close()
+except OSError as e:
+    problems.append("kept folder not writable: %s" % e)
+print("PROBLEMS: " + ", ".join(problems) if problems else "private: all")
+PY
+scratch_plan() {  # $1: true for the private layers, false for none of them
+  local extra='"ipc_namespace":false,"private_scratch_bytes":0,"hidden":[],"visible":[],"writable":["/dev"]'
+  [ "$1" = true ] && extra='"ipc_namespace":true,"private_scratch_bytes":4194304,"hidden":["'"$TMP/scr/hidden"'"],''"visible":["'"$TMP/scr/hidden/keep/me"'"],"writable":["'"$TMP/scr/hidden/keep/me"'"]'
+  echo '{"mode":"auto","pid_namespace":true,"network_namespace":true,"mount_namespace":true,'"$extra"',''"limits":{"cpu_seconds":0,"address_space_bytes":0,"file_size_bytes":0,"open_files":0,"processes":0,"no_core_dumps":true},''"private_dir":"'"$TMP/scr/private"'","scrub_environment":false,"env_allow":[],"env_set":[],''"fresh_proc":false,"syscall_filter":true}'
+}
+scratch_run() {
+  "$KVAULT" sandbox-exec "$(scratch_plan "$1")" -- "$PYTHON3" "$TMP/scr/inside.py" "$SHM_MARK" \
+    "$TMP/scr/hidden" "$TMP/scr/hidden/keep/me" "$KEY" "$KEY_INSIDE" "$$" 2>&1 | tee "$TMP/scr/$1.out"
+}
+scratch_run true
+grep -qx "private: all" "$TMP/scr/true.out" || fail "the private layers leak"
+[ -e "/dev/shm/kvault-left-$$" ] && fail "a file the sandboxed program left in its /dev/shm is on the host"
+sysv exists "$KEY_INSIDE" && fail "a System V segment made in the sandbox outlived it"
+[ -f "$TMP/scr/hidden/keep/me/written" ] || fail "the kept folder's file did not reach the host"
+scratch_run false
+for leak in "host /dev/shm visible" "host System V segment visible" "/dev/shm unbounded" "hidden file readable"; do
+  grep -q "$leak" "$TMP/scr/false.out" || fail "without the private layers the check should find: $leak"
+done
+[ -e "/dev/shm/kvault-left-$$" ] || fail "without the private layers the left file should be on the host"
+cleanup_host
+echo "private /dev/shm, IPC and hidden folders hold; without them the same program finds every leak"
+
 need_torch
 export KVAULT_CACHE_DIR="$TMP/cache"
 mkdir -p "$TMP/cands" "$KVAULT_CACHE_DIR/refs/ab" && echo secret > "$KVAULT_CACHE_DIR/refs/ab/leak"
+# Another run's cache beside this one, and host state a candidate must not see.
+mkdir -p "$TMP/othercache/refs/cd" "$TMP/othercache/build" && echo secret > "$TMP/othercache/refs/cd/leak"
+echo host > "$SHM_MARK"
+sysv create "$KEY" || fail "cannot create a System V segment on the host"
 cat > "$TMP/cands/relu.py" <<PY
-import os, socket, subprocess, torch, torch.nn as nn
+import ctypes, os, socket, subprocess, sys, torch, torch.nn as nn
 problems = []
 def check(ok, what):
     if not ok: problems.append(what)
@@ -143,7 +235,16 @@ if pid == 0:
     import ctypes
     os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0 else 1)
 check(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 1, "a user namespace could be created")
-check(os.environ.get("HOME", "").startswith("$KVAULT_CACHE_DIR/tmp/worker-"), "HOME not private")
+check(os.environ.get("HOME") == "/dev/shm/home" and os.environ.get("TMPDIR") == "/dev/shm/tmp", "HOME not private")
+check(os.environ.get("TORCH_EXTENSIONS_DIR", "").startswith("/dev/shm/"), "extension builds shared")
+check(not os.path.exists("$SHM_MARK"), "host /dev/shm visible")
+check(ctypes.CDLL(None).shmget($KEY, 0, 0) < 0, "host System V segment visible")
+check(not [p for p in sys.path if os.access(p or os.getcwd(), os.W_OK)], "writable folder on sys.path")
+check(not os.path.exists("$TMP/othercache/refs/cd/leak"), "another cache's reference readable")
+check(set(os.listdir("$KVAULT_CACHE_DIR")) <= {"build", "tmp"}, "cache folders beyond build/ visible")
+seen = os.listdir("$KVAULT_CACHE_DIR/tmp")
+check(len(seen) == 1 and (os.getcwd() + "/").startswith("$KVAULT_CACHE_DIR/tmp/" + seen[0] + "/"),
+      "other folders of the cache's tmp/ visible")
 try:
     open("$KVAULT_SOURCE_ROOT/python/kvault_worker/planted.py", "w").close(); problems.append("harness writable")
 except OSError: pass
@@ -174,3 +275,76 @@ pkill_own
 grep -qx load_error "$TMP/s2" || { cat "$TMP/unsandboxed.json"; fail "without the sandbox the checks should fail"; }
 grep -q "sandbox leaks" "$TMP/unsandboxed.json" || fail "expected the leak list in the message"
 echo "sandbox confines the candidate; without it the same candidate is caught leaking"
+
+# Cheats of examples/adversarial that work through state shared between workers, each
+# run with the sandbox (it must gain nothing and harm no one) and without it (the same
+# cheat must win or do harm, which shows that the check can fail). Runs from a folder of
+# its own with HOME in $TMP: without the sandbox the cheats write where they can.
+adv="$KVAULT_SOURCE_ROOT/examples/adversarial"
+mkdir -p "$TMP/home"
+cheat_eval() {  # MODE NAME CACHE [FLAGS...] -- CANDIDATES...: prints "candidate status" per attempt
+  local mode=$1 name=$2 cache=$3 flags=() c
+  shift 3
+  while [ "$1" != "--" ]; do flags+=("$1"); shift; done
+  shift
+  mkdir -p "$TMP/$name/cands" "$TMP/$name/run"
+  for c in "$@"; do cp "$adv/kernelbench/$c" "$TMP/$name/cands/"; done
+  (cd "$TMP/$name/run" && HOME="$TMP/home" KVAULT_CACHE_DIR="$cache" KVAULT_SANDBOX=$mode "$KVAULT" eval \
+    --suite "$adv/tasks" --candidates "$TMP/$name/cands" --backend cpu --jobs 1 --run-timeout 60 \
+    --db "$TMP/$name.db" --run "$name" --json "${flags[@]}" > "$TMP/$name.json" 2> "$TMP/$name.err") ||
+    { cat "$TMP/$name.err"; fail "eval $name exited with an error"; }
+  python3 -c 'import json, os, sys
+for a in json.load(open(sys.argv[1]))["attempts"]:
+    print(os.path.basename(a["candidate"]), a["status"], a.get("message", "")[:200])' "$TMP/$name.json" |
+    tee "$TMP/$name.status"
+}
+status_of() { awk -v c="$2" '$1 == c {print $2}' "$TMP/$1.status"; }
+cleanup_answers() { rm -rf /dev/shm/kvault-answers /tmp/kvault-answers "$TMP/home/kvault-answers"; sysv remove $((0x4B564131)); }
+trap 'cleanup_host; cleanup_answers; rm -rf "$TMP"' EXIT
+cleanup_answers
+
+# 1. Answers left in /dev/shm, /tmp, $HOME and System V IPC by one candidate, replayed by
+#    a candidate of a later kvault run.
+for mode in auto off; do
+  cheat_eval $mode "leave-$mode" "$TMP/cache-shm-$mode" --no-timing -- relu.shm-leave.py
+  [ "$(status_of "leave-$mode" relu.shm-leave.py)" = passed ] || fail "relu.shm-leave should pass ($mode)"
+  cheat_eval $mode "replay-$mode" "$TMP/cache-shm-$mode" --no-timing -- relu.shm-replay.py
+done
+[ "$(status_of replay-auto relu.shm-replay.py)" = mismatch ] || fail "answers left by a sandboxed candidate were replayed"
+[ "$(status_of replay-off relu.shm-replay.py)" = passed ] ||
+  fail "without the sandbox the replay should win (the check cannot fail otherwise)"
+cleanup_answers
+
+# 2. A module planted where a later worker of the same lane imports from.
+for mode in auto off; do
+  cheat_eval $mode "plant-$mode" "$TMP/cache-plant-$mode" --no-timing -- relu.plant-module.py relu.plant-victim.py
+done
+for c in relu.plant-module.py relu.plant-victim.py; do
+  [ "$(status_of plant-auto $c)" = passed ] || fail "$c should pass with the sandbox"
+done
+[ "$(status_of plant-off relu.plant-victim.py)" = passed ] &&
+  fail "without the sandbox the planted module should break the honest candidate"
+
+# 3. Directories where the reference worker writes, in the verification scratch, and files
+#    in other workers' folders (timing on: the re-check's reference output goes there).
+for mode in auto off; do
+  cheat_eval $mode "sabotage-$mode" "$TMP/cache-sabotage-$mode" -- relu.sabotage-scratch.py relu.py
+done
+for c in relu.sabotage-scratch.py relu.py; do
+  [ "$(status_of sabotage-auto $c)" = passed ] || fail "$c should pass with the sandbox"
+done
+case "$(status_of sabotage-off relu.sabotage-scratch.py)" in
+  task_error|infra_error) ;;
+  *) fail "without the sandbox the sabotage should be blamed on the task or the engine" ;;
+esac
+
+# 4. Reference outputs of another cache on the host, found by input digest.
+cheat_eval auto fill "$TMP/cache-filled" --no-timing -- relu.py
+[ "$(status_of fill relu.py)" = passed ] || fail "the honest relu should pass"
+for mode in auto off; do
+  cheat_eval $mode "other-$mode" "$TMP/cache-other-$mode" --no-timing -- relu.other-cache.py
+done
+[ "$(status_of other-auto relu.other-cache.py)" = mismatch ] || fail "another cache's references were replayed"
+[ "$(status_of other-off relu.other-cache.py)" = passed ] ||
+  fail "without the sandbox the other cache's references should be replayed"
+echo "shared-state cheats gain nothing and harm no one with the sandbox; without it they win"
