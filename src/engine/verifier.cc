@@ -111,7 +111,7 @@ DeviceGate::Hold Verifier::UseDevice() {
   if (holding_.held()) return DeviceGate::Hold();
   const auto t0 = std::chrono::steady_clock::now();
   DeviceGate::Hold hold = gate_->Share();
-  gate_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return hold;
 }
 
@@ -396,7 +396,7 @@ TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, c
     EndTurn();  // a shared hold cannot wait for itself to drain
     const auto t0 = std::chrono::steady_clock::now();
     auto lock = LockDeviceForTiming(task);
-    lock_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    clock_.AddLockWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!lock) return Error{lock.error()};
     timing_lock_ = std::move(*lock);
     TurnStart start;
@@ -494,112 +494,146 @@ Verification Verifier::Finish(Verification v) {
   return v;
 }
 
-Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) {
-  const auto t0 = std::chrono::steady_clock::now();
-  // Wall seconds of each stage (Verification::phases): where verification time goes.
-  Json phases = Json::object();
-  gate_wait_s_ = 0;
-  lock_wait_s_ = 0;
-  auto lap_start = t0;
-  double lock_waited = 0;  // lock_wait_s_ at the last lap
-  auto lap = [&](const char* stage) {
-    const auto now = std::chrono::steady_clock::now();
-    // The wait for the device's lock is its own stage, wherever it happened.
-    const double waited = lock_wait_s_ - lock_waited;
-    lock_waited = lock_wait_s_;
-    phases[stage] = phases.value(stage, 0.0) + std::chrono::duration<double>(now - lap_start).count() - waited;
-    if (waited > 0) phases["timing_wait"] = phases.value("timing_wait", 0.0) + waited;
-    lap_start = now;
-  };
-  auto done = [&](Verification v) {
-    v = Finish(std::move(v));
-    v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (gate_wait_s_ > 0) phases["gate_wait"] = gate_wait_s_;  // within the stages above
-    v.phases = std::move(phases);
-    // Also among the records, so that the store (and `eval --json`) keep it.
-    if (v.cases.is_array()) v.cases.push_back(Json{{"kind", "phases"}, {"seconds", v.phases}});
-    return v;
-  };
-  const bool extension = candidate.format == CandidateFormat::kExtension;
-  // Formats the engine compiles (into a shared object the worker loads).
-  const bool compiled = extension || candidate.format == CandidateFormat::kNative;
-  if (compiled) {
-    if (std::string why = BackendMismatch(candidate.language, options_.backend); !why.empty())
-      return done(Outcome(OutcomeStatus::kUnsupported, why));
-  }
-  Verification v;
-  std::string module_path, module_name;
-  if (options_.compile_only) {
-    if (!compiled) {
-      v = Outcome(OutcomeStatus::kCompiled, "Python candidates are built when loaded; nothing to compile");
-      v.compiled = true;
-      return done(v);
-    }
-    if (!Build(candidate, v, &module_path, &module_name)) return done(v);
-    v.status = OutcomeStatus::kCompiled;
-    v.message = "compiled for " + v.build.value("arch", std::string("the host"));
-    return done(v);
-  }
-  // A reference worker that cannot start (or speaks another protocol) is not the task's fault.
-  if (auto hello = session_.Hello(); !hello) return done(Outcome(OutcomeStatus::kInfraError, hello.error()));
-  auto info = Describe(task);
-  if (!info) return done(Outcome(OutcomeStatus::kTaskError, info.error()));
-  if (extension && !info->has_twin && info->num_parameters > 0)
-    return done(Outcome(OutcomeStatus::kUnsupported,
-                        "task " + task.name + " has parameters but no functional twin (module_fn); "
-                        "an extension-format candidate cannot receive its weights"));
-  lap("describe");
-  session_.Prestart();  // the candidate's worker starts while the candidate builds
-  if (compiled && !Build(candidate, v, &module_path, &module_name)) return done(v);
-  lap("build");
-  auto scratch = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
-  if (!scratch) return done(Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error()));
+bool Verifier::CheckFormat(Attempt& a) {
+  if (!a.compiled_format) return true;
+  std::string why = BackendMismatch(a.candidate.language, options_.backend);
+  if (why.empty()) return true;
+  a.v = Outcome(OutcomeStatus::kUnsupported, why);
+  return false;
+}
 
-  auto w = session_.Get(WorkerRole::kCandidate);
-  if (!w) return done(Outcome(OutcomeStatus::kInfraError, w.error()));
-  lap("worker_start");
-  Json cand{{"format", std::string(ToString(candidate.format))},
-            {"path", compiled ? module_path : candidate.path}};
-  if (extension) cand["module"] = module_name;
-  const Json load{{"op", "load"}, {"task", task.path}, {"candidate", cand}};
-  WorkerReply r = (*w)->Call(load, options_.timeouts.load);
-  v.compiled = true;
-  bool ok = ReplyOk(r);
-  lap("load");
-  const TaskInfo checked = WithFormatTolerances(*info, candidate.format);
-  const bool correct = ok && CheckCorrectness(checked, v, scratch->path(), CorrectnessRuns(checked));
-  if (ok) lap("correctness");
-  if (!ok) {
-    Settle(v, CandidateFailure(r, "load", options_.timeouts.load, (*w)->TakeLog()));
-  } else if (correct) {
-    v.status = OutcomeStatus::kPassed;
-    v.message = "all " + std::to_string(info->CorrectnessCases().size()) + " correctness case(s) x " +
-                std::to_string(CorrectnessSeeds(*info).size()) + " seeds match";
-    if (!info->input_distributions.empty())
-      v.message += ", also on " + std::to_string(info->input_distributions.size()) + " other input distribution(s)";
-    // The first performance case's sides build, make their inputs and make their
-    // first calls beside other lanes' work.
-    std::optional<PreparedCase> prepared = PrepareTiming(checked, v, scratch->path());
-    lap("timing_prepare");
-    if (v.status != OutcomeStatus::kPassed) {
-      ok = false;  // the preparation failed: v holds its outcome
-    } else {
-      // Each case's turn: the device's lock and the gate to itself for the warm-up and
-      // rounds, other lanes' runs and the next lane's turn beside its re-check.
-      Time(checked, v, scratch->path(), std::move(prepared));
-      lap("timing");
-      ok = v.status == OutcomeStatus::kPassed && RecheckImplausible(checked, v, scratch->path(), load);
-      lap("recheck");
-    }
-    EndTurn();
-  } else {
-    ok = false;
+void Verifier::CompileOnly(Attempt& a) {
+  if (!a.compiled_format) {
+    a.v = Outcome(OutcomeStatus::kCompiled, "Python candidates are built when loaded; nothing to compile");
+    a.v.compiled = true;
+    return;
   }
+  if (!Build(a.candidate, a.v, &a.module_path, &a.module_name)) return;
+  a.v.status = OutcomeStatus::kCompiled;
+  a.v.message = "compiled for " + a.v.build.value("arch", std::string("the host"));
+}
+
+bool Verifier::DescribeTask(Attempt& a) {
+  // A reference worker that cannot start (or speaks another protocol) is not the task's fault.
+  if (auto hello = session_.Hello(); !hello) {
+    a.v = Outcome(OutcomeStatus::kInfraError, hello.error());
+    return false;
+  }
+  auto info = Describe(a.task);
+  if (!info) {
+    a.v = Outcome(OutcomeStatus::kTaskError, info.error());
+    return false;
+  }
+  if (a.candidate.format == CandidateFormat::kExtension && !info->has_twin && info->num_parameters > 0) {
+    a.v = Outcome(OutcomeStatus::kUnsupported,
+                  "task " + a.task.name + " has parameters but no functional twin (module_fn); "
+                  "an extension-format candidate cannot receive its weights");
+    return false;
+  }
+  a.checked = WithFormatTolerances(*info, a.candidate.format);
+  a.info = std::move(*info);
+  clock_.Lap("describe");
+  session_.Prestart();  // the candidate's worker starts while the candidate builds
+  return true;
+}
+
+bool Verifier::BuildCandidate(Attempt& a) {
+  if (a.compiled_format && !Build(a.candidate, a.v, &a.module_path, &a.module_name)) return false;
+  clock_.Lap("build");
+  return true;
+}
+
+bool Verifier::StartCandidateWorker(Attempt& a) {
+  auto scratch = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
+  if (!scratch) {
+    a.v = Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error());
+    return false;
+  }
+  a.scratch = std::move(*scratch);
+  auto w = session_.Get(WorkerRole::kCandidate);
+  if (!w) {
+    a.v = Outcome(OutcomeStatus::kInfraError, w.error());
+    return false;
+  }
+  a.worker = *w;
+  clock_.Lap("worker_start");
+  return true;
+}
+
+bool Verifier::LoadCandidate(Attempt& a) {
+  LoadRequest load{a.task.path, std::string(ToString(a.candidate.format)),
+                   a.compiled_format ? a.module_path : a.candidate.path};
+  if (a.candidate.format == CandidateFormat::kExtension) load.module = a.module_name;
+  a.load = load.ToJson();
+  WorkerReply r = a.worker->Call(a.load, options_.timeouts.load);
+  a.v.compiled = true;
+  clock_.Lap("load");
+  if (ReplyOk(r)) return true;
+  Settle(a.v, CandidateFailure(r, "load", options_.timeouts.load, a.worker->TakeLog()));
+  return false;
+}
+
+bool Verifier::CheckAllCorrectness(Attempt& a) {
+  const bool correct = CheckCorrectness(*a.checked, a.v, a.scratch->path(), CorrectnessRuns(*a.checked));
+  clock_.Lap("correctness");
+  if (!correct) return false;
+  a.v.status = OutcomeStatus::kPassed;
+  a.v.message = "all " + std::to_string(a.info->CorrectnessCases().size()) + " correctness case(s) x " +
+                std::to_string(CorrectnessSeeds(*a.info).size()) + " seeds match";
+  if (!a.info->input_distributions.empty())
+    a.v.message +=
+        ", also on " + std::to_string(a.info->input_distributions.size()) + " other input distribution(s)";
+  return true;
+}
+
+bool Verifier::TimeCandidate(Attempt& a) {
+  // The first performance case's sides build, make their inputs and make their
+  // first calls beside other lanes' work.
+  std::optional<PreparedCase> prepared = PrepareTiming(*a.checked, a.v, a.scratch->path());
+  clock_.Lap("timing_prepare");
+  if (a.v.status != OutcomeStatus::kPassed) return false;  // the preparation failed: v holds its outcome
+  // Each case's turn: the device's lock and the gate to itself for the warm-up and
+  // rounds, other lanes' runs and the next lane's turn beside its re-check.
+  Time(*a.checked, a.v, a.scratch->path(), std::move(prepared));
+  clock_.Lap("timing");
+  return a.v.status == OutcomeStatus::kPassed;
+}
+
+bool Verifier::RecheckSpeedup(Attempt& a) {
+  const bool plausible = RecheckImplausible(*a.checked, a.v, a.scratch->path(), a.load);
+  clock_.Lap("recheck");
+  return plausible;
+}
+
+Verification Verifier::Done(Attempt& a) {
+  Verification v = Finish(std::move(a.v));
+  v.seconds = clock_.Elapsed();
+  v.phases = clock_.Phases();
+  // Also among the records, so that the store (and `eval --json`) keep it.
+  if (v.cases.is_array()) v.cases.push_back(Json{{"kind", "phases"}, {"seconds", v.phases}});
+  return v;
+}
+
+// The cascade (verifier.h), one stage after another; each stage ends the
+// verification with its outcome when it fails.
+Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) {
+  clock_.Start();
+  Attempt a{task, candidate};
+  a.compiled_format = IsCompiledFormat(candidate.format);
+  if (!CheckFormat(a)) return Done(a);
+  if (options_.compile_only) {
+    CompileOnly(a);
+    return Done(a);
+  }
+  if (DescribeTask(a) && BuildCandidate(a) && StartCandidateWorker(a) && LoadCandidate(a) &&
+      CheckAllCorrectness(a) && TimeCandidate(a))
+    RecheckSpeedup(a);
+  EndTurn();
   // Every candidate gets a fresh worker: one that passed may still have patched the
   // process (PyTorch, the harness) to help the next one, and one that failed may
   // have poisoned it (CUDA context, heap). The zygote makes a fresh one cheap.
   session_.Discard(WorkerRole::kCandidate);
-  return done(v);
+  return Done(a);
 }
 
 }  // namespace kvault

@@ -21,6 +21,7 @@
 #include "engine/device_session.h"
 #include "engine/options.h"
 #include "engine/output_handoff.h"
+#include "engine/phase_clock.h"
 #include "engine/timed_case.h"
 #include "engine/reference_cache.h"
 #include "engine/verification.h"
@@ -42,6 +43,31 @@ class Verifier {
   void SetBuilder(BuildFunction builder) { builder_ = std::move(builder); }
 
  private:
+  // What one verification knows as its stages go (Verify).
+  struct Attempt {
+    const TaskFile& task;
+    const Candidate& candidate;
+    bool compiled_format = false;          // extension or native: the engine builds it
+    Verification v{};                      // the outcome so far
+    std::optional<TaskInfo> info{};        // the task as described
+    std::optional<TaskInfo> checked{};     // with the format's tolerances: what is checked and timed
+    std::string module_path{}, module_name{};  // the built candidate
+    std::optional<TempDir> scratch{};      // the verification's folder
+    WorkerConnection* worker = nullptr;    // the candidate's worker
+    Json load{};                           // its load request (a re-check loads it again)
+  };
+  // The stages of Verify, in order. Each returns false once a.v holds the outcome.
+  bool CheckFormat(Attempt& a);           // a compiled format needs a backend that runs it
+  void CompileOnly(Attempt& a);           // --compile-only: the build is all
+  bool DescribeTask(Attempt& a);          // the task's cases and settings (once per task)
+  bool BuildCandidate(Attempt& a);        // compiled formats, through the compile cache
+  bool StartCandidateWorker(Attempt& a);  // the scratch folder and a fresh worker
+  bool LoadCandidate(Attempt& a);
+  bool CheckAllCorrectness(Attempt& a);   // every correctness case and run: passed
+  bool TimeCandidate(Attempt& a);         // prepared, then each performance case's turn
+  bool RecheckSpeedup(Attempt& a);        // an implausible speedup checked again
+  Verification Done(Attempt& a);          // the reward, seconds and phases
+
   Result<TaskInfo> Describe(const TaskFile& task);
   // Fills v with a build outcome; returns the module path (empty on failure).
   bool Build(const Candidate& c, Verification& v, std::string* module_path,
@@ -128,7 +154,7 @@ class Verifier {
   Verification Finish(Verification v);
   // A shared hold of the device's gate around work on the device (engine/device_gate.h);
   // empty while this lane holds the gate for its timing (holding_). Adds its wait to
-  // gate_wait_s_.
+  // the phases (clock_).
   DeviceGate::Hold UseDevice();
 
   EngineOptions options_;
@@ -142,11 +168,9 @@ class Verifier {
   // for the re-check's device work.
   std::optional<FileLock> timing_lock_;
   DeviceGate::Hold holding_;
-  // Seconds this verification waited for shared holds (phase "gate_wait", part of the
-  // phases it happened in: correctness, timing_prepare) and for the device's lock
-  // (phase "timing_wait", taken out of the phase it happened in).
-  double gate_wait_s_ = 0;
-  double lock_wait_s_ = 0;
+  // Where this verification's time goes, its waits for the gate's shared holds and
+  // the device's lock included (engine/phase_clock.h).
+  PhaseClock clock_;
 };
 
 // The correctness seeds of a task: 1..task.seeds.

@@ -40,7 +40,10 @@ Json ReferenceRequest::ToJson() const {
 Json LoadRequest::ToJson() const {
   Json candidate{{field::kFormat, format}, {field::kPath, path}};
   SetIf(candidate, field::kModule, module);
-  return Json{{field::kOp, op::kLoad}, {field::kTask, task}, {field::kCandidate, candidate}};
+  SetIf(candidate, field::kSource, source);
+  Json j{{field::kOp, op::kLoad}, {field::kTask, task}, {field::kCandidate, candidate}};
+  SetIf(j, field::kPolicy, policy);
+  return j;
 }
 
 Json RunRequest::ToJson() const {

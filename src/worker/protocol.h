@@ -75,6 +75,8 @@ inline constexpr char kCandidate[] = "candidate";  // load: {format, path, modul
 inline constexpr char kFormat[] = "format";
 inline constexpr char kPath[] = "path";
 inline constexpr char kModule[] = "module";
+inline constexpr char kSource[] = "source";  // load: the compiled candidate's source
+inline constexpr char kPolicy[] = "policy";  // load: the custom-kernel policy applied
 inline constexpr char kOutputLayout[] = "output_layout";
 inline constexpr char kDeferWrites[] = "defer_writes";
 inline constexpr char kDeferred[] = "deferred";
@@ -160,6 +162,8 @@ struct LoadRequest {
   std::string format{};  // candidate format ("extension", "native", ...)
   std::string path{};    // the source, or the built module
   std::string module{};  // extension format: the module's name
+  std::string source{};  // compiled formats: the source text (its own kernels' names)
+  std::string policy{};  // the custom-kernel policy the engine applies; empty: the task's
   Json ToJson() const;
 };
 

@@ -58,6 +58,9 @@ TEST(ProtocolTest, RequestsSpellTheDocumentedLines) {
   EXPECT_EQ((LoadRequest{"/t.py", "native", "/m.so", ""}.ToJson()),
             Json::parse(R"({"op":"load","task":"/t.py","candidate":{"format":"native","path":"/m.so"}})"));
   EXPECT_EQ((LoadRequest{"/t.py", "extension", "/m.so", "kv_1"}.ToJson())["candidate"]["module"], "kv_1");
+  EXPECT_EQ((LoadRequest{"/t.py", "native", "/m.so", "", "/m.cu", "custom_kernel"}.ToJson()),
+            Json::parse(R"({"op":"load","task":"/t.py","policy":"custom_kernel",
+                            "candidate":{"format":"native","path":"/m.so","source":"/m.cu"}})"));
   RunRequest run{.case_index = 1, .seed = 2, .distribution = "signed", .out = "/o.kvt"};
   EXPECT_EQ(run.ToJson(), Json::parse(R"({"op":"run","case":1,"seed":2,"distribution":"signed",
                                           "out":"/o.kvt"})"));
