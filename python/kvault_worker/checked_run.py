@@ -15,7 +15,9 @@ the cheats of docs/adversarial.md, then the outputs for the engine to compare.
        (work skipped on repeated calls, nondeterminism).
 After every call: the inputs must equal the pristine copy (bitwise, NaN-aware),
 the outputs must be plain tensors (a subclass can defer its work past the timed
-region), the harness must be intact (integrity.py), and under the
+region), the outputs of calls 2 and 3 that share memory with an input are
+reported (aliasing.py; the engine allows them only where the reference's output
+aliases an input too), the harness must be intact (integrity.py), and under the
 `custom_kernel` policy no computing PyTorch operator may have been dispatched
 (op_policy.py). The decoy call is skipped when the decoy inputs differ in shape
 or dtype from the real ones.
@@ -25,6 +27,7 @@ import time
 import torch
 
 from kvault_worker import execution, op_policy
+from kvault_worker.aliasing import output_aliases
 from kvault_worker.digest import input_digest, modified_inputs, pristine_copy
 from kvault_worker.errors import MISMATCH, POLICY_VIOLATION, RUNTIME_ERROR, WorkerError, attributed
 from kvault_worker.integrity import SNAPSHOT
@@ -39,12 +42,13 @@ _sleep = getattr(torch.cuda, "_sleep", None)
 
 
 class RunResult:
-    def __init__(self, digest, output, repeat, modified, seconds):
+    def __init__(self, digest, output, repeat, modified, seconds, aliases):
         self.digest = digest
         self.output = output  # captured (tensorfile.capture), or a device copy (keep_on_device)
         self.repeat = repeat  # the same, or None
         self.modified = modified
         self.seconds = seconds
+        self.aliases = aliases  # output_aliases of the checked and the repeated call
 
 
 def checked_run(task, candidate, case, s, distribution, device, forward_options, repeat=True,
@@ -68,6 +72,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     started = time.perf_counter()
     output = caller.call(buffers)
     seconds = time.perf_counter() - started
+    aliases = output_aliases(output, buffers)
     first = grab(output)
     modified = set(_modified(pristine, buffers))
     del output
@@ -75,10 +80,11 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     if repeat:
         fresh = pristine_copy(pristine)
         second = caller.call(fresh)
+        aliases += [a for a in output_aliases(second, fresh) if a not in aliases]
         repeated = grab(second)
         modified.update(_modified(pristine, fresh))
         del second
-    return RunResult(digest, first, repeated, sorted(modified), seconds)
+    return RunResult(digest, first, repeated, sorted(modified), seconds, aliases)
 
 
 class _Caller:

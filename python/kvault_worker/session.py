@@ -14,6 +14,7 @@ import torch
 from kvault_worker import PROTOCOL_VERSION, devmem, distributions, execution, handoff
 from kvault_worker.checked_run import captured, check_integrity, checked_run
 from kvault_worker import request_fields as fields
+from kvault_worker.aliasing import output_aliases
 from kvault_worker.build_info import build_info
 from kvault_worker.candidates import NATIVE, load_candidate, release_candidate
 from kvault_worker.device import (BACKENDS, Device, backend_availability, device_info, l2_bytes,
@@ -121,7 +122,8 @@ class Session:
                     e.kind = TASK_ERROR
                     e.out_of_memory = True  # for _yielding_kept_sides
                 raise
-            response = {"input_digest": digest, "seconds": seconds}
+            response = {"input_digest": digest, "seconds": seconds,
+                        "output_aliases": output_aliases(output, inputs)}
             offered = self._offer(request, output)
             if offered is None:
                 if captured is None:
@@ -160,7 +162,7 @@ class Session:
                              native_run_options(request, candidate), repeat=repeat_out is not None,
                              keep_on_device=handing)
         response = {"input_digest": result.digest, "inputs_modified": result.modified,
-                    "seconds": result.seconds}
+                    "seconds": result.seconds, "output_aliases": result.aliases}
         outputs = [(out, result.output)] + ([(repeat_out, result.repeat)] if repeat_out is not None else [])
         if handing:
             response.update(self._deliver(request, [value for _, value in outputs]))

@@ -7,6 +7,7 @@
 #include "cache/eviction.h"
 #include "check/compare.h"
 #include "check/tensor_file.h"
+#include "engine/output_aliasing.h"
 #include "engine/output_check.h"
 #include "engine/output_handoff.h"
 #include "engine/output_layout.h"
@@ -322,6 +323,14 @@ bool Verifier::CheckInputs(const RunPlan& run, RunState& state, Verification& v)
     v.message = run.where + ": the candidate modified its input(s) " + modified.dump();
     record["status"] = "inputs_modified";
     v.cases.push_back(record);
+    return false;
+  }
+  // An output sharing memory with an input passes only where the reference's does.
+  auto reference_again = [&] { return AskReferenceRun(run, run.scratch + "/aliases.kvt"); };
+  if (auto failure = AliasingFailure(state.reply, run.where, reference_again)) {
+    record["status"] = "output_aliases_input";
+    v.cases.push_back(record);
+    Settle(v, std::move(*failure));
     return false;
   }
   return true;

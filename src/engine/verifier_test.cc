@@ -247,6 +247,60 @@ TEST_F(VerifierTest, ModifiedInputsAreAMismatch) {
   EXPECT_NE(v.message.find("modified"), std::string::npos) << v.message;
 }
 
+// The candidate's run reports its output as a view of input 0 (output_aliases);
+// the reference's replies report `reference_aliases`.
+void ReportAliases(std::function<WorkerReply(const Json&)>& run, std::function<void(FakeWorker&)>& script,
+                   Json candidate_aliases, Json reference_aliases, int* references) {
+  run = [candidate_aliases](const Json& r) {
+    WriteOutput(r["out"], {0, 1, 2});
+    WriteOutput(r["repeat_out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()},
+                               {"output_aliases", candidate_aliases}});
+  };
+  script = [reference_aliases, references](FakeWorker& w) {
+    w.Handle("reference", [reference_aliases, references](const Json& r) {
+      ++*references;
+      WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"input_digest", "d"}, {"output_aliases", reference_aliases}});
+    });
+  };
+}
+
+TEST_F(VerifierTest, OutputAliasingAnInputIsAMismatch) {
+  ReportAliases(run_, extra_script_, Json::array({Json{{"output", "output"}, {"input", 0}}}), Json::array(),
+                &references_);
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("case default seed 1: output shares memory with input 0"), std::string::npos)
+      << v.message;
+  EXPECT_DOUBLE_EQ(*v.reward, 0.4);
+  EXPECT_EQ(references_, 2);  // the run's reference, then once more for its aliases
+  ASSERT_FALSE(v.cases.empty());
+  EXPECT_EQ(v.cases[0].value("status", ""), "output_aliases_input");
+}
+
+TEST_F(VerifierTest, OutputAliasingAsTheReferencesDoesPasses) {
+  const Json view = Json::array({Json{{"output", "output"}, {"input", 0}}});
+  ReportAliases(run_, extra_script_, view, view, &references_);
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+}
+
+TEST_F(VerifierTest, AnotherOutputThanTheReferencesAliasingIsAMismatch) {
+  ReportAliases(run_, extra_script_, Json::array({Json{{"output", "output[1]"}, {"input", 0}}}),
+                Json::array({Json{{"output", "output[0]"}, {"input", 0}}}), &references_);
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kMismatch);
+  EXPECT_NE(v.message.find("output[1] shares memory"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierTest, MalformedOutputAliasesAreTheCandidatesCrash) {
+  ReportAliases(run_, extra_script_, Json("everything"), Json::array(), &references_);
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash);
+  EXPECT_EQ(references_, 1);  // the reference is not asked about a malformed reply
+}
+
 TEST_F(VerifierTest, WorkerDeathIsACrashAndTheWorkerIsReplaced) {
   run_ = [](const Json&) {
     WorkerReply r;
