@@ -5,11 +5,34 @@
 // (a candidate that stops computing after N calls, or replays once warm, is caught
 // here); then it is loaded into a fresh worker, checked once more and timed again,
 // and the second measurement is the one kept. A speedup still above the bound is
-// kept but flagged (`"still_implausible": true` in the recheck record).
+// kept but flagged (`"still_implausible": true` in the recheck record) and earns no
+// speed term in the reward (StillImplausible, Verifier::Finish; docs/reward.md).
+#include "engine/plausibility_recheck.h"
+
+#include <cstdio>
+
 #include "engine/verifier.h"
 #include "engine/worker_outcome.h"
 
 namespace kvault {
+namespace {
+// "21.03", "50": for messages.
+std::string Rounded(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", x);
+  return text;
+}
+}  // namespace
+
+bool StillImplausible(const Json& cases) {
+  if (!cases.is_array()) return false;
+  for (const Json& record : cases) {
+    if (record.is_object() && record.value("kind", Json()) == "recheck" &&
+        record.value("still_implausible", Json()) == true)
+      return true;
+  }
+  return false;
+}
 
 bool Verifier::RecheckImplausible(const TaskInfo& task, Verification& v, const std::string& scratch,
                                   const Json& load) {
@@ -46,7 +69,15 @@ bool Verifier::RecheckImplausible(const TaskInfo& task, Verification& v, const s
   Time(task, v, scratch);
   if (v.status != OutcomeStatus::kPassed) return fail("timing again in a fresh worker");
   record["speedup_after"] = v.speedup ? Json(*v.speedup) : Json(nullptr);
-  record["still_implausible"] = v.speedup && *v.speedup > bound;
+  const bool still = v.speedup && *v.speedup > bound;
+  record["still_implausible"] = still;
+  record["speed_rewarded"] = !still;
+  if (still) {
+    const std::string why = "speedup " + Rounded(*v.speedup) + " still above the plausible bound " +
+                            Rounded(bound) + " after a re-check in a fresh worker: no speed term in the reward";
+    record["why"] = why;
+    v.message += "; " + why;
+  }
   v.cases.push_back(record);
   return true;
 }

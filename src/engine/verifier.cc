@@ -11,6 +11,7 @@
 #include "engine/output_check.h"
 #include "engine/output_handoff.h"
 #include "engine/output_layout.h"
+#include "engine/plausibility_recheck.h"
 #include "engine/gpu_sensors.h"
 #include "engine/timed_case.h"
 #include "engine/worker_outcome.h"
@@ -498,6 +499,7 @@ Verification Verifier::Finish(Verification v) {
   in.compiled = v.compiled;
   in.correct = v.status == OutcomeStatus::kPassed;
   in.speedup = v.speedup;
+  in.speedup_implausible = StillImplausible(v.cases);  // the re-check's record says why
   v.correct = in.correct;
   v.reward = TurnReward(options_.reward, in);
   return v;

@@ -202,6 +202,47 @@ TEST_F(VerifierTest, ImplausibleSpeedupIsRecheckedInAFreshWorker) {
   EXPECT_TRUE(v.cases.back()["seconds"].contains("recheck"));
 }
 
+TEST_F(VerifierTest, StillImplausibleSpeedupEarnsNoSpeedTerm) {
+  reference_ms_ = 400.0;  // 400x, in the fresh worker too
+  Verification v = Verify();
+  ASSERT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  ASSERT_TRUE(v.speedup);
+  EXPECT_DOUBLE_EQ(*v.speedup, 400.0);  // kept as measured
+  EXPECT_DOUBLE_EQ(*v.reward, 1.4);     // compiled and correct, no speed term
+  EXPECT_NE(v.message.find("still above the plausible bound"), std::string::npos) << v.message;
+  const Json& recheck = v.cases[v.cases.size() - 2];
+  EXPECT_FALSE(recheck.value("speed_rewarded", true));
+  EXPECT_NE(recheck.value("why", std::string()).find("no speed term"), std::string::npos);
+  options_.reward = RewardKind::kHipRl;
+  EXPECT_DOUBLE_EQ(*Verify().reward, 0.3);
+}
+
+TEST_F(VerifierTest, SpeedupPlausibleAtItsRecheckKeepsItsSpeedTerm) {
+  extra_script_ = [this](FakeWorker& w) {
+    auto side = std::make_shared<std::string>();
+    w.Handle("time_start", [side](const Json& r) {
+      *side = r.value("side", std::string());
+      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+    });
+    w.Handle("time_batch", [this, side](const Json& r) {
+      // 400x at the first timing, 2x when timed again in the fresh worker.
+      const double ms = *side == "reference" ? (timings_ > 1 ? 2.0 : 400.0) : 1.0;
+      const int cold = r.value("cold", 0), warm = r.value("warm", 0);
+      return FakeWorker::Ok(Json{{"cold_ms", std::vector<double>(cold, ms)},
+                                 {"warm_ms", std::vector<double>(warm, ms)},
+                                 {"wall_ms", std::vector<double>(cold + warm, ms)}});
+    });
+  };
+  Verification v = Verify();
+  ASSERT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(timings_, 2);
+  EXPECT_DOUBLE_EQ(*v.speedup, 2.0);
+  EXPECT_DOUBLE_EQ(*v.reward, 1.775);
+  const Json& recheck = v.cases[v.cases.size() - 2];
+  EXPECT_FALSE(recheck.value("still_implausible", true));
+  EXPECT_TRUE(recheck.value("speed_rewarded", false));
+}
+
 TEST_F(VerifierTest, ReplayAfterTimingFailsTheRecheck) {
   reference_ms_ = 400.0;
   run_ = [this](const Json& r) {

@@ -18,9 +18,9 @@ constexpr double kHipSpeedCap = 10.0;
 constexpr double kHipBonusThreshold = 1.1;
 constexpr double kHipBonus = 0.3;
 
-// The speedup if present and finite.
+// The speedup if present, finite and believed.
 std::optional<double> FiniteSpeedup(const RewardInput& in) {
-  if (in.speedup && std::isfinite(*in.speedup)) return *in.speedup;
+  if (in.speedup && std::isfinite(*in.speedup) && !in.speedup_implausible) return *in.speedup;
   return std::nullopt;
 }
 

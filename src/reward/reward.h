@@ -32,6 +32,9 @@ struct RewardInput {
   bool correct = false;   // status == passed; counts only when `compiled` is true
   // reference ms / candidate ms. Missing, NaN or infinite: no speed term.
   std::optional<double> speedup;
+  // The speedup stayed above the plausibility bound after its re-check in a fresh
+  // worker (docs/adversarial.md): it is not believed, so no speed term either.
+  bool speedup_implausible = false;
   // HIP RL only: the candidate was judged a near-copy of the baseline kernel.
   bool near_copy_of_baseline = false;
 };
@@ -43,6 +46,7 @@ struct RewardInput {
 // kHipRl: 0 unless compiled and correct, and 0 for a near-copy of the baseline;
 //   otherwise 0.3 + clip(s, 0, 10) + (0.3 if s > 1.1), with the speed terms
 //   dropped when the speedup is missing or not finite.
+// Both: a speedup_implausible result gets no speed term (as a missing speedup).
 double TurnReward(RewardKind kind, const RewardInput& input);
 
 // G = r1 + d*r2 + d^2*r3 + ...; 0 for no turns.

@@ -88,6 +88,27 @@ TEST(HipRlReward, NearCopyIsZero) {
   EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kHipRl, in), 0.0);
 }
 
+RewardInput Implausible(std::optional<double> speedup) {
+  RewardInput in = Correct(speedup);
+  in.speedup_implausible = true;
+  return in;
+}
+
+TEST(Reward, ImplausibleSpeedupHasNoSpeedTerm) {
+  // As without a speedup, whatever the speedup.
+  for (double s : {400.0, 4.0, 2.0}) {
+    EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kPaper, Implausible(s)), 1.4) << s;
+    EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kHipRl, Implausible(s)), 0.3) << s;
+  }
+  // Failures keep their tiers.
+  RewardInput failed = Implausible(400.0);
+  failed.correct = false;
+  EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kPaper, failed), 0.4);
+  RewardInput copy = Implausible(4.0);
+  copy.near_copy_of_baseline = true;
+  EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kHipRl, copy), 0.0);
+}
+
 TEST(DiscountedReturn, ThreeTurnExample) {
   // Turn 1 compiles, turn 2 is correct, turn 3 is 4x faster:
   // 0.4 + 0.6 * 1.4 + 0.36 * 2.9 = 2.284.
