@@ -119,6 +119,12 @@ inline constexpr char kMatch[] = "match";
 inline constexpr char kCompared[] = "compared";
 inline constexpr char kMaxAbs[] = "max_abs";
 inline constexpr char kMaxRel[] = "max_rel";
+// The zygote's messages (docs/worker-protocol.md, "Zygote")
+inline constexpr char kReady[] = "ready";
+inline constexpr char kPidNamespace[] = "pid_namespace";
+inline constexpr char kPid[] = "pid";
+inline constexpr char kFolder[] = "folder";  // fork: the worker's own folder
+inline constexpr char kError[] = "error";
 }  // namespace field
 
 // Values of some fields.

@@ -16,12 +16,16 @@
 #include "util/json_parse.h"
 #include "util/subprocess.h"
 #include "worker/pipes.h"
+#include "worker/protocol.h"
 
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
 
 namespace kvault {
+
+namespace field = protocol::field;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -151,10 +155,10 @@ Result<std::unique_ptr<Zygote>> Zygote::Start(const WorkerOptions& options,
   UniqueFd none;
   auto ready = z->Receive(timeout, &none);
   if (!ready) return Error{ready.error()};
-  if (!ready->value("ready", false)) return Error{z->Die("unexpected first message " + ready->dump())};
-  z->pid_namespace_ = ready->value("pid_namespace", false);
+  if (!ready->value(field::kReady, false)) return Error{z->Die("unexpected first message " + ready->dump())};
+  z->pid_namespace_ = ready->value(field::kPidNamespace, false);
   // Without a PID namespace between us, the zygote's own pid is its pid here.
-  z->same_namespace_ = ready->value("pid", -1) == z->child_.pid();
+  z->same_namespace_ = ready->value(field::kPid, -1) == z->child_.pid();
   return z;
 }
 
@@ -212,9 +216,9 @@ Result<std::unique_ptr<ProcessWorker>> Zygote::Fork(const WorkerOptions& worker_
   if (!pipes) return Error{pipes.error()};
   auto status = MakePipe();
   if (!status) return Error{status.error()};
-  Json fork{{"op", "fork"}};
+  Json fork{{field::kOp, protocol::op::kFork}};
   // The worker's own folder (where it writes its outputs), named by the engine.
-  if (!worker_options.cwd.empty()) fork["folder"] = worker_options.cwd;
+  if (!worker_options.cwd.empty()) fork[field::kFolder] = worker_options.cwd;
   const std::string request = fork.dump();
   if (!SendWithFds(socket_.get(), request,
                    {pipes->requests.read.get(), pipes->responses.write.get(), pipes->log.write.get(),
@@ -224,9 +228,9 @@ Result<std::unique_ptr<ProcessWorker>> Zygote::Fork(const WorkerOptions& worker_
   UniqueFd pidfd;
   auto reply = Receive(timeout, &pidfd);
   if (!reply) return Error{reply.error()};
-  if (reply->contains("error") || !pidfd)
-    return Error{Die("fork refused: " + reply->value("error", std::string("no pidfd")))};
-  auto process = std::make_unique<ForkedProcess>(reply->value("pid", -1), std::move(pidfd),
+  if (reply->contains(field::kError) || !pidfd)
+    return Error{Die("fork refused: " + reply->value(field::kError, std::string("no pidfd")))};
+  auto process = std::make_unique<ForkedProcess>(reply->value(field::kPid, -1), std::move(pidfd),
                                                  std::move(status->read), same_namespace_);
   return ProcessWorker::Adopt(std::move(process), std::move(*pipes), worker_options);
 }
