@@ -2,7 +2,9 @@
 
 usage: check_manifest.py --backend B MANIFEST FOLDER=RESULT.json ...
 Every manifest entry of a listed folder that names backend B must appear with its
-status; a passed control must carry timings; no unexpected candidate may appear.
+status; a passed control must carry timings; an entry with `reward_at_most` must
+get a reward no higher (the paper reward, eval's default); no unexpected candidate
+may appear.
 Exit 0 when all agree, 1 otherwise (one line per problem).
 """
 import argparse
@@ -37,6 +39,10 @@ def main():
                                 % (key, a["status"], want["status"], want["cheat"], a["message"]))
             elif a["status"] == "passed" and a.get("speedup") is None:
                 problems.append("%s: passed without a speedup" % key)
+            elif "reward_at_most" in want and not (a.get("reward") is not None
+                                                   and a["reward"] <= want["reward_at_most"]):
+                problems.append("%s: reward %s, want at most %s (%s)"
+                                % (key, a.get("reward"), want["reward_at_most"], want["defence"]))
         problems += ["%s: expected but not run" % k for k in sorted(set(expected) - seen)]
     for p in problems:
         print(p)
