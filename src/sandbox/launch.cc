@@ -85,11 +85,15 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
                           "System V IPC and POSIX message queues of its own, gone when it ends");
   const bool mounts = layer("mount_namespace", p.mount_namespace, {"user_namespace", "mount_namespace"},
                             "a private mount table");
+  std::vector<std::string> writable = p.writable;
+  if (!p.private_dir.empty()) writable.push_back("the private directory");
+  if (p.private_scratch_bytes) writable.push_back(std::string("its own ") + kPrivateScratch);
   const bool ro = layer("read_only_root", mounts, {"read_only_root"},
-                        "everything read-only but: " + Join(p.writable, ", ") +
-                            (p.private_dir.empty() ? "" : ", the private directory"));
+                        writable.empty() ? "everything read-only" : "everything read-only but: " + Join(writable, ", "));
   const bool hidden = layer("hidden_paths", mounts && ro, {"hidden_paths"},
-                            p.hidden.empty() ? "nothing to hide" : "emptied: " + Join(p.hidden, ", "));
+                            p.hidden.empty() ? "nothing to hide"
+                                             : "emptied: " + Join(p.hidden, ", ") +
+                                                   (p.visible.empty() ? "" : " (kept: " + Join(p.visible, ", ") + ")"));
   p.mount_namespace = mounts && ro && hidden;
   if (!p.mount_namespace) {
     p.hidden.clear();
@@ -131,7 +135,9 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
     missing.push_back("syscall_filter (" + host.Why("syscall_filter") + ")");
   }
   row("private_dir", p.private_dir.empty() ? "off" : "applied",
-      p.private_dir.empty() ? "not requested" : "HOME, TMPDIR and working directory " + p.private_dir);
+      p.private_dir.empty() ? "not requested"
+                            : (p.private_scratch_bytes ? "working directory " : "HOME, TMPDIR and working directory ") +
+                                  p.private_dir);
   row("scrubbed_environment", p.scrub_environment ? "applied" : "off",
       p.scrub_environment ? "only: " + Join(p.env_allow, " ") : "not requested");
   const ResourceLimits& l = p.limits;

@@ -152,6 +152,24 @@ TEST(PlanSandbox, PrivateScratchNeedsTheMountNamespace) {
   EXPECT_EQ(StateOf(*plan, "private_scratch"), "off");
 }
 
+TEST(PlanSandbox, DetailsNameWhatStaysWritableAndWhatIsKept) {
+  SandboxPolicy p = AutoPolicy();
+  p.hidden = {"/cache"};
+  p.visible = {"/cache/build"};
+  p.private_dir = "/cache/tmp/worker-1";
+  p.private_scratch_bytes = 1 << 20;
+  auto plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(DetailOf(*plan, "read_only_root"), "everything read-only but: the private directory, its own /dev/shm");
+  EXPECT_EQ(DetailOf(*plan, "hidden_paths"), "emptied: /cache (kept: /cache/build)");
+  EXPECT_EQ(DetailOf(*plan, "private_dir"), "working directory /cache/tmp/worker-1");
+  p.private_scratch_bytes = 0;
+  p.private_dir.clear();
+  plan = PlanSandbox(p, AllAvailable(), false);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(DetailOf(*plan, "read_only_root"), "everything read-only");
+}
+
 TEST(PlanSandbox, IpcNamespaceIsPlannedLikeTheOthers) {
   auto plan = PlanSandbox(AutoPolicy(), AllAvailable(), false);
   ASSERT_TRUE(plan) << plan.error();
