@@ -201,14 +201,13 @@ def deliver(values, layout, socket_path, secret, device, timeout_s=30):
 def compare_tensor(reference, candidate, rtol, atol, forbid_non_finite):
     """Compare's element rule and statistics (check/elementwise.h) on one pair of
     equally shaped tensors, wherever they live: {match, compared, mismatched,
-    max_abs, max_rel}. Floating values are compared in float64, as the engine does."""
+    max_abs, max_rel}. Floating values are compared in float64, as the engine does; the
+    golden vectors of tests/golden/compare.json hold both to the same statistics."""
     n = reference.numel()
     ref, cand = reference.reshape(-1), candidate.reshape(-1)
     stats = {"compared": n, "mismatched": 0, "max_abs": 0.0, "max_rel": 0.0}
     if not reference.is_floating_point():
-        stats["mismatched"] = int((ref != cand).sum().item()) if n else 0
-        stats["match"] = stats["mismatched"] == 0
-        return stats
+        return _compare_exact(ref, cand, stats)
     mismatched = torch.zeros((), dtype=torch.int64, device=ref.device)
     max_abs = torch.zeros((), dtype=torch.float64, device=ref.device)
     max_rel = torch.zeros((), dtype=torch.float64, device=ref.device)
@@ -231,4 +230,24 @@ def compare_tensor(reference, candidate, rtol, atol, forbid_non_finite):
     stats["max_abs"] = float(max_abs.item())
     stats["max_rel"] = float(max_rel.item())
     stats["match"] = stats["mismatched"] == 0
+    return stats
+
+
+def _compare_exact(ref, cand, stats):
+    """Integer and bool elements: equal or not; max_abs and max_rel over the unequal
+    ones, in float64 (check/elementwise.cc CompareExact)."""
+    max_abs = max_rel = 0.0
+    for begin in range(0, ref.numel(), _CHUNK):
+        r, c = ref[begin:begin + _CHUNK], cand[begin:begin + _CHUNK]
+        unequal = r != c
+        count = int(unequal.sum().item())
+        if not count:
+            continue
+        stats["mismatched"] += count
+        rd, cd = r[unequal].double(), c[unequal].double()
+        diff, mag = (cd - rd).abs(), rd.abs()
+        max_abs = max(max_abs, float(diff.max().item()))
+        rel = torch.where(mag > 0, diff / torch.where(mag > 0, mag, torch.ones_like(mag)), torch.zeros_like(mag))
+        max_rel = max(max_rel, float(rel.max().item()))
+    stats.update(max_abs=max_abs, max_rel=max_rel, match=stats["mismatched"] == 0)
     return stats

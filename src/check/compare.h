@@ -9,7 +9,9 @@
 // elements must be equal.
 //
 // Pure function of its inputs; thread-safe. Runs in one pass over the data with no
-// per-element allocation.
+// per-element allocation. The comparison on the device (python/kvault_worker/handoff.py
+// compare_tensor) applies the same element rule; tests/golden/compare.json holds both
+// to the same statistics (compare_golden_test.cc, python/tests/test_golden.py).
 //
 //   CompareReport r = Compare(*reference, *candidate, Tolerance{});
 //   if (!r.match) report(r.message);   // e.g. "output[1]: shape [4, 8] != reference [4, 9]"

@@ -1,7 +1,9 @@
 #pragma once
 // Statistics of timing samples and the adaptive stopping rule (docs/timing.md).
 // The worker's python/kvault_worker/timing/stats.py implements the same
-// definitions for in-process drivers; keep the two equal.
+// definitions for in-process drivers; the golden vectors of
+// tests/golden/timing_statistics.json hold both to the same numbers
+// (timing_golden_test.cc, python/tests/test_golden.py).
 //
 //   StoppingRule rule = StoppingRule::From(settings);
 //   while (rule.Decide({&ref_ms, &cand_ms}, elapsed_ms) == StopReason::kContinue) ...

@@ -2,7 +2,8 @@
 
 The engine (src/engine/timing_statistics.cc) applies the same definitions to the
 samples the workers send it; this module is what in-process drivers (tests, bench
-scripts) use. Both must stay equal to docs/timing.md.
+scripts) use. Both follow docs/timing.md and are held to the same numbers by the
+golden vectors of tests/golden/timing_statistics.json.
 
 - quantile: linear interpolation between closest ranks (numpy's default).
 - iqr: quantile 0.75 - quantile 0.25.
