@@ -18,8 +18,9 @@ the outputs must be plain tensors (a subclass can defer its work past the timed
 region), the outputs of calls 2 and 3 that share memory with an input are
 reported (aliasing.py; the engine allows them only where the reference's output
 aliases an input too), the harness must be intact (integrity.py), and under the
-`custom_kernel` policy no computing PyTorch operator may have been dispatched
-(op_policy.py). The decoy call is skipped when the decoy inputs differ in shape
+`custom_kernel` policy no computing PyTorch operator may have been dispatched,
+on any thread, and on a GPU the checked call must launch a kernel of the
+candidate's own (op_policy.py). The decoy call is skipped when the decoy inputs differ in shape
 or dtype from the real ones.
 """
 import time
@@ -29,7 +30,8 @@ import torch
 from kvault_worker import execution, op_policy
 from kvault_worker.aliasing import output_aliases
 from kvault_worker.digest import input_digest, modified_inputs, pristine_copy
-from kvault_worker.errors import MISMATCH, POLICY_VIOLATION, RUNTIME_ERROR, WorkerError, attributed
+from kvault_worker.errors import (INTERNAL, MISMATCH, POLICY_VIOLATION, RUNTIME_ERROR, WorkerError,
+                                  attributed)
 from kvault_worker.integrity import SNAPSHOT
 from kvault_worker.handoff import tensors_of
 from kvault_worker.tensorfile import Captured, capture
@@ -52,15 +54,16 @@ class RunResult:
 
 
 def checked_run(task, candidate, case, s, distribution, device, forward_options, repeat=True,
-                keep_on_device=False):
+                keep_on_device=False, policy=None):
     """`forward_options`: extra arguments of execution.candidate_forward (native format).
-    keep_on_device: outputs come back as private device copies (handoff.py), not captured."""
+    keep_on_device: outputs come back as private device copies (handoff.py), not captured.
+    policy: the op_policy.Enforcer of the attempt (None: the task's policy)."""
     grab = _device_copy if keep_on_device else captured
     fn = execution.candidate_forward(task, candidate, case, s, device, **forward_options)
     inputs = execution.make_inputs(case, s, device, distribution)
     pristine = pristine_copy(inputs)
     digest = input_digest(pristine)
-    caller = _Caller(fn, s, device, task.meta.policy)
+    caller = _Caller(fn, s, device, policy or op_policy.Enforcer(task.meta.policy, device))
 
     decoy = execution.make_inputs(case, s + DECOY_SEED_OFFSET, device, distribution)
     if _same_layout(decoy, inputs):
@@ -70,7 +73,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     else:
         buffers = pristine_copy(inputs)
     started = time.perf_counter()
-    output = caller.call(buffers)
+    output = caller.call(buffers, kernels=True)
     seconds = time.perf_counter() - started
     aliases = output_aliases(output, buffers)
     first = grab(output)
@@ -94,18 +97,15 @@ class _Caller:
         self.fn, self.s, self.device = fn, s, device
         self.policy = policy
 
-    def call(self, inputs):
-        if self.policy == op_policy.CUSTOM_KERNEL:
-            trace = op_policy.OperatorTrace()
-            with trace:
-                output = execution.call_candidate(self.fn, inputs, self.s, self.device)
-            forbidden = trace.forbidden()
-            if forbidden:
-                raise WorkerError(POLICY_VIOLATION, "policy custom_kernel: the candidate's forward "
-                                  "dispatched computing PyTorch operator(s) %s; the computation must "
-                                  "happen in the candidate's own kernel" % ", ".join(forbidden[:8]))
-        else:
-            output = execution.call_candidate(self.fn, inputs, self.s, self.device)
+    def call(self, inputs, kernels=False):
+        """kernels: on a GPU under custom_kernel, the call must launch a kernel of its own."""
+        try:
+            output = self.policy.call(
+                lambda: execution.call_candidate(self.fn, inputs, self.s, self.device), kernels=kernels)
+        except op_policy.Violation as e:
+            raise WorkerError(POLICY_VIOLATION, str(e))
+        except op_policy.Blind as e:
+            raise WorkerError(INTERNAL, str(e))
         check_integrity("calling the candidate")
         subclass = _subclass_in(output)
         if subclass:

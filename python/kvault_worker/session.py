@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from kvault_worker import PROTOCOL_VERSION, devmem, distributions, execution, handoff
+from kvault_worker import PROTOCOL_VERSION, devmem, distributions, execution, handoff, op_policy
 from kvault_worker.checked_run import captured, check_integrity, checked_run
 from kvault_worker import request_fields as fields
 from kvault_worker.aliasing import output_aliases
@@ -37,6 +37,7 @@ class Session:
         self.device = None
         self.task = None  # the task of the loaded candidate
         self.candidate = None
+        self.policy = None  # op_policy.Enforcer of the loaded candidate
         self.finished = False
         yielding = self._yielding_kept_sides
         self.handlers = {"hello": self.hello, "describe": yielding(self.describe),
@@ -142,11 +143,23 @@ class Session:
         self._drop_candidate()
         task = load_task(path)
         try:
-            self.candidate = load_candidate(request.get("candidate"), self.device.backend)
+            policy = op_policy.resolve(request.get("policy"), task.meta.policy)
+        except ValueError as e:
+            release_task(task)
+            raise bad_request(str(e))
+        if policy == op_policy.CUSTOM_KERNEL:
+            op_policy.install_tripwires()  # before any candidate code runs
+        try:
+            candidate = load_candidate(request.get("candidate"), self.device.backend)
+            try:
+                enforcer = op_policy.Enforcer(policy, self.device, _own_kernels(request.get("candidate"), candidate))
+            except BaseException:
+                release_candidate(candidate)
+                raise
         except BaseException:
             release_task(task)
             raise
-        self.task = task
+        self.task, self.candidate, self.policy = task, candidate, enforcer
         check_integrity("loading the candidate")
         return {}
 
@@ -160,7 +173,7 @@ class Session:
         handing = "handoff" in request
         result = checked_run(task, candidate, case, s, _distribution(request), self.device,
                              native_run_options(request, candidate), repeat=repeat_out is not None,
-                             keep_on_device=handing)
+                             keep_on_device=handing, policy=self.policy)
         response = {"input_digest": result.digest, "inputs_modified": result.modified,
                     "seconds": result.seconds, "output_aliases": result.aliases}
         outputs = [(out, result.output)] + ([(repeat_out, result.repeat)] if repeat_out is not None else [])
@@ -485,7 +498,7 @@ class Session:
         self.pending_writes = None
         release_candidate(self.candidate)
         release_task(self.task)
-        self.candidate = self.task = None
+        self.candidate = self.task = self.policy = None
         gc.collect()
         if self.device is not None:
             self.device.release_memory()
@@ -564,6 +577,19 @@ def native_time_options(request, candidate):
     if "output_layout" in request:
         return {"output_layout": OutputLayout.from_json(request["output_layout"]), "fill_outputs": False}
     return {"output_layout": None, "fill_outputs": True}
+
+
+def _own_kernels(spec, candidate):
+    """op_policy.own_kernel_names of the candidate: its source (the request's
+    `source` text for compiled formats; the Python formats' file) and its module."""
+    text = spec.get("source", "") if isinstance(spec, dict) else ""
+    if not isinstance(text, str):
+        raise bad_request("candidate 'source' must be a string")
+    if not text and candidate.format != NATIVE and not candidate.path.endswith(".so"):
+        with attributed(INTERNAL, "cannot read the candidate's source %s" % candidate.path):
+            with open(candidate.path, encoding="utf-8", errors="replace") as f:
+                text = f.read(1 << 22)
+    return op_policy.own_kernel_names(text, candidate.module)
 
 
 def _distribution(request):
