@@ -25,6 +25,8 @@ struct CommonFlags {
   int run_timeout_s = 0;      // 0: the default (docs/cli.md)
   int compile_timeout_s = 0;
   int load_timeout_s = 0;
+  // any | custom_kernel | task (the task's KVAULT_META policy); gen: empty, by --mode.
+  std::string policy = kPolicyTask;
 };
 
 // Resolves flags and environment into engine options; prints the reason and returns

@@ -98,6 +98,11 @@ Result<std::pair<std::string, std::string>> ResolveFormat(const GenFlags& f) {
   return std::make_pair(format, lang);
 }
 
+// gen's policy when --policy is not given (docs/adversarial.md, "Policy"): a generated
+// kernel must run a kernel of its own, since a reward for calling PyTorch's operator
+// would teach a model to call it; modu2func's answers are PyTorch code by design.
+std::string GenPolicy(const std::string& mode) { return mode == "modu2func" ? kPolicyTask : "custom_kernel"; }
+
 }  // namespace
 
 int RunGen(const GenFlags& flags) {
@@ -108,7 +113,9 @@ int RunGen(const GenFlags& flags) {
     tasks.resize(flags.max_tasks);
   auto loop = MakeLoopSettings(flags);
   if (!loop) return kExitMisuse;
-  auto options = MakeOptions(flags.common, false);
+  CommonFlags common = flags.common;
+  if (common.policy.empty()) common.policy = GenPolicy(flags.mode);
+  auto options = MakeOptions(common, false);
   if (!options) return kExitMisuse;
 
   agent::PromptSelection sel;
@@ -151,7 +158,8 @@ int RunGen(const GenFlags& flags) {
                                 {"model", flags.model},       {"endpoint", flags.endpoint},
                                 {"offsprings", loop->offsprings}, {"iterations", loop->iterations},
                                 {"ancestors", loop->ancestors},   {"perf_debug", loop->max_perf_debug},
-                                {"backend", std::string(ToString(options->backend))}};
+                                {"backend", std::string(ToString(options->backend))},
+                                {"policy", options->policy}};
 
   const std::string db_path = ResolveDbPath(flags.db);
   auto store = Store::Open(db_path);

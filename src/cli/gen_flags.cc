@@ -5,6 +5,8 @@ namespace kvault::cli {
 
 CLI::App* AddGenCommand(CLI::App& app, GenFlags& f) {
   auto* gen = app.add_subcommand("gen", "generate kernels for a suite with an LLM and verify them");
+  // Empty: by mode (GenPolicy in gen.cc); main.cc's --policy help says so.
+  f.common.policy.clear();
   gen->add_option("--suite", f.suite, "folder of task files")->required();
   gen->add_option("--endpoint", f.endpoint, "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
       ->required();

@@ -24,6 +24,11 @@ void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f) {
       ->check(CLI::Range(1, 86400));
   app->add_option("--compile-timeout", f.compile_timeout_s, "seconds per build (Default: 300)")
       ->check(CLI::Range(1, 86400));
+  app->add_option("--policy", f.policy,
+                  "custom-kernel policy: any | custom_kernel | task (the task's own) (Default: " +
+                      (f.policy.empty() ? std::string("custom_kernel; task for --mode modu2func") : f.policy) +
+                      ")")
+      ->check(CLI::IsMember({"any", "custom_kernel", kvault::kPolicyTask}));
 }
 
 }  // namespace

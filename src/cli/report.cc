@@ -109,6 +109,7 @@ Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records)
                             {"speedup", opt(r.speedup)}, {"reference_ms", opt(r.reference_ms)},
                             {"candidate_ms", opt(r.candidate_ms)}, {"reward", opt(r.reward)},
                             {"message", r.message}, {"seconds", r.seconds},
+                            {"policy", r.policy.empty() ? Json(nullptr) : Json(r.policy)},
                             {"phases", PhasesOf(r.cases)}});
   }
   EvalTotals t = Summarize(records);

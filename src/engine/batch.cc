@@ -107,6 +107,7 @@ AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Can
   r.reward = v.reward;
   r.message = v.message;
   r.diagnostics = v.diagnostics;
+  r.policy = v.policy;
   r.cases = v.cases;
   r.environment = environment;
   r.environment["build"] = v.build;

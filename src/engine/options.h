@@ -49,6 +49,14 @@ struct TimingSettings {
   bool recheck = true;          // compare the outputs of the last timed calls
 };
 
+inline constexpr const char* kPolicyTask = "task";
+
+// The policy an attempt runs under: `choice` (EngineOptions::policy), or the task's
+// own when `choice` is kPolicyTask.
+inline std::string AppliedPolicy(const std::string& choice, const std::string& task_policy) {
+  return choice == kPolicyTask ? task_policy : choice;
+}
+
 struct EngineOptions {
   Backend backend = Backend::kCpu;
   std::string arch;             // "" = the device's own
@@ -75,6 +83,11 @@ struct EngineOptions {
   std::string sandbox_launcher;
   // Set when KVAULT_SANDBOX* is malformed: every worker start fails with it.
   std::string sandbox_error;
+  // The custom-kernel policy applied to every attempt (docs/adversarial.md, "Policy"):
+  // kPolicyTask (the task's KVAULT_META "policy", default any), "any" or
+  // "custom_kernel". The CLI's --policy; `gen` defaults to custom_kernel (task for
+  // modu2func).
+  std::string policy = "task";
   // Fork candidate workers from a pre-imported zygote (worker/zygote.h) instead of
   // starting each from scratch. The CLI reads KVAULT_ZYGOTE (on|off, default on).
   bool zygote = false;

@@ -15,6 +15,7 @@ Json Verification::ToJson() const {
               {"reward", Opt(reward)},
               {"message", message},
               {"diagnostics", diagnostics},
+              {"policy", policy.empty() ? Json(nullptr) : Json(policy)},
               {"cases", cases},
               {"build", build},
               {"seconds", seconds},

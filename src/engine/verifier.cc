@@ -93,6 +93,15 @@ TaskInfo WithFormatTolerances(TaskInfo task, CandidateFormat format) {
   return task;
 }
 
+// The source the worker reads a compiled candidate's kernel names from: ASCII only
+// (names are identifiers; a JSON string must be valid UTF-8), at most 1 MiB.
+std::string KernelNameSource(const std::string& source) {
+  std::string text = source.substr(0, size_t{1} << 20);
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+  return text;
+}
+
 }  // namespace
 
 std::vector<int> CorrectnessSeeds(const TaskInfo& task) {
@@ -535,6 +544,7 @@ bool Verifier::DescribeTask(Attempt& a) {
     a.v = Outcome(OutcomeStatus::kTaskError, info.error());
     return false;
   }
+  a.policy = AppliedPolicy(options_.policy, info->policy);
   if (a.candidate.format == CandidateFormat::kExtension && !info->has_twin && info->num_parameters > 0) {
     a.v = Outcome(OutcomeStatus::kUnsupported,
                   "task " + a.task.name + " has parameters but no functional twin (module_fn); "
@@ -575,6 +585,8 @@ bool Verifier::LoadCandidate(Attempt& a) {
   LoadRequest load{a.task.path, std::string(ToString(a.candidate.format)),
                    a.compiled_format ? a.module_path : a.candidate.path};
   if (a.candidate.format == CandidateFormat::kExtension) load.module = a.module_name;
+  if (a.compiled_format) load.source = KernelNameSource(a.candidate.source);  // docs/adversarial.md, "Policy"
+  load.policy = a.policy;
   a.load = load.ToJson();
   WorkerReply r = a.worker->Call(a.load, options_.timeouts.load);
   a.v.compiled = true;
@@ -618,6 +630,7 @@ bool Verifier::RecheckSpeedup(Attempt& a) {
 
 Verification Verifier::Done(Attempt& a) {
   Verification v = Finish(std::move(a.v));
+  v.policy = a.policy;
   v.seconds = clock_.Elapsed();
   v.phases = clock_.Phases();
   // Also among the records, so that the store (and `eval --json`) keep it.

@@ -51,6 +51,7 @@ class Verifier {
     Verification v{};                      // the outcome so far
     std::optional<TaskInfo> info{};        // the task as described
     std::optional<TaskInfo> checked{};     // with the format's tolerances: what is checked and timed
+    std::string policy{};                  // the custom-kernel policy applied
     std::string module_path{}, module_name{};  // the built candidate
     std::optional<TempDir> scratch{};      // the verification's folder
     WorkerConnection* worker = nullptr;    // the candidate's worker

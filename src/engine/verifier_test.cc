@@ -437,6 +437,45 @@ TEST_F(VerifierTest, ExtensionLanguageMustSuitTheBackend) {
   EXPECT_TRUE(started_.empty());  // decided before any worker starts
 }
 
+// The policy of docs/adversarial.md: the engine's choice, or the task's for "task";
+// sent with `load` and recorded on the attempt.
+TEST_F(VerifierTest, LoadCarriesThePolicyAppliedAndTheOutcomeRecordsIt) {
+  describe_ = FakeWorker::Ok(Json{
+      {"task", {{"name", "relu"}, {"cases", {{{"name", "default"}}}}, {"meta", {{"policy", "custom_kernel"}}}}}});
+  std::vector<std::string> sent;
+  extra_script_ = [&sent](FakeWorker& w) {
+    w.Handle("load", [&sent](const Json& r) {
+      sent.push_back(r.value("policy", std::string("(none)")));
+      return FakeWorker::Ok();
+    });
+  };
+  for (const auto& [choice, applied] : std::vector<std::pair<std::string, std::string>>{
+           {"task", "custom_kernel"}, {"any", "any"}, {"custom_kernel", "custom_kernel"}}) {
+    options_.policy = choice;
+    Verification v = Verify();
+    EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+    EXPECT_EQ(v.policy, applied) << choice;
+    EXPECT_EQ(v.ToJson().value("policy", std::string()), applied);
+    ASSERT_FALSE(sent.empty());
+    EXPECT_EQ(sent.back(), applied) << choice;
+  }
+}
+
+TEST_F(VerifierTest, APolicyViolationReportedAtRunIsTheCandidates) {
+  options_.policy = "custom_kernel";
+  run_ = [](const Json&) {
+    WorkerReply r;
+    r.response = Json{{"ok", false}, {"kind", "policy_violation"},
+                      {"message", "policy custom_kernel: the candidate's forward dispatched "
+                                  "computing PyTorch operator(s) relu"}};
+    return r;
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPolicyViolation);
+  EXPECT_EQ(v.policy, "custom_kernel");  // kept when the failure replaces the outcome
+  EXPECT_NE(v.message.find("relu"), std::string::npos) << v.message;
+}
+
 TEST_F(VerifierTest, RunRequestsCarryTheReferenceOutputLayout) {
   std::vector<Json> layouts;
   run_ = [&layouts](const Json& r) {

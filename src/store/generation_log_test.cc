@@ -111,6 +111,7 @@ TEST(GenerationLog, MigratesAVersionOneStore) {
   }
   // Turn it back into what a version-1 build wrote.
   RawExec(path, "DROP TABLE generations; DROP TABLE gen_tasks; "
+                "ALTER TABLE attempts DROP COLUMN policy; "  // version 3's
                 "UPDATE kvault_schema SET version = 1 WHERE id = 1;");
   auto log = GenerationLog::Open(path);
   ASSERT_TRUE(log) << log.error();

@@ -91,6 +91,11 @@ CREATE TABLE gen_tasks (
   PRIMARY KEY (run, task)
 );
 )sql"},
+    {3, R"sql(
+-- The custom-kernel policy each attempt ran under (docs/adversarial.md, "Policy");
+-- '' for attempts recorded before it was.
+ALTER TABLE attempts ADD COLUMN policy TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 constexpr int kLatest = kMigrations[std::size(kMigrations) - 1].version;

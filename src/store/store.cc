@@ -15,12 +15,12 @@ INSERT INTO attempts (
   run, task, task_hash, candidate_hash, candidate_path, candidate_source,
   format, language, backend, arch, status, compiled, correct,
   speedup, reference_ms, candidate_ms, reward, message, diagnostics,
-  cases, environment, engine_version, seconds, created_at
+  cases, environment, engine_version, seconds, created_at, policy
 ) VALUES (
   :run, :task, :task_hash, :candidate_hash, :candidate_path, :candidate_source,
   :format, :language, :backend, :arch, :status, :compiled, :correct,
   :speedup, :reference_ms, :candidate_ms, :reward, :message, :diagnostics,
-  :cases, :environment, :engine_version, :seconds, :created_at
+  :cases, :environment, :engine_version, :seconds, :created_at, :policy
 )
 ON CONFLICT (run, task, candidate_hash, backend, arch) DO UPDATE SET
   task_hash = excluded.task_hash, candidate_path = excluded.candidate_path,
@@ -32,7 +32,7 @@ ON CONFLICT (run, task, candidate_hash, backend, arch) DO UPDATE SET
   message = excluded.message, diagnostics = excluded.diagnostics,
   cases = excluded.cases, environment = excluded.environment,
   engine_version = excluded.engine_version, seconds = excluded.seconds,
-  created_at = excluded.created_at
+  created_at = excluded.created_at, policy = excluded.policy
 RETURNING id
 )sql";
 
@@ -79,6 +79,7 @@ void BindRecord(sqlite::Statement& s, const AttemptRecord& r, const std::string&
   s.Bind(":engine_version", r.engine_version);
   s.Bind(":seconds", r.seconds);
   s.Bind(":created_at", created_at);
+  s.Bind(":policy", r.policy);
 }
 
 // REQUIRES: `s` is on a row of `SELECT * FROM attempts`.
@@ -113,6 +114,7 @@ Result<AttemptRecord> ReadRecord(const sqlite::Statement& s) {
   r.engine_version = s.Text("engine_version");
   r.seconds = s.Double("seconds");
   r.created_at = s.Text("created_at");
+  r.policy = s.Text("policy");
   return r;
 }
 

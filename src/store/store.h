@@ -50,6 +50,7 @@ struct AttemptRecord {
   std::optional<double> reward;  // null for task_error / infra_error (docs/reward.md)
   std::string message;
   std::string diagnostics;  // bounded by the engine
+  std::string policy;       // applied: any | custom_kernel; empty before it was known
   // Stored as compact JSON text; invalid UTF-8 inside strings is stored as U+FFFD.
   Json cases = Json::array();         // per-case errors and timings
   Json environment = Json::object();  // environment fingerprint

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/sqlite.h"
 #include "util/files.h"
 
 namespace kvault {
@@ -45,6 +46,7 @@ AttemptRecord FullRecord() {
   r.reward = 1.4 + 0.375 * 1.3219280948873624 * 1.3219280948873624;
   r.message = "all 3 cases matched";
   r.diagnostics = "warning: unused variable 'x'";
+  r.policy = "custom_kernel";
   r.cases = Json::array({{{"case", 0}, {"max_abs_err", 1e-7}, {"ms", 0.5}},
                          {{"case", 1}, {"error", nullptr}}});
   r.environment = {{"gpu", "H200"}, {"torch", "2.5.1"}, {"cuda", "12.4"}};
@@ -74,6 +76,7 @@ void ExpectSameFields(const AttemptRecord& a, const AttemptRecord& b) {
   EXPECT_EQ(a.reward, b.reward);
   EXPECT_EQ(a.message, b.message);
   EXPECT_EQ(a.diagnostics, b.diagnostics);
+  EXPECT_EQ(a.policy, b.policy);
   EXPECT_EQ(a.cases, b.cases);
   EXPECT_EQ(a.environment, b.environment);
   EXPECT_EQ(a.engine_version, b.engine_version);
@@ -127,6 +130,32 @@ TEST(Store, OptionalsRoundTripAsNull) {
   EXPECT_FALSE(found->reward.has_value());
   EXPECT_TRUE(found->cases.is_array());
   EXPECT_TRUE(found->environment.is_object());
+}
+
+// A version-2 store (no policy column) gains it; its rows read back with "".
+TEST(Store, MigratesAVersionTwoStoreToRecordThePolicy) {
+  TempDir dir = MakeTempDir();
+  const std::string path = dir.Join("old.db");
+  {
+    auto store = OpenOrDie(path);
+    AttemptRecord old = FullRecord();
+    ASSERT_TRUE(store->Put(old));
+  }
+  {
+    auto db = sqlite::Connection::Open(path, 1000);
+    ASSERT_TRUE(db) << db.error();
+    ASSERT_TRUE(db->Exec("ALTER TABLE attempts DROP COLUMN policy; "
+                         "UPDATE kvault_schema SET version = 2 WHERE id = 1;"));
+  }
+  auto store = OpenOrDie(path);
+  auto rows = store->ListRun("run-1");
+  ASSERT_TRUE(rows) << rows.error();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].policy, "");
+  AttemptRecord rec = FullRecord();
+  rec.task = "level1/gelu";
+  ASSERT_TRUE(store->Put(rec));
+  EXPECT_EQ(FindKey(*store, rec)->policy, "custom_kernel");
 }
 
 TEST(Store, NanSpeedupReadsBackAsNull) {
