@@ -2,7 +2,9 @@
 # The adversarial suite on an NVIDIA GPU (the H200 of the device machine):
 # examples/adversarial/kernelbench (CPU and GPU cheats in KernelBench format) and
 # examples/adversarial/cuda (GPU-only: side stream, deferred work, uninitialised
-# allocator blocks, a launch that never happens, a race), each checked against
+# allocator blocks, a launch that never happens, a race, cuBLAS where a kernel of
+# its own is required) and examples/adversarial/policy_cuda (tasks without a
+# policy, under --policy custom_kernel), each checked against
 # adversarial.json with tests/integration/check_manifest.py.
 # Prints one line per problem and "N candidates checked, 0 problems" per folder;
 # exits 0 only when every status matches. Results (JSON, logs) go to $OUT/adversarial.
@@ -18,16 +20,18 @@ export KVAULT_PYTHON=${KVAULT_PYTHON:-python3} KVAULT_CACHE_DIR=${KVAULT_CACHE_D
 export KVAULT_SOURCE_ROOT=$root
 adv=examples/adversarial
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } > "$res/env.txt" 2>&1
-run_eval() {  # folder lanes
+run_eval() {  # folder lanes [policy]
   timeout "${BUDGET_S:-500}" "$K" eval --suite "$adv/tasks" --candidates "$adv/$1" --backend cuda --jobs "$2" \
+    --policy "${3:-task}" \
     --run "adv-gpu-$1" --db "$res/adversarial.db" --json > "$res/$1.json" 2> "$res/$1.log"
   echo "$1: eval exit $?" | tee -a "$res/exit.txt"
 }
 run_eval kernelbench 4 &
 run_eval cuda 4 &
+run_eval policy_cuda 2 custom_kernel &  # tasks without a policy, under gen's default
 wait
 status=0
-for folder in kernelbench cuda; do
+for folder in kernelbench cuda policy_cuda; do
   echo "== $folder"
   python3 tests/integration/check_manifest.py --backend cuda "$adv/adversarial.json" "$folder=$res/$folder.json" \
     | tee "$res/$folder.check.txt" || status=1

@@ -5,6 +5,7 @@ Every manifest entry of a listed folder that names backend B must appear with it
 status; a passed control must carry timings; an entry with `reward_at_most` must
 get a reward no higher (the paper reward, eval's default); no unexpected candidate
 may appear.
+An entry with `policy` must have been recorded under that policy.
 Exit 0 when all agree, 1 otherwise (one line per problem).
 """
 import argparse
@@ -43,6 +44,8 @@ def main():
                                                    and a["reward"] <= want["reward_at_most"]):
                 problems.append("%s: reward %s, want at most %s (%s)"
                                 % (key, a.get("reward"), want["reward_at_most"], want["defence"]))
+            if "policy" in want and a.get("policy") != want["policy"]:
+                problems.append("%s: recorded policy %s, want %s" % (key, a.get("policy"), want["policy"]))
         problems += ["%s: expected but not run" % k for k in sorted(set(expected) - seen)]
     for p in problems:
         print(p)
