@@ -3,8 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include <optional>
-
+#include "engine/testing/test_cache.h"
 #include "engine/verifier.h"
 #include "util/files.h"
 #include "worker/fake_worker.h"
@@ -15,12 +14,7 @@ namespace {
 
 class DeviceSessionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto dir = TempDir::Create();
-    ASSERT_TRUE(dir);
-    dir_.emplace(std::move(*dir));
-    options_.cache_dir = dir_->path();  // the cpu backend, otherwise defaults
-  }
+  void SetUp() override { ASSERT_TRUE(cache_.ok()); }
 
   // Workers whose hello reports `hello` (merged into {"ok": true}).
   WorkerFactory Factory(Json hello) {
@@ -32,8 +26,8 @@ class DeviceSessionTest : public ::testing::Test {
     };
   }
 
-  std::optional<TempDir> dir_;
-  EngineOptions options_;
+  kvault::testing::TestCache cache_;
+  EngineOptions& options_ = cache_.options;
   std::vector<FakeWorker*> started_;
 };
 
@@ -69,8 +63,8 @@ TEST_F(DeviceSessionTest, WorkerWithoutAVersionIsRefused) {
 // candidate's fault nor the task's.
 TEST_F(DeviceSessionTest, VerificationWithAnotherVersionIsInfraError) {
   Verifier verifier(options_, Factory(Json{{"protocol", protocol::kVersion + 1}}));
-  const TaskFile task{"relu", dir_->path() + "/relu.py", "source", "taskhash"};
-  const Candidate candidate{dir_->path() + "/relu_new.py", "class ModelNew: ...",
+  const TaskFile task{"relu", cache_.path() + "/relu.py", "source", "taskhash"};
+  const Candidate candidate{cache_.path() + "/relu_new.py", "class ModelNew: ...",
                             CandidateFormat::kKernelBench, "python", "candhash"};
   Verification v = verifier.Verify(task, candidate);
   EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;

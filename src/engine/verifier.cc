@@ -1,5 +1,6 @@
 #include "engine/verifier.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "engine/plausibility_recheck.h"
 #include "engine/gpu_sensors.h"
 #include "engine/timed_case.h"
+#include "engine/timing_lock.h"
 #include "engine/worker_outcome.h"
 #include "toolchain/build.h"
 #include "util/files.h"
@@ -26,15 +28,6 @@ namespace kvault {
 namespace field = protocol::field;
 
 namespace {
-
-// The timing lock's note (docs/timing.md, "Warm-up"), followed by MonotonicNowNs().
-constexpr const char* kTimingEndedAt = "timing ended at ";
-
-// steady_clock is the machine's monotonic clock: other processes read it alike.
-long long MonotonicNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 Verification Outcome(OutcomeStatus s, std::string message) {
   Verification v;
@@ -100,6 +93,18 @@ std::string KernelNameSource(const std::string& source) {
   for (char& c : text)
     if (static_cast<unsigned char>(c) >= 0x80) c = '?';
   return text;
+}
+
+// Timing records whose worker had no NVML get the vendor's tool's reading, asked once
+// (docs/timing.md, "Clocks").
+void AddToolSensors(Json& cases, Backend backend, int device_index) {
+  auto missing = [](const Json& rec) {
+    return rec.value("kind", std::string()) == "timing" && rec.value("sensors_after", Json()).is_null();
+  };
+  if (std::none_of(cases.begin(), cases.end(), missing)) return;
+  const Json sensors = QuerySensorsWithTool(backend, device_index);
+  for (Json& rec : cases)
+    if (missing(rec)) rec["sensors_after"] = sensors;
 }
 
 }  // namespace
@@ -382,44 +387,17 @@ bool Verifier::CompareRun(const RunPlan& run, RunState& state, Verification& v) 
   return true;
 }
 
-Result<std::optional<FileLock>> Verifier::LockDeviceForTiming(const TaskInfo& task) const {
-  if (task.PerformanceCases().empty() || options_.skip_timing) return std::optional<FileLock>();
-  const std::string dir = options_.cache_dir + "/locks";
-  if (auto st = EnsureDir(dir); !st) return Error{"no lock folder: " + st.error()};
-  const std::string path = dir + "/timing-" + std::string(ToString(options_.backend)) + "-" +
-                           std::to_string(options_.device_index) + ".lock";
-  auto lock = FileLock::Acquire(path, options_.timeouts.time);
-  if (!lock) return Error{"the device stayed busy with other timings for " +
-                          std::to_string(options_.timeouts.time.count() / 1000) + " s (" + lock.error() + ")"};
-  return std::optional<FileLock>(std::move(*lock));
-}
-
-int Verifier::WarmupFor(const FileLock& lock) const {
-  const TimingSettings& t = options_.timing;
-  const std::string note = lock.Note();
-  if (note.rfind(kTimingEndedAt, 0) != 0) return t.warmup_ms;
-  long long ended_ns = 0;
-  try {
-    ended_ns = std::stoll(note.substr(std::string_view(kTimingEndedAt).size()));
-  } catch (const std::exception&) {
-    return t.warmup_ms;
-  }
-  const long long ago_ns = MonotonicNowNs() - ended_ns;
-  return ago_ns >= 0 && ago_ns <= static_cast<long long>(t.rewarm_within_ms) * 1'000'000 ? t.rewarm_ms
-                                                                                             : t.warmup_ms;
-}
-
 TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch) {
   TimedCaseRequest req{task, case_index, kTimingSeed, options_, scratch, TaskTolerance(task), -1};
-  req.turn.alone = [this, &task]() -> Result<TurnStart> {
+  req.turn.alone = [this]() -> Result<TurnStart> {
     EndTurn();  // a shared hold cannot wait for itself to drain
     const auto t0 = std::chrono::steady_clock::now();
-    auto lock = LockDeviceForTiming(task);
+    auto lock = TimingLock::Acquire(options_);
     clock_.AddLockWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!lock) return Error{lock.error()};
     timing_lock_ = std::move(*lock);
     TurnStart start;
-    if (timing_lock_) start.warmup_ms = WarmupFor(*timing_lock_);
+    start.warmup_ms = timing_lock_->WarmupMs(options_.timing);
     holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
     start.device_quiet = holding_.drained();
     return start;
@@ -448,7 +426,7 @@ std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verifi
 }
 
 void Verifier::GiveBackLock() {
-  if (timing_lock_) (void)timing_lock_->SetNote(kTimingEndedAt + std::to_string(MonotonicNowNs()));
+  if (timing_lock_) timing_lock_->GiveBack();
   timing_lock_.reset();
 }
 
@@ -462,7 +440,6 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
   std::vector<int> perf = task.PerformanceCases();
   if (perf.empty() || options_.skip_timing) return;
   double ref_sum = 0, cand_sum = 0;
-  bool need_sensors = false;
   for (int ci : perf) {
     const TimedCaseRequest req = TimingRequest(task, ci, scratch);
     PreparedCase prepared;
@@ -484,16 +461,9 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
     }
     ref_sum += timed.reference_ms;
     cand_sum += timed.candidate_ms;
-    need_sensors = need_sensors || timed.row.value("sensors_after", Json()).is_null();
     v.cases.push_back(std::move(timed.row));
   }
-  // No NVML in the worker: ask the vendor's tool once (docs/timing.md, "Clocks").
-  if (need_sensors && options_.backend != Backend::kCpu) {
-    Json sensors = QuerySensorsWithTool(options_.backend, options_.device_index);
-    for (Json& rec : v.cases)
-      if (rec.value("kind", std::string()) == "timing" && rec.value("sensors_after", Json()).is_null())
-        rec["sensors_after"] = sensors;
-  }
+  if (options_.backend != Backend::kCpu) AddToolSensors(v.cases, options_.backend, options_.device_index);
   v.reference_ms = ref_sum;
   v.candidate_ms = cand_sum;
   if (cand_sum > 0 && std::isfinite(ref_sum / cand_sum)) v.speedup = ref_sum / cand_sum;

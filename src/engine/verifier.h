@@ -23,6 +23,7 @@
 #include "engine/output_handoff.h"
 #include "engine/phase_clock.h"
 #include "engine/timed_case.h"
+#include "engine/timing_lock.h"
 #include "engine/reference_cache.h"
 #include "engine/verification.h"
 #include "task/task_file.h"
@@ -119,9 +120,9 @@ class Verifier {
   // `handoff`, offered on the device).
   Result<Json> AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff = Json());
   // The timing of case `case_index` (engine/timed_case.h). Its turn takes the device's
-  // lock and the gate exclusively for the warm-up and rounds (the warm-up from the lock's
-  // note, WarmupFor), gives the lock back and shares the gate for the re-check's device
-  // work, then releases it (holding_, timing_lock_).
+  // timing lock and the gate exclusively for the warm-up and rounds (the warm-up from
+  // the lock's note, TimingLock::WarmupMs), gives the lock back and shares the gate for
+  // the re-check's device work, then releases it (holding_, timing_lock_).
   TimedCaseRequest TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch);
   // Prepares the first performance case (PrepareCase) under a shared hold of the gate,
   // before the device's lock: nullopt when nothing will be timed or the preparation
@@ -133,18 +134,10 @@ class Verifier {
   // neither the device's lock nor the gate held.
   void Time(const TaskInfo& task, Verification& v, const std::string& scratch,
             std::optional<PreparedCase> first = std::nullopt);
-  // The device's lock given back, its note written first ("timing ended at"); no-op
-  // when not held.
+  // The device's timing lock given back, its note written first; no-op when not held.
   void GiveBackLock();
   // Ends a turn on every way out: the gate released, the lock given back.
   void EndTurn();
-  // The machine-wide lock on this backend and device for timing (<cache>/locks/, an
-  // flock: held against other lanes and other kvault processes, hidden from candidate
-  // workers). Empty when nothing will be timed; Error after timeouts.time of waiting.
-  Result<std::optional<FileLock>> LockDeviceForTiming(const TaskInfo& task) const;
-  // The warm-up for a timing under `lock`: timing.rewarm_ms when the lock's note says
-  // the device ended a timing within timing.rewarm_within_ms, else timing.warmup_ms.
-  int WarmupFor(const FileLock& lock) const;
   // After timing: a speedup above the plausible bound is re-checked before it is
   // accepted (plausibility_recheck.cc). False when the re-check fails (v then holds
   // the outcome). `load` is the candidate's load request, to load it in a fresh worker.
@@ -167,7 +160,7 @@ class Verifier {
   // A timing's turn (TimingRequest): the device's lock from the warm-up to the end of
   // the rounds; this lane's hold of gate_, exclusive for the warm-up and rounds, shared
   // for the re-check's device work.
-  std::optional<FileLock> timing_lock_;
+  std::optional<TimingLock> timing_lock_;
   DeviceGate::Hold holding_;
   // Where this verification's time goes, its waits for the gate's shared holds and
   // the device's lock included (engine/phase_clock.h).
