@@ -1,12 +1,15 @@
 // Fuzzes what the engine does with one response line from an untrusted worker:
 // bounded JSON parsing (util/json_parse.h, with ProcessWorker's depth limit and
-// checks), then the outcome mapping of engine/worker_outcome.h on the accepted reply.
+// checks), then the outcome mapping of engine/worker_outcome.h on the accepted reply
+// and the verdict on its `output_aliases` (engine/output_aliasing.h; the same reply
+// standing in for the reference's).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "engine/output_aliasing.h"
 #include "engine/worker_outcome.h"
 #include "util/json_parse.h"
 
@@ -22,6 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kvault::WorkerReply reply;
   reply.response = std::move(*parsed);
   (void)kvault::TrustedFailureMessage(reply, "describe");
+  (void)kvault::AliasingFailure(reply.response, "run case small seed 1",
+                                [&] { return kvault::Result<kvault::Json>(reply.response); });
   if (kvault::ReplyOk(reply)) return 0;
   kvault::Verification v = kvault::CandidateFailure(reply, "run case small seed 1",
                                                     std::chrono::seconds(30), "worker log");
