@@ -50,6 +50,16 @@ std::vector<std::string> OtherCacheFolders(const std::string& cache) {
   return out;
 }
 
+std::vector<std::string> CredentialPaths() {
+  std::vector<std::string> out;
+  auto home = GetEnv("HOME");
+  if (!home || home->empty()) return out;
+  for (const char* p : {".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
+                        ".netrc", ".git-credentials", ".pypirc", ".cache/huggingface", ".huggingface"})
+    out.push_back(*home + "/" + p);
+  return out;
+}
+
 Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool candidate,
                                               bool cpu_backend, std::vector<std::string> argv,
                                               std::vector<std::pair<std::string, std::string>> env_set) {
@@ -80,6 +90,8 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
     policy.hidden.push_back(cache);
     policy.visible.push_back(build);
     for (const auto& other : OtherCacheFolders(cache)) policy.hidden.push_back(other);
+    // No network, but a worker's log reaches the store: no keys or tokens to print.
+    for (const auto& secret : CredentialPaths()) policy.hidden.push_back(secret);
   } else {
     // Trusted code only: the verification scratch and the reference cache (staged under
     // tmp/) are its to write.

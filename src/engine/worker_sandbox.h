@@ -41,6 +41,13 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
 // (colon-separated); `cache` itself and missing folders left out.
 std::vector<std::string> OtherCacheFolders(const std::string& cache);
 
+// Where the engine user's keys and tokens usually are: ~/.ssh, ~/.gnupg, ~/.aws,
+// ~/.azure, ~/.config/gcloud, ~/.kube, ~/.docker, ~/.netrc, ~/.git-credentials,
+// ~/.pypirc, ~/.cache/huggingface, ~/.huggingface (missing ones are skipped when
+// mounting). Hidden from candidate workers: they have no network, but their log
+// reaches the store.
+std::vector<std::string> CredentialPaths();
+
 // Hides the store file (and its -wal/-shm companions) from candidate workers.
 void HideStoreFromWorkers(EngineOptions& options, const std::string& db_path);
 

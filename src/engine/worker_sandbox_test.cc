@@ -131,6 +131,19 @@ TEST_F(WorkerSandboxTest, CandidateSeesOnlyCompiledCandidatesAndItsOwnFolder) {
   EXPECT_EQ(env["PYTHONSAFEPATH"], "1");
 }
 
+TEST_F(WorkerSandboxTest, CredentialsOfTheEnginesHomeAreHiddenFromCandidatesOnly) {
+  ::setenv("HOME", (root_ + "/home").c_str(), 1);
+  const auto creds = CredentialPaths();
+  EXPECT_TRUE(Has(creds, root_ + "/home/.ssh"));
+  EXPECT_TRUE(Has(creds, root_ + "/home/.netrc"));
+  auto [p, env] = Plan(/*candidate=*/true, /*all_layers=*/true);
+  for (const auto& c : creds) EXPECT_TRUE(Has(p.hidden, c)) << c;
+  auto [r, renv] = Plan(/*candidate=*/false, /*all_layers=*/true);
+  EXPECT_FALSE(Has(r.hidden, root_ + "/home/.ssh"));
+  ::unsetenv("HOME");
+  EXPECT_TRUE(CredentialPaths().empty());
+}
+
 TEST_F(WorkerSandboxTest, WithoutPrivateMountsEverythingStaysInTheWorkersFolder) {
   auto [p, env] = Plan(/*candidate=*/true, /*all_layers=*/false);
   EXPECT_EQ(p.private_scratch_bytes, 0u);

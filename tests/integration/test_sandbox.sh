@@ -220,6 +220,7 @@ export KVAULT_CACHE_DIR="$TMP/cache"
 mkdir -p "$TMP/cands" "$KVAULT_CACHE_DIR/refs/ab" && echo secret > "$KVAULT_CACHE_DIR/refs/ab/leak"
 # Another run's cache beside this one, and host state a candidate must not see.
 mkdir -p "$TMP/othercache/refs/cd" "$TMP/othercache/build" && echo secret > "$TMP/othercache/refs/cd/leak"
+mkdir -p "$TMP/enginehome/.ssh" && echo secret > "$TMP/enginehome/.ssh/id_test"  # the engine user's keys
 echo host > "$SHM_MARK"
 sysv create "$KEY" || fail "cannot create a System V segment on the host"
 cat > "$TMP/cands/relu.py" <<PY
@@ -241,6 +242,7 @@ check(not os.path.exists("$SHM_MARK"), "host /dev/shm visible")
 check(ctypes.CDLL(None).shmget($KEY, 0, 0) < 0, "host System V segment visible")
 check(not [p for p in sys.path if os.access(p or os.getcwd(), os.W_OK)], "writable folder on sys.path")
 check(not os.path.exists("$TMP/othercache/refs/cd/leak"), "another cache's reference readable")
+check(not os.path.exists("$TMP/enginehome/.ssh/id_test"), "the engine user's keys readable")
 check(set(os.listdir("$KVAULT_CACHE_DIR")) <= {"build", "tmp"}, "cache folders beyond build/ visible")
 seen = os.listdir("$KVAULT_CACHE_DIR/tmp")
 check(len(seen) == 1 and (os.getcwd() + "/").startswith("$KVAULT_CACHE_DIR/tmp/" + seen[0] + "/"),
@@ -261,7 +263,7 @@ class ModelNew(nn.Module):
     def forward(self, x): return torch.relu(x)
 PY
 run() {
-  KVAULT_TEST_SECRET=1 "$KVAULT" eval --suite "$KVAULT_SOURCE_ROOT/examples/suite" --candidates "$TMP/cands" \
+  HOME="$TMP/enginehome" KVAULT_TEST_SECRET=1 "$KVAULT" eval --suite "$KVAULT_SOURCE_ROOT/examples/suite" --candidates "$TMP/cands" \
     --db "$TMP/store.db" --run "$1" --no-timing --json --force > "$TMP/$1.json" 2> "$TMP/$1.err"
   json_get "$TMP/$1.json" "j['attempts'][0]['status']"
 }
