@@ -9,6 +9,8 @@
 //   if (r.failure != WorkerFailure::kNone) {   // worker is dead now: replace it
 //     log(r.detail, worker->TakeLog());
 //   } else if (!r.response.value("ok", false)) { ... r.response["kind"] ... }
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
 #include <utility>
@@ -67,6 +69,10 @@ class WorkerConnection {
   virtual std::string TakeLog() = 0;
   // Kills the worker (its whole process group) and reaps it. Idempotent.
   virtual void Kill() = 0;
+  // The pid, in the engine's PID namespace, of the process the engine started for the
+  // worker (the sandbox helper, or the worker itself); 0 when there is none or it is
+  // not in the engine's namespace.
+  virtual pid_t pid() const { return 0; }
 };
 
 }  // namespace kvault

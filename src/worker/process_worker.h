@@ -44,7 +44,7 @@ class ProcessWorker final : public WorkerConnection {
   std::string TakeLog() override;
   void Kill() override;
 
-  pid_t pid() const { return child_->pid(); }
+  pid_t pid() const override { return child_->pid(); }
 
  private:
   ProcessWorker(std::unique_ptr<SupervisedProcess> child, UniqueFd requests, UniqueFd responses, UniqueFd log,
