@@ -43,7 +43,8 @@ class Session:
         self.handlers = {"hello": self.hello, "describe": yielding(self.describe),
                          "reference": yielding(self.reference), "load": self.load, "run": self.run,
                          "time_start": yielding(self.time_start), "time_warmup": self.time_warmup,
-                         "time_batch": self.time_batch,
+                         "time_graph": self.time_graph, "time_flush": self.time_flush,
+                         "time_sample": self.time_sample,
                          "time_finish": self.time_finish, "unload": self.unload,
                          "write_outputs": self.write_outputs,
                          "handoff_compare": self.handoff_compare,
@@ -223,6 +224,8 @@ class Session:
                 self.timed.release()
                 self.timed = None
             kept = self.timed is not None
+            if kept:
+                self.timed.modified = False
             if not kept:
                 task = load_task(path)
                 try:
@@ -232,7 +235,7 @@ class Session:
                 except BaseException:
                     release_task(task)
                     raise
-                self.timed = TimedCase(task, input_digest(inputs), key)
+                self.timed = TimedCase(task, input_digest(inputs), key, s)
                 kind, label = TASK_ERROR, "the reference forward"
         elif side == "candidate":
             task, candidate = self._require_candidate()
@@ -240,14 +243,15 @@ class Session:
             fn = execution.candidate_forward(task, candidate, case, s, device,
                                              **native_time_options(request, candidate))
             inputs = execution.make_inputs(case, s, device)
-            self.timed = TimedCase(None, input_digest(inputs), None)
+            self.timed = TimedCase(None, input_digest(inputs), None, s)
             kind, label = RUNTIME_ERROR, "the candidate's forward"
         else:
             raise bad_request("'side' must be reference or candidate, got %r" % side)
         try:
             if not kept:
                 self.timed.side = TimedSide(fn, inputs, device, kind, label, flush, l2_bytes(device),
-                                            device_info(device)["arch"])
+                                            device_info(device)["arch"],
+                                            make_inputs=lambda seed: execution.make_inputs(case, seed, device))
                 # The re-check after timing runs on inputs of the next seed, written into
                 # the timed buffers: a candidate that replays a cached output is caught.
                 self.timed.side.fresh_inputs = lambda: execution.make_inputs(case, s + 1, device)
@@ -272,25 +276,57 @@ class Session:
     def _warm_up(self, warmup_ms):
         side = self.timed.side
         calls = side.warm_up(warmup_ms)
-        return {"warmup_calls": calls, "call_ms": side.call_ms, "device_call_ms": side.device_call_ms,
-                "sensors": read_sensors(self.device)}
+        response = {"warmup_calls": calls, "call_ms": side.call_ms, "device_call_ms": side.device_call_ms,
+                    "sensors": read_sensors(self.device)}
+        if self.device.is_gpu:
+            response["graph_max_calls"] = side.max_graph_calls()
+        return response
 
-    def time_batch(self, request):
+    def time_graph(self, request):
+        """Captures the side's graph: `calls` calls when given (the engine's choice,
+        the same for both sides), else as many as the side's sizing on the device as
+        it is now finds (docs/timing.md, "What one sample is")."""
+        timed = self._require_timed()
+        calls = fields.integer(request, "calls", minimum=1, maximum=100000) if "calls" in request else None
+        why = timed.side.prepare_graph(calls)
+        if why is not None:
+            return {"graph_failed": why}
+        return {"graph_calls": timed.side.graph.calls}
+
+    def time_flush(self, request):
+        """Flushes the caches before a cold sample (the engine's clock keeps it out of
+        the sample's time; docs/timing.md, "What the engine trusts")."""
+        self._require_timed().side.flush()
+        return {}
+
+    def time_sample(self, request):
+        """One timed sample on the inputs of `seed`; the output goes to `out` before
+        the reply, so what the engine compares was made inside the time it clocked."""
         timed = self._require_timed()
         method = fields.string(request, "method")
         if method not in (timers.EVENTS, timers.GRAPH, timers.CLOCK):
             raise bad_request("unknown timing method %r" % method)
         if (method == timers.CLOCK) == self.device.is_gpu:
             raise bad_request("method %s does not fit backend %s" % (method, self.device.backend))
-        cold = fields.integer(request, "cold", minimum=0, maximum=100000)
-        warm = fields.integer(request, "warm", minimum=0, maximum=100000)
+        if method == timers.GRAPH and timed.side.graph is None:
+            raise bad_request("no graph captured: send time_graph first")
+        s = fields.integer(request, "seed", minimum=0, maximum=(1 << 62))
+        check_call = fields.integer(request, "call", 0, minimum=0, maximum=1 << 30)
+        out = fields.absolute_path(request, "out") if "out" in request else None
+        side = timed.side
+        sample, output, inputs, modified = side.sample(method, s, check_call)
+        timed.modified = timed.modified or modified
+        with attributed(side.kind, "%s returned an output that cannot be inspected" % side.label):
+            aliases = output_aliases(output, inputs)
+        if out is not None:
+            with attributed(side.kind, "the output of %s cannot be captured" % side.label):
+                value = captured(output) if side.kind == RUNTIME_ERROR else capture(output)
+            _write_output(out, value)
+        check_integrity("timing")
+        response = {"ms": sample.ms, "wall_ms": sample.wall_ms, "inputs_modified": modified,
+                    "output_aliases": aliases}
         if method == timers.GRAPH:
-            why = timed.side.prepare_graph()
-            if why is not None:
-                return {"graph_failed": why}
-        response = timed.side.batch(method, cold, warm)
-        if method == timers.GRAPH:
-            response["graph_calls"] = timed.side.graph.calls
+            response["graph_calls"] = side.graph.calls
         return response
 
     def time_finish(self, request):
@@ -306,8 +342,9 @@ class Session:
         side = timed.side
         response = {}
         try:
+            side.restore_inputs(timed.seed)
             with attributed(side.kind, "%s left its inputs unreadable" % side.label):
-                modified = input_digest(side.inputs) != timed.digest
+                modified = timed.modified or input_digest(side.inputs) != timed.digest
             keep = keep and not modified
             if out is not None:
                 with attributed(side.kind, "%s raised on fresh inputs after timing" % side.label):
@@ -509,9 +546,10 @@ class TimedCase:
     digest of its inputs when made, the task file it loaded and the key it may be
     kept under (reference side)."""
 
-    def __init__(self, owned_task, digest, kept_key):
+    def __init__(self, owned_task, digest, kept_key, seed):
         self.owned_task, self.digest, self.side = owned_task, digest, None
-        self.kept_key = kept_key
+        self.kept_key, self.seed = kept_key, seed
+        self.modified = False  # a sample's call changed the inputs it was given
 
     def release(self):
         if self.side is not None:

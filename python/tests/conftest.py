@@ -21,6 +21,30 @@ def write_file(folder, name, source):
     return str(path)
 
 
+def timed_samples(worker, method, cold, warm, seed=100, graph_calls=None):
+    """What the engine does for one side's batch (docs/worker-protocol.md, `time_sample`):
+    `cold` flushed samples then `warm` ones, each on the inputs of its own seed. With
+    the graph method the graph is captured first (`graph_calls`, or the side's own
+    sizing); a capture that fails answers {"graph_failed": why}."""
+    out = {"cold_ms": [], "warm_ms": [], "wall_ms": []}
+    if method == "cuda_graph":
+        graph = worker.call("time_graph", **({"calls": graph_calls} if graph_calls else {}))
+        assert graph["ok"], graph
+        if "graph_failed" in graph:
+            return {"ok": True, "graph_failed": graph["graph_failed"]}
+        out["graph_calls"] = graph["graph_calls"]
+    for k, flushed in enumerate([True] * cold + [False] * warm):
+        if flushed:
+            assert worker.call("time_flush")["ok"]
+        sample = worker.call("time_sample", method=method, seed=seed + k)
+        if not sample["ok"]:
+            return sample
+        out["cold_ms" if flushed else "warm_ms"].append(sample["ms"])
+        out["wall_ms"].append(sample["wall_ms"])
+    out["ok"] = True
+    return out
+
+
 @pytest.fixture
 def start_worker(tmp_path):
     """start_worker(backend="cpu") -> a client that has said hello (unless backend=None)."""

@@ -4,7 +4,7 @@ arguments; the slow ones build a real PyTorch extension once per session."""
 import pytest
 import torch
 
-from conftest import write_file
+from conftest import timed_samples, write_file
 from kvault_worker import tensorfile
 
 # A twin whose module_fn returns its arguments: the reference output is then
@@ -136,7 +136,7 @@ def test_real_extension_without_twin(shared_worker, tmp_path, torch_extension):
     ref, cand = reference_and_run(shared_worker, task, tmp_path)
     assert torch.equal(ref, cand)
     assert shared_worker.call("time_start", side="candidate", case=0, seed=1000, warmup_ms=1, flush=False)["ok"]
-    timed = shared_worker.call("time_batch", method="monotonic_clock", cold=0, warm=3)
+    timed = timed_samples(shared_worker, "monotonic_clock", cold=0, warm=3)
     assert timed["ok"] and len(timed["warm_ms"]) == 3
     assert shared_worker.call("time_finish")["ok"]
     loaded, _ = load_extension(shared_worker, tmp_path, LINEAR_NO_TWIN, path, module)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from conftest import write_file
+from conftest import timed_samples, write_file
 from kvault_worker import tensorfile
 
 GPU = torch.cuda.is_available()
@@ -85,11 +85,11 @@ def test_timing_uses_cuda_events(gpu_worker, tmp_path):
         started = gpu_worker.call("time_start", side=side, case=0, seed=1000, warmup_ms=20, flush=True, **extra)
         assert started["ok"], started
         assert started["timer"] == "cuda_events" and started["flush_bytes"] >= 256 << 20
-        batch = gpu_worker.call("time_batch", method="cuda_events", cold=10, warm=10)
+        batch = timed_samples(gpu_worker, "cuda_events", cold=10, warm=10)
         assert batch["ok"], batch
         timed[side] = sorted(batch["cold_ms"])[5]
         assert min(batch["wall_ms"]) > 0
-        graph = gpu_worker.call("time_batch", method="cuda_graph", cold=2, warm=5)
+        graph = timed_samples(gpu_worker, "cuda_graph", cold=2, warm=5)
         assert graph["ok"] and (graph.get("graph_failed") or len(graph["warm_ms"]) == 5), graph
         assert gpu_worker.call("time_finish", out=str(tmp_path / (side + ".kvt")))["ok"]
     assert 0 < timed["reference"] < timed["candidate"] < 1000
@@ -142,7 +142,7 @@ def test_graphs_captured_ahead_and_a_kept_reference(gpu_worker, tmp_path):
         assert "call_ms" not in started  # no warm-up before the device is quiet
         warmed = gpu_worker.call("time_warmup", warmup_ms=10)
         assert warmed["ok"] and warmed["device_call_ms"] < 0.5, warmed
-        batch = gpu_worker.call("time_batch", method="cuda_graph", cold=2, warm=3)
+        batch = timed_samples(gpu_worker, "cuda_graph", cold=2, warm=3)
         assert batch["ok"] and "graph_failed" not in batch and len(batch["warm_ms"]) == 3, batch
         calls.append(batch["graph_calls"])
         finished = gpu_worker.call("time_finish", out=str(tmp_path / "ref.kvt"), keep=True)
@@ -153,9 +153,9 @@ def test_graphs_captured_ahead_and_a_kept_reference(gpu_worker, tmp_path):
     started = gpu_worker.call("time_start", side="candidate", case=0, seed=1000, flush=True, graph_below_ms=0.5)
     assert started["ok"], started
     assert gpu_worker.call("time_warmup", warmup_ms=5)["ok"]
-    batch = gpu_worker.call("time_batch", method="cuda_graph", cold=1, warm=1)
+    batch = timed_samples(gpu_worker, "cuda_graph", cold=1, warm=1)
     assert batch["ok"] and "capture failed" in batch["graph_failed"], batch
-    events = gpu_worker.call("time_batch", method="cuda_events", cold=2, warm=2)
+    events = timed_samples(gpu_worker, "cuda_events", cold=2, warm=2)
     assert events["ok"], events
     finished = gpu_worker.call("time_finish", out=str(tmp_path / "cand.kvt"))
     assert finished["ok"], finished

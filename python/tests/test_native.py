@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import write_file
+from conftest import timed_samples, write_file
 from kvault_worker import native, tensorfile
 from kvault_worker.device import Device
 from kvault_worker.errors import WorkerError
@@ -253,7 +253,7 @@ def test_worker_runs_a_native_candidate_with_scalars_and_weights(shared_worker, 
         started = shared_worker.call("time_start", side="candidate", case=0, seed=1000, warmup_ms=1,
                                      flush=False, **extra)
         assert started["ok"], started
-        timed = shared_worker.call("time_batch", method="monotonic_clock", cold=0, warm=3)
+        timed = timed_samples(shared_worker, "monotonic_clock", cold=0, warm=3)
         assert timed["ok"] and len(timed["warm_ms"]) == 3, timed
         assert shared_worker.call("time_finish")["ok"]
 

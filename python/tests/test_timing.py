@@ -1,5 +1,5 @@
 """The timer: statistics and stopping rule on synthetic samples, interleaved rounds
-with fake sides, flush sizing, and the time_start/time_batch/time_finish ops end to
+with fake sides, flush sizing, and the time_start/time_sample/time_finish ops end to
 end on the CPU backend."""
 import math
 
@@ -270,7 +270,7 @@ def test_graph_samples_end_with_the_graph_unless_work_is_left_behind(monkeypatch
     clock = _Clock(graph_ms=1.0, tail_ms=tail_ms, host_delay_ms=host_delay_ms)
     clock.install(monkeypatch)
     graph = object.__new__(timers.GraphReplay)
-    graph.calls, graph.output = 10, None
+    graph.calls, graph.outputs = 10, []
     graph._graph = clock
     sample = graph.sample(clock.synchronize)
     assert sample.ms == pytest.approx(expected_ms / 10)
@@ -328,11 +328,15 @@ def test_one_side_round_trip(shared_worker, tmp_path):
         digests.add(started["input_digest"])
         layout = {"tree": {"kind": "tensor", "index": 0}, "tensors": [{"dtype": "float32", "shape": [512]}]}
         assert started["output_layout"] == (layout if side == "reference" else None)
-        batch = shared_worker.call("time_batch", method="monotonic_clock", cold=3, warm=2)
-        assert batch["ok"], batch
-        assert len(batch["cold_ms"]) == 3 and len(batch["warm_ms"]) == 2 and len(batch["wall_ms"]) == 5
+        for k in range(3):
+            assert shared_worker.call("time_flush")["ok"]
+            sample_out = str(tmp_path / ("%s-sample%d.kvt" % (side, k)))
+            sample = shared_worker.call("time_sample", method="monotonic_clock", seed=77 + k, out=sample_out)
+            assert sample["ok"] and sample["inputs_modified"] is False, sample
+            if side == "candidate":
+                assert sample["ms"] >= 4.0  # it sleeps 4 ms
+            outputs[(side, k)], _ = tensorfile.read(sample_out)
         if side == "candidate":
-            assert min(batch["cold_ms"] + batch["warm_ms"]) >= 4.0  # it sleeps 4 ms
             assert started["call_ms"] >= 4.0
         out = str(tmp_path / (side + ".kvt"))
         finished = shared_worker.call("time_finish", out=out)
@@ -342,7 +346,11 @@ def test_one_side_round_trip(shared_worker, tmp_path):
     assert len(digests) == 1
     assert outputs["reference"].shape == (512,)
     assert torch.equal(outputs["reference"], outputs["candidate"])
-    assert shared_worker.call("time_batch", method="monotonic_clock", cold=1, warm=0)["kind"] == "bad_request"
+    for k in range(3):  # every sample on inputs of its own seed, the same on both sides
+        assert torch.equal(outputs[("reference", k)], outputs[("candidate", k)])
+        assert not torch.equal(outputs[("reference", k)], outputs["reference"])
+    assert not torch.equal(outputs[("reference", 0)], outputs[("reference", 1)])
+    assert shared_worker.call("time_sample", method="monotonic_clock", seed=1)["kind"] == "bad_request"
 
 
 def test_time_warmup_follows_a_time_start_without_warm_up(shared_worker, tmp_path):
@@ -364,7 +372,7 @@ def test_a_reference_side_kept_between_candidates(shared_worker, tmp_path):
     def time_once(keep=True, **extra):
         started = shared_worker.call("time_start", **{**ref, **extra})
         assert started["ok"], started
-        assert shared_worker.call("time_batch", method="monotonic_clock", cold=1, warm=1)["ok"]
+        assert shared_worker.call("time_sample", method="monotonic_clock", seed=5)["ok"]
         out = str(tmp_path / "ref.kvt")
         finished = shared_worker.call("time_finish", out=out, keep=keep)
         assert finished["ok"] and finished["inputs_modified"] is False
@@ -424,6 +432,9 @@ def test_inputs_changed_while_timing_are_reported(shared_worker, tmp_path):
     start_both(shared_worker, tmp_path, mutating)
     assert shared_worker.call("time_start", side="candidate", case=1, seed=1000, warmup_ms=0, flush=False)["ok"]
     assert shared_worker.call("time_finish")["inputs_modified"] is True
+    assert shared_worker.call("time_start", side="candidate", case=1, seed=1000, warmup_ms=0, flush=False)["ok"]
+    assert shared_worker.call("time_sample", method="monotonic_clock", seed=3)["inputs_modified"] is True
+    assert shared_worker.call("time_finish")["inputs_modified"] is True  # though its inputs were made again
 
 
 def test_candidate_failure_while_timing(shared_worker, tmp_path):
@@ -440,10 +451,12 @@ def test_bad_timing_requests(shared_worker, tmp_path):
                    {"side": "reference"}, {"side": "reference", "task": "relative.py"}):
         assert shared_worker.call("time_start", **{**base, **fields})["kind"] == "bad_request", fields
     assert shared_worker.call("time_start", **base, warmup_ms=0)["ok"]
-    for fields in ({"method": "cuda_events", "cold": 1, "warm": 1},  # a GPU method on the CPU
-                   {"method": "cuda_graph", "cold": 1, "warm": 1}, {"method": "x", "cold": 1, "warm": 1},
-                   {"method": "monotonic_clock", "cold": -1, "warm": 1}, {"method": "monotonic_clock"}):
-        assert shared_worker.call("time_batch", **fields)["kind"] == "bad_request", fields
+    for fields in ({"method": "cuda_events", "seed": 1},  # a GPU method on the CPU
+                   {"method": "cuda_graph", "seed": 1}, {"method": "x", "seed": 1},
+                   {"method": "monotonic_clock", "seed": -1}, {"method": "monotonic_clock"},
+                   {"method": "monotonic_clock", "seed": 1, "out": "relative.kvt"}):
+        assert shared_worker.call("time_sample", **fields)["kind"] == "bad_request", fields
+    assert shared_worker.call("time_graph")["graph_failed"] == "no graphs on the cpu backend"
     assert shared_worker.call("time_finish", out="relative.kvt")["kind"] == "bad_request"
 
 
@@ -473,7 +486,7 @@ def test_a_failed_capture_gives_the_stream_back(monkeypatch):
         device = "cuda:0"
     current[0] = Stream("default")
     with pytest.raises(timers.GraphUnavailable, match="not permitted"):
-        timers.GraphReplay(lambda: None, 3, lambda: None)
+        timers.GraphReplay(lambda i: None, 3, lambda: None)
     assert current[0] == "default" and repaired == ["default"]  # stream first, then the generator
 
 

@@ -110,6 +110,7 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   if (role == WorkerRole::kCandidate && use_zygote_ && options_.sandbox_error.empty()) {
     if (auto spare = TakeSpare()) {
       slot = std::move(spare);
+      candidate_forked_ = true;
       folders_[static_cast<int>(role)] = spare_folder_;
       StartSpare();  // the next one starts while this one works
       return slot.get();
@@ -118,6 +119,7 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
     if (auto forked = ForkCandidate(&folder)) {
       if (auto greeted = Greet(std::move(*forked)); greeted) {
         slot = std::move(*greeted);
+        candidate_forked_ = true;
         folders_[static_cast<int>(role)] = folder;
         StartSpare();
         return slot.get();
@@ -146,7 +148,19 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
   auto greeted = Greet(std::move(*started));
   if (!greeted) return Error{greeted.error()};
   slot = std::move(*greeted);
+  if (role == WorkerRole::kCandidate) candidate_forked_ = false;
   return slot.get();
+}
+
+std::unique_ptr<FrozenTree> DeviceSession::FreezeCandidate() {
+  const auto& worker = workers_[static_cast<int>(WorkerRole::kCandidate)];
+  if (!worker) return nullptr;
+  // A forked worker's pid is the zygote's to know: everything the zygote forked stops
+  // (the zygote itself runs no candidate code). A worker started from scratch stops
+  // with all it started (through the sandbox helper: the helper keeps running).
+  if (candidate_forked_ && zygote_) return std::make_unique<FrozenTree>(zygote_->pid(), FrozenTree::kWithoutRoot);
+  const bool helper = !options_.sandbox_launcher.empty() && options_.sandbox.mode != SandboxMode::kOff;
+  return std::make_unique<FrozenTree>(worker->pid(), helper ? FrozenTree::kWithoutRoot : FrozenTree::kWithRoot);
 }
 
 Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<WorkerConnection> w) {

@@ -19,6 +19,7 @@
 
 #include "engine/options.h"
 #include "util/files.h"
+#include "util/process_tree.h"
 #include "util/json.h"
 #include "util/result.h"
 #include "worker/worker.h"
@@ -54,6 +55,12 @@ class DeviceSession {
   const std::string& Folder(WorkerRole role) const { return folders_[static_cast<int>(role)]; }
   // The hello answer (device and build information), starting a worker if needed.
   Result<Json> Hello();
+  // Stops every process of the candidate's side until the result is destroyed: the
+  // candidate worker and everything it started (with the zygote: every process the
+  // zygote forked, the spare included), so nothing the candidate left running takes
+  // the CPU from the reference while it is timed (docs/timing.md, "What the engine
+  // trusts"). Null when there is no candidate worker.
+  std::unique_ptr<FrozenTree> FreezeCandidate();
   // Once the reference worker has answered hello: starts the first candidate worker
   // (the zygote, a fork, its hello) in the background, so that it is ready when the
   // candidate's build is done. No-op without the zygote or when one runs or is pending.
@@ -83,6 +90,7 @@ class DeviceSession {
   std::string spare_folder_;  // the spare's, set by the background thread
   int forks_ = 0;             // names the forked workers' folders
   bool use_zygote_ = false;
+  bool candidate_forked_ = false;  // the candidate worker came from the zygote
   std::unique_ptr<Zygote> zygote_;
   std::optional<TempDir> zygote_dir_;  // the zygote's private folder; its workers' below
   Json hello_;

@@ -47,6 +47,10 @@ struct TimingSettings {
   // round trip, which under a loaded CPU jitters by tens of microseconds (BENCHMARKS.md).
   double graph_below_ms = 0.5;
   bool recheck = true;          // compare the outputs of the last timed calls
+  // The engine's clock overrules a candidate's reported samples when the median it
+  // allows is above the reported one by more than this fraction (plus the spread of
+  // the reference's own overhead; docs/timing.md, "What the engine trusts").
+  double clock_slack = 0.10;
 };
 
 inline constexpr const char* kPolicyTask = "task";

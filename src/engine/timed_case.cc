@@ -4,19 +4,39 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <vector>
 
+#include "check/aliasing.h"
 #include "check/tensor_file.h"
 #include "engine/output_handoff.h"
 #include "engine/timing_statistics.h"
 #include "engine/worker_outcome.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
 
-constexpr const char* kEvents = "cuda_events";
-constexpr const char* kGraph = "cuda_graph";
-constexpr const char* kClock = "monotonic_clock";
+// Sample outputs of a round are all compared up to this size each, else
+// kComparedPerRound of them, chosen after the round.
+constexpr uintmax_t kCompareAllBytes = 16 << 20;
+constexpr size_t kComparedPerRound = 3;
+// Added to the spread of the reference's overhead in the engine clock's bound
+// (TimingSettings::clock_slack): below timer resolution on any host.
+constexpr double kClockFloorMs = 0.02;
+
+constexpr const char* kRoles[2] = {"reference", "candidate"};
+constexpr WorkerRole kWorkerRoles[2] = {WorkerRole::kReference, WorkerRole::kCandidate};
+
+// The inputs of sample `index` of a round: a seed both sides are given only with the
+// sample's own request, drawn by the engine for the round.
+int64_t SampleSeed(uint64_t nonce, int index) {
+  return static_cast<int64_t>(((nonce >> 2) + static_cast<uint64_t>(index)) & ((uint64_t{1} << 62) - 1));
+}
+
+constexpr const char* kEvents = protocol::kTimerEvents;
+constexpr const char* kGraph = protocol::kTimerGraph;
+constexpr const char* kClock = protocol::kTimerClock;
 
 // The samples one side has sent so far. The candidate's worker is untrusted: a
 // field of the wrong type counts as empty and non-numbers are dropped.
@@ -64,18 +84,48 @@ double Describe(Json& row, const std::string& role, const Series& s, bool flush)
   return median;
 }
 
+// What one side's samples were: the worker's report per sample, in the order taken,
+// and what the engine's clock saw of the same requests.
+struct SideSamples {
+  Series series;                 // reported per call (ms), cold and warm
+  std::vector<double> reported;  // per sample, the reported time of the whole sample (ms x calls)
+  std::vector<double> clocked;   // per sample, the engine's wall time of its request (ms)
+  std::vector<bool> cold;        // per sample, whether it followed a flush
+  std::vector<Json> aliases;     // per sample of the current round, its `output_aliases`
+};
+
 class CaseTimer {
  public:
   CaseTimer(DeviceSession& session, const TimedCaseRequest& req)
       : session_(session), req_(req), timeout_(req.options.timeouts.time),
-        where_("timing case " + req.task.cases[req.case_index].name) {}
+        where_("timing case " + req.task.cases[req.case_index].name), rng_(std::random_device{}()) {}
 
   PreparedCase Prepare();
   TimedCase Measure(PreparedCase prepared);
 
  private:
+  // Measure's steps, in order (docs/timing.md, "For each performance case").
+  bool TakeTurn();        // the device's lock; other lanes' device work stops
+  bool WarmUp();          // both sides warm up (the candidate's processes stopped for the reference's)
+  bool ChooseMethod();    // events or the clock, or a graph of the same calls on both sides
+  bool SampleRounds();    // rounds of samples until the stopping rule; every round's outputs checked
+  void BoundByEngineClock();  // the candidate's samples are at least what the engine clocked
+  void Summarize();       // medians, spreads and the speedup into the record
+  bool RecheckOutput();   // one more call on the next seed's inputs, compared (beside other lanes)
+
+  // One side's samples of one round; false when it failed (result_.failure is set).
+  bool SampleSide(int side, int round, uint64_t nonce);
+  // The round's candidate outputs that alias an input where the reference's do not.
+  bool CheckAliasing(int round);
+  // Compares the round's sample outputs of both sides (all, or kComparedPerRound at
+  // random when they are large) and removes them.
+  bool CompareRound(int round, uint64_t nonce);
+  std::string SamplePath(int side, int round, int index) const;
+  int SamplesPerRound() const;
   // A call on one side; on failure sets result_.failure and returns nullopt.
   std::optional<Json> Call(WorkerRole role, Json request);
+  // A call on one side timed by the engine's clock (ms into *clocked).
+  std::optional<Json> ClockedCall(WorkerRole role, Json request, double* clocked);
   void Fail(OutcomeStatus status, std::string message) {
     Verification v;
     v.status = status;
@@ -84,12 +134,29 @@ class CaseTimer {
     result_.failure = std::move(v);
   }
   bool Recheck(const std::string& ref_out, const std::string& cand_out);
+  void StepDone(const char* step);
+  void GiveBack() {
+    if (holding_ && req_.turn.done) req_.turn.done();
+    holding_ = false;
+  }
 
   DeviceSession& session_;
   const TimedCaseRequest& req_;
   std::chrono::milliseconds timeout_;
   std::string where_;
+  std::mt19937_64 rng_;  // seeds of samples and which outputs are compared: never sent ahead
   TimedCase result_;
+  PreparedCase prepared_;
+  Json warm_[2];
+  std::string method_;
+  int graph_calls_ = 1;  // calls per graph sample, the same on both sides
+  SideSamples samples_[2];  // reference, candidate
+  bool export_outputs_ = true;
+  int compared_ = 0;
+  bool holding_ = false;  // the turn's device hold, until the re-check's device work ends
+  int warmup_ms_ = 0;
+  Json stage_ms_ = Json::object();
+  std::chrono::steady_clock::time_point step_began_ = std::chrono::steady_clock::now();
 };
 
 std::optional<Json> CaseTimer::Call(WorkerRole role, Json request) {
@@ -122,9 +189,10 @@ bool CaseTimer::Recheck(const std::string& ref_out, const std::string& cand_out)
     return false;
   }
   CompareReport cmp = Compare(*ref, *cand, req_.tolerance);
-  result_.row["recheck"] = cmp.match ? "ok" : "mismatch";
-  result_.row["recheck_max_abs_error"] = cmp.max_abs_error;
+  result_.row["recheck_max_abs_error"] =
+      std::max(cmp.max_abs_error, Number(result_.row, "recheck_max_abs_error", 0.0));
   if (!cmp.match) {
+    result_.row["recheck"] = "mismatch";
     Fail(OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
     return false;
   }
@@ -178,109 +246,344 @@ PreparedCase CaseTimer::Prepare() {
 }
 
 TimedCase CaseTimer::Measure(PreparedCase prepared) {
-  const TimingSettings& t = req_.options.timing;
-  // Wall time of each step (docs/timing.md, "Results": stage_ms).
-  auto step_began = std::chrono::steady_clock::now();
-  Json stage_ms{{"prepare", prepared.ms}};
-  auto step_done = [&](const char* step) {
-    const auto now = std::chrono::steady_clock::now();
-    stage_ms[step] = std::chrono::duration<double, std::milli>(now - step_began).count();
-    step_began = now;
-  };
-  const bool gpu = req_.options.backend != Backend::kCpu;
-  int warmup_ms = req_.warmup_ms >= 0 ? req_.warmup_ms : t.warmup_ms;
-  bool device_quiet = true;
-  if (req_.turn.alone) {
-    auto turn = req_.turn.alone();
-    if (!turn) {
-      Fail(OutcomeStatus::kInfraError, turn.error());
-      return std::move(result_);
-    }
-    device_quiet = turn->device_quiet;
-    if (req_.warmup_ms < 0 && turn->warmup_ms >= 0) warmup_ms = turn->warmup_ms;
-  }
-  step_done("drain");  // the device's lock and other lanes' runs in flight ending
-  const Json warmup{{"op", "time_warmup"}, {"warmup_ms", warmup_ms}};
-  auto ref_warm = Call(WorkerRole::kReference, warmup);
-  if (!ref_warm) return std::move(result_);
-  auto cand_warm = Call(WorkerRole::kCandidate, warmup);
-  if (!cand_warm) return std::move(result_);
+  prepared_ = std::move(prepared);
+  stage_ms_["prepare"] = prepared_.ms;
+  step_began_ = std::chrono::steady_clock::now();
+  if (!TakeTurn()) return std::move(result_);
+  StepDone("drain");  // the device's lock and other lanes' runs in flight ending
+  if (!WarmUp()) return std::move(result_);
+  StepDone("start");
+  if (!ChooseMethod() || !SampleRounds()) return std::move(result_);
+  BoundByEngineClock();
+  Summarize();
+  StepDone("sampling");
+  if (!RecheckOutput()) return std::move(result_);
+  StepDone("finish");
+  result_.row["stage_ms"] = stage_ms_;
+  return std::move(result_);
+}
+
+void CaseTimer::StepDone(const char* step) {
+  const auto now = std::chrono::steady_clock::now();
+  stage_ms_[step] = std::chrono::duration<double, std::milli>(now - step_began_).count();
+  step_began_ = now;
+}
+
+bool CaseTimer::TakeTurn() {
   Json& row = result_.row;
   row["case"] = req_.task.cases[req_.case_index].name;
   row["kind"] = "timing";
-  row["warmup_ms"] = warmup_ms;
-  row["device_quiet"] = device_quiet;
-  row["flush_bytes"] = Field(prepared.reference, "flush_bytes");
-  row["reference_kept"] = Field(prepared.reference, "kept") == Json(true);
-  row["reference_call_ms"] = Field(*ref_warm, "call_ms");
-  row["candidate_call_ms"] = Field(*cand_warm, "call_ms");
-  row["reference_device_call_ms"] = Field(*ref_warm, "device_call_ms");
-  row["candidate_device_call_ms"] = Field(*cand_warm, "device_call_ms");
-  row["sensors_before"] = Field(*ref_warm, "sensors");
+  row["device_quiet"] = true;
+  warmup_ms_ = req_.warmup_ms >= 0 ? req_.warmup_ms : req_.options.timing.warmup_ms;
+  if (!req_.turn.alone) {
+    holding_ = true;
+    return true;
+  }
+  auto turn = req_.turn.alone();
+  if (!turn) {
+    Fail(OutcomeStatus::kInfraError, turn.error());
+    return false;
+  }
+  holding_ = true;
+  row["device_quiet"] = turn->device_quiet;
+  if (req_.warmup_ms < 0 && turn->warmup_ms >= 0) warmup_ms_ = turn->warmup_ms;
+  return true;
+}
 
-  step_done("start");
-  std::string method = gpu ? kEvents : kClock;
+bool CaseTimer::WarmUp() {
+  const Json warmup = TimeWarmupRequest{warmup_ms_}.ToJson();
+  {
+    auto frozen = session_.FreezeCandidate();
+    auto ref = Call(WorkerRole::kReference, warmup);
+    if (!ref) return false;
+    warm_[0] = std::move(*ref);
+  }
+  auto cand = Call(WorkerRole::kCandidate, warmup);
+  if (!cand) return false;
+  warm_[1] = std::move(*cand);
+  Json& row = result_.row;
+  row["warmup_ms"] = warmup_ms_;
+  row["flush_bytes"] = Field(prepared_.reference, "flush_bytes");
+  row["reference_kept"] = Field(prepared_.reference, "kept") == Json(true);
+  row["reference_call_ms"] = Field(warm_[0], "call_ms");
+  row["candidate_call_ms"] = Field(warm_[1], "call_ms");
+  row["reference_device_call_ms"] = Field(warm_[0], "device_call_ms");
+  row["candidate_device_call_ms"] = Field(warm_[1], "device_call_ms");
+  row["sensors_before"] = Field(warm_[0], "sensors");
+  return true;
+}
+
+bool CaseTimer::ChooseMethod() {
+  const TimingSettings& t = req_.options.timing;
+  const bool gpu = req_.options.backend != Backend::kCpu;
+  method_ = gpu ? kEvents : kClock;
   // By device time per call (the warm-up's burst; call_ms, which carries a host round
   // trip per call, from workers that send none).
-  auto device_ms = [](const Json& start) {
-    return Number(start, "device_call_ms", Number(start, "call_ms", 1e9));
+  auto device_ms = [](const Json& warm) { return Number(warm, "device_call_ms", Number(warm, "call_ms", 1e9)); };
+  const double fastest = std::min(device_ms(warm_[0]), device_ms(warm_[1]));
+  if (!gpu || !(t.graph == GraphMode::kAlways || (t.graph == GraphMode::kAuto && fastest < t.graph_below_ms)))
+    return true;
+  // The reference sizes its graph on the quiet device (trusted); the candidate captures
+  // as many calls, so that a sample's time per call is the engine's division of one
+  // replay by a number it chose, never the candidate's claim. A candidate that can
+  // hold fewer (its outputs' memory) sets the number for both.
+  std::optional<Json> ref;
+  {
+    auto frozen = session_.FreezeCandidate();
+    ref = Call(WorkerRole::kReference, TimeGraphRequest{}.ToJson());
+  }
+  if (!ref) return false;
+  auto fallback = [&](const Json& why) {
+    result_.row["graph_fallback"] = why.is_string() ? why : Json("capture failed");
+    return true;  // both sides use events
   };
-  const double fastest = std::min(device_ms(*ref_warm), device_ms(*cand_warm));
-  if (gpu && (t.graph == GraphMode::kAlways || (t.graph == GraphMode::kAuto && fastest < t.graph_below_ms)))
-    method = kGraph;
+  if (const Json why = Field(*ref, "graph_failed"); !why.is_null()) return fallback(why);
+  const int ref_calls = static_cast<int>(Number(*ref, "graph_calls", 0));
+  if (ref_calls < 1) {
+    Fail(OutcomeStatus::kTaskError, "the reference's worker captured a graph of no calls");
+    return false;
+  }
+  auto cand = Call(WorkerRole::kCandidate, TimeGraphRequest{ref_calls}.ToJson());
+  if (!cand) return false;
+  if (const Json why = Field(*cand, "graph_failed"); !why.is_null()) return fallback(why);
+  const int cand_calls = static_cast<int>(Number(*cand, "graph_calls", 0));
+  if (cand_calls < 1 || cand_calls > ref_calls) {
+    Fail(OutcomeStatus::kCrash, "the candidate's worker reported a graph of " + std::to_string(cand_calls) +
+                                    " calls for " + std::to_string(ref_calls) + " asked (a forged reply)");
+    return false;
+  }
+  if (cand_calls < ref_calls) {
+    auto frozen = session_.FreezeCandidate();
+    auto again = Call(WorkerRole::kReference, TimeGraphRequest{cand_calls}.ToJson());
+    if (!again) return false;
+    if (const Json why = Field(*again, "graph_failed"); !why.is_null()) return fallback(why);
+    if (static_cast<int>(Number(*again, "graph_calls", 0)) != cand_calls) {
+      Fail(OutcomeStatus::kTaskError, "the reference's worker did not capture the graph size asked");
+      return false;
+    }
+  }
+  graph_calls_ = cand_calls;
+  method_ = kGraph;
+  result_.row["reference_graph_calls"] = graph_calls_;
+  result_.row["candidate_graph_calls"] = graph_calls_;
+  return true;
+}
 
+int CaseTimer::SamplesPerRound() const {
+  const TimingSettings& t = req_.options.timing;
+  return (t.flush ? 2 : 1) * std::max(1, t.batch);
+}
+
+std::string CaseTimer::SamplePath(int side, int round, int index) const {
+  // The candidate's worker writes only in its own folder (DeviceSession::Folder).
+  const std::string& own = session_.Folder(WorkerRole::kCandidate);
+  const std::string dir = side == 1 && !own.empty() ? own : req_.scratch;
+  return dir + "/timed_" + std::to_string(req_.case_index) + "_r" + std::to_string(round) + "_" +
+         std::to_string(index) + "_" + kRoles[side] + ".kvt";
+}
+
+bool CaseTimer::SampleRounds() {
+  const TimingSettings& t = req_.options.timing;
+  // Outputs of the largest cases (those compared on the device) are not written per
+  // sample: a file of each would take longer than the samples (docs/timing.md, "Known
+  // limits").
+  export_outputs_ = !req_.outputs_on_device;
   const StoppingRule rule = StoppingRule::From(t);
-  const int batch_size = std::max(1, t.batch);
-  Series series[2];  // reference, candidate
-  const WorkerRole roles[2] = {WorkerRole::kReference, WorkerRole::kCandidate};
   const auto began = std::chrono::steady_clock::now();
   int rounds = 0;
   StopReason stop = StopReason::kContinue;
   while (stop == StopReason::kContinue) {
+    const uint64_t nonce = rng_();
     for (int k = 0; k < 2; ++k) {
       const int side = rounds % 2 == 0 ? k : 1 - k;  // alternate who goes first
-      auto batch = Call(roles[side], Json{{"op", "time_batch"}, {"method", method},
-                                          {"cold", t.flush ? batch_size : 0}, {"warm", batch_size}});
-      if (!batch) return std::move(result_);
-      if (const Json why = Field(*batch, "graph_failed"); !why.is_null()) {
-        row["graph_fallback"] = why.is_string() ? why : Json("capture failed");
-        method = kEvents;  // both sides change method; samples so far are dropped
-        series[0].Clear(), series[1].Clear();
-        rounds = -1;
-        break;
-      }
-      if (method == kGraph) row[side == 0 ? "reference_graph_calls" : "candidate_graph_calls"] =
-          Field(*batch, "graph_calls");
-      const size_t before = series[side].cold.size() + series[side].warm.size();
-      series[side].Append(*batch);
-      const size_t got = series[side].cold.size() + series[side].warm.size() - before;
-      const size_t asked = static_cast<size_t>((t.flush ? 2 : 1) * batch_size);
-      if (got != asked) {
-        Fail(OutcomeStatus::kInfraError, "a worker sent " + std::to_string(got) + " timing samples for " +
-                                             std::to_string(asked) + " asked");
-        return std::move(result_);
-      }
+      if (!SampleSide(side, rounds, nonce)) return false;
     }
+    if (!CheckAliasing(rounds)) return false;
+    if (export_outputs_ && !CompareRound(rounds, nonce)) return false;
     ++rounds;
     const double elapsed =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-    const auto& a = t.flush ? series[0].cold : series[0].warm;
-    const auto& b = t.flush ? series[1].cold : series[1].warm;
-    stop = rounds == 0 ? StopReason::kContinue : rule.Decide({&a, &b}, elapsed);
+    const auto& a = t.flush ? samples_[0].series.cold : samples_[0].series.warm;
+    const auto& b = t.flush ? samples_[1].series.cold : samples_[1].series.warm;
+    stop = rule.Decide({&a, &b}, elapsed);
   }
-  row["method"] = method;
-  row["rounds"] = rounds;
-  row["stop"] = std::string(ToString(stop));
-  result_.reference_ms = Describe(row, "reference", series[0], t.flush);
-  result_.candidate_ms = Describe(row, "candidate", series[1], t.flush);
+  result_.row["method"] = method_;
+  result_.row["rounds"] = rounds;
+  result_.row["stop"] = std::string(ToString(stop));
+  result_.row["samples_compared"] = compared_;
+  return true;
+}
 
-  step_done("sampling");
-  if (req_.turn.share) req_.turn.share();  // the re-check needs no quiet device
-  bool holding = true;
-  auto done_with_device = [&] {
-    if (holding && req_.turn.done) req_.turn.done();
-    holding = false;
+bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
+  const TimingSettings& t = req_.options.timing;
+  const int n = SamplesPerRound();
+  const int cold = t.flush ? std::max(1, t.batch) : 0;
+  // Nothing of the candidate's runs while the reference is timed: not a process it
+  // left behind, not a thread of its worker.
+  std::unique_ptr<FrozenTree> frozen;
+  if (side == 0) frozen = session_.FreezeCandidate();
+  SideSamples& got = samples_[side];
+  got.aliases.clear();
+  std::mt19937_64 calls(nonce ^ 0x9e3779b97f4a7c15ULL);  // the graph call whose output is kept
+  for (int i = 0; i < n; ++i) {
+    const bool flushed = i < cold;
+    if (flushed && !Call(kWorkerRoles[side], TimeFlushRequest{}.ToJson())) return false;
+    TimeSampleRequest request{method_, SampleSeed(nonce, i)};
+    if (method_ == kGraph) request.call = static_cast<int64_t>(calls() % static_cast<uint64_t>(graph_calls_));
+    if (export_outputs_) request.out = SamplePath(side, round, i);
+    double clocked = 0;
+    auto reply = ClockedCall(kWorkerRoles[side], request.ToJson(), &clocked);
+    if (!reply) return false;
+    const Json ms = Field(*reply, protocol::field::kMs);
+    if (!ms.is_number() || !std::isfinite(ms.get<double>()) || ms.get<double>() < 0) {
+      Fail(side == 1 ? OutcomeStatus::kCrash : OutcomeStatus::kTaskError,
+           std::string("the ") + kRoles[side] + "'s worker sent no time for a sample");
+      return false;
+    }
+    if (method_ == kGraph && Number(*reply, "graph_calls", -1) != graph_calls_) {
+      Fail(side == 1 ? OutcomeStatus::kCrash : OutcomeStatus::kTaskError,
+           std::string("the ") + kRoles[side] + "'s worker replayed a graph of another size (a forged reply)");
+      return false;
+    }
+    if (side == 1 && Field(*reply, "inputs_modified") != Json(false)) {
+      Fail(OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
+      return false;
+    }
+    const double per_call = ms.get<double>();
+    (flushed ? got.series.cold : got.series.warm).push_back(per_call);
+    if (const Json wall = Field(*reply, "wall_ms"); wall.is_number()) got.series.wall.push_back(wall.get<double>());
+    got.aliases.push_back(Field(*reply, protocol::field::kOutputAliases));
+    got.reported.push_back(per_call * graph_calls_);
+    got.clocked.push_back(clocked);
+    got.cold.push_back(flushed);
+  }
+  return true;
+}
+
+bool CaseTimer::CheckAliasing(int round) {
+  // A timed call that hands back a view of its input does no work, and its values may
+  // be right (check/aliasing.h): allowed only where the reference's output of the same
+  // sample aliases an input too.
+  const auto& ref = samples_[0].aliases;
+  const auto& cand = samples_[1].aliases;
+  auto reply_of = [](const Json& aliases) {
+    Json reply = Json::object();
+    if (!aliases.is_null()) reply["output_aliases"] = aliases;
+    return reply;
   };
+  for (size_t i = 0; i < cand.size() && i < ref.size(); ++i) {
+    auto theirs = OutputAliases(reply_of(cand[i]));
+    if (!theirs) {
+      Fail(OutcomeStatus::kCrash, "the candidate's worker sent a malformed output_aliases: " + theirs.error());
+      return false;
+    }
+    if (theirs->empty()) continue;
+    auto ours = OutputAliases(reply_of(ref[i]));
+    if (!ours) {
+      Fail(OutcomeStatus::kTaskError, "the reference's worker sent a malformed output_aliases: " + ours.error());
+      return false;
+    }
+    if (std::string why = ForbiddenAliasing(*theirs, *ours); !why.empty()) {
+      Fail(OutcomeStatus::kMismatch, "a timed call's " + why + " (timed sample " + std::to_string(i) +
+                                         " of round " + std::to_string(round) + ")");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool CaseTimer::CompareRound(int round, uint64_t nonce) {
+  const int n = SamplesPerRound();
+  std::vector<int> chosen(n);
+  for (int i = 0; i < n; ++i) chosen[i] = i;
+  std::error_code size_error;
+  const auto bytes = std::filesystem::file_size(SamplePath(0, round, 0), size_error);
+  if (size_error || bytes > kCompareAllBytes) {  // large outputs: some, at random, after the fact
+    std::shuffle(chosen.begin(), chosen.end(), rng_);
+    chosen.resize(std::min<size_t>(chosen.size(), kComparedPerRound));
+  }
+  bool same = true;
+  for (int i : chosen) {
+    if (!(same = Recheck(SamplePath(0, round, i), SamplePath(1, round, i)))) {
+      result_.failure->message += " (timed sample " + std::to_string(i) + " of round " + std::to_string(round) +
+                                  ", inputs of seed " + std::to_string(SampleSeed(nonce, i)) + ")";
+      break;
+    }
+    ++compared_;
+  }
+  std::error_code ignored;
+  for (int i = 0; i < n; ++i)
+    for (int side : {0, 1}) std::filesystem::remove(SamplePath(side, round, i), ignored);
+  return same;
+}
+
+void CaseTimer::BoundByEngineClock() {
+  // The worker's clock runs in the candidate's process; the engine's does not. A sample
+  // request does the same work on both sides besides the timed call (fresh inputs, the
+  // output written), so the reference's requests say how long that takes; what the
+  // candidate's requests took beyond it is time its calls took, whatever its worker
+  // reported (docs/timing.md, "What the engine trusts").
+  SideSamples& ref = samples_[0];
+  SideSamples& cand = samples_[1];
+  if (ref.clocked.empty() || cand.clocked.empty()) return;
+  std::vector<double> overhead;
+  for (size_t i = 0; i < ref.clocked.size(); ++i) overhead.push_back(std::max(0.0, ref.clocked[i] - ref.reported[i]));
+  const double typical = Median(overhead);
+  // How well that median is known: IQR / 1.349 estimates a standard deviation, times
+  // sqrt(pi/2) / sqrt(n) the median's standard error; twice that is the allowance.
+  const double spread = 2 * 1.2533 * InterquartileRange(overhead) / 1.349 / std::sqrt(overhead.size());
+  std::vector<double> floor(cand.clocked.size()), primary_floor, primary_reported;
+  const bool flush = req_.options.timing.flush;
+  for (size_t i = 0; i < cand.clocked.size(); ++i) {
+    floor[i] = std::max(0.0, cand.clocked[i] - typical) / graph_calls_;
+    if (cand.cold[i] == flush) {
+      primary_floor.push_back(floor[i]);
+      primary_reported.push_back(cand.reported[i] / graph_calls_);
+    }
+  }
+  if (primary_floor.empty()) return;
+  const double reported = Median(primary_reported), clocked = Median(primary_floor);
+  const double slack = req_.options.timing.clock_slack;
+  const bool applied = clocked > reported * (1 + slack) + (spread + kClockFloorMs) / graph_calls_;
+  result_.row["engine_clock"] = Json{{"reference_overhead_ms", typical},
+                                     {"allowance_ms", spread},
+                                     {"candidate_reported_ms", reported},
+                                     {"candidate_clocked_ms", clocked},
+                                     {"applied", applied}};
+  if (!applied) return;
+  // The candidate's worker reported less than its requests took: each of its samples is
+  // at least what the engine's clock allows.
+  Series bounded;
+  bounded.wall = cand.series.wall;
+  for (size_t i = 0; i < cand.clocked.size(); ++i)
+    (cand.cold[i] ? bounded.cold : bounded.warm).push_back(std::max(cand.reported[i] / graph_calls_, floor[i]));
+  cand.series = std::move(bounded);
+}
+
+void CaseTimer::Summarize() {
+  const bool flush = req_.options.timing.flush;
+  Json& row = result_.row;
+  result_.reference_ms = Describe(row, "reference", samples_[0].series, flush);
+  result_.candidate_ms = Describe(row, "candidate", samples_[1].series, flush);
+  const double ref = result_.reference_ms, cand = result_.candidate_ms;
+  row["speedup"] = cand > 0 && std::isfinite(ref / cand) ? Json(ref / cand) : Json(nullptr);
+  if (flush && row.contains("reference_warm_ms") && row.contains("candidate_warm_ms")) {
+    const double rw = row["reference_warm_ms"].get<double>(), cw = row["candidate_warm_ms"].get<double>();
+    row["warm_speedup"] = cw > 0 && std::isfinite(rw / cw) ? Json(rw / cw) : Json(nullptr);
+  }
+}
+
+std::optional<Json> CaseTimer::ClockedCall(WorkerRole role, Json request, double* clocked) {
+  const auto before = std::chrono::steady_clock::now();
+  auto reply = Call(role, std::move(request));
+  *clocked = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before).count();
+  return reply;
+}
+
+bool CaseTimer::RecheckOutput() {
+  const TimingSettings& t = req_.options.timing;
+  if (req_.turn.share) req_.turn.share();  // the re-check needs no quiet device
+  Json& row = result_.row;
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
   // The candidate's worker writes only in its own folder (DeviceSession::Folder).
   const std::string& own = session_.Folder(WorkerRole::kCandidate);
@@ -293,7 +596,7 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
   Json ref_finish_req = finish;
   ref_finish_req["keep"] = true;  // for the next candidate's timing of this case
   auto ref_finish = Call(WorkerRole::kReference, ref_finish_req);
-  if (!ref_finish) return std::move(result_);
+  if (!ref_finish) return false;
   DeviceOffer offer;  // ended on every way out
   if (const Json h = Field(*ref_finish, "handoff"); h.is_object())
     offer = DeviceOffer([this](const Json& request) {
@@ -306,57 +609,50 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
     finish["output_layout"] = offer.layout();
   }
   auto cand_finish = Call(WorkerRole::kCandidate, finish);
-  if (!cand_finish) return std::move(result_);
+  if (!cand_finish) return false;
   row["sensors_after"] = Field(*ref_finish, "sensors");
   if (Field(*cand_finish, "inputs_modified") != Json(false)) {
     Fail(OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
-    return std::move(result_);
+    return false;
   }
   if (t.recheck && offer.open() && ReplyString(*cand_finish, "handoff", "") == "delivered") {
     row["recheck_on"] = "device";
     auto got = offer.Compare(req_.tolerance, stem + "_handoff", 1);
     if (!got) {
       Fail(OutcomeStatus::kInfraError, "comparing on the device: " + got.error());
-      return std::move(result_);
+      return false;
     }
     if (!got->served) {
       Fail(OutcomeStatus::kCrash, "the candidate's worker reported timed outputs it never handed over "
                                   "(a forged reply)");
-      return std::move(result_);
+      return false;
     }
     const CompareReport& cmp = got->calls[0];
     row["recheck"] = cmp.match ? "ok" : "mismatch";
     row["recheck_max_abs_error"] = cmp.max_abs_error;
     if (!cmp.match) {
       Fail(OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
-      return std::move(result_);
+      return false;
     }
   } else if (t.recheck) {
     if (offer.open()) {  // the candidate's worker wrote a file: so does the reference worker
       if (auto st = offer.WriteTo(stem + "_reference.kvt"); !st) {
         Fail(OutcomeStatus::kTaskError, st.error());
-        return std::move(result_);
+        return false;
       }
     }
-    done_with_device();
+    GiveBack();
     const bool same = Recheck(stem + "_reference.kvt", cand_out);
     std::error_code ignored;
     std::filesystem::remove(stem + "_reference.kvt", ignored);
     std::filesystem::remove(cand_out, ignored);
-    if (!same) return std::move(result_);
+    if (!same) return false;
+    row["recheck"] = "ok";
   } else {
     row["recheck"] = "skipped";
   }
-  done_with_device();
-  step_done("finish");
-  row["stage_ms"] = stage_ms;
-  const double ref = result_.reference_ms, cand = result_.candidate_ms;
-  row["speedup"] = cand > 0 && std::isfinite(ref / cand) ? Json(ref / cand) : Json(nullptr);
-  if (t.flush && row.contains("reference_warm_ms") && row.contains("candidate_warm_ms")) {
-    const double rw = row["reference_warm_ms"].get<double>(), cw = row["candidate_warm_ms"].get<double>();
-    row["warm_speedup"] = cw > 0 && std::isfinite(rw / cw) ? Json(rw / cw) : Json(nullptr);
-  }
-  return std::move(result_);
+  GiveBack();
+  return true;
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "engine/gpu_sensors.h"
 #include "engine/testing/fake_timing.h"
 #include "util/files.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
@@ -23,6 +26,10 @@ class TimedCaseTest : public ::testing::Test {
     options_.timing.max_samples = 100;
     options_.timing.min_ms = 0;
     options_.timing.batch = 5;
+    // The fakes answer at once whatever they report: the engine's clock would overrule
+    // the reports it sees as too short. The tests of that bound use fakes that take the
+    // time they report (and the default slack).
+    options_.timing.clock_slack = 1e9;
     task_.file = TaskFile{"relu", dir_->path() + "/relu.py", "source", "taskhash"};
     task_.cases.push_back(CaseInfo{"big", true, true});
   }
@@ -32,7 +39,7 @@ class TimedCaseTest : public ::testing::Test {
                           [this](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
                             auto w = std::make_unique<FakeWorker>();
                             w->Handle("hello", [](const Json&) {
-                              return FakeWorker::Ok(Json{{"protocol", 1}, {"device", Json::object()}});
+                              return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"device", Json::object()}});
                             });
                             testing::ScriptTiming(*w, fake_);
                             return std::unique_ptr<WorkerConnection>(std::move(w));
@@ -83,12 +90,84 @@ TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
       "reference:time_start", "candidate:time_start",  // beside other lanes' work
       "gate:alone",                                      // the device to itself
       "reference:time_warmup", "candidate:time_warmup",
-      "reference:time_batch:monotonic_clock", "candidate:time_batch:monotonic_clock",
-      "candidate:time_batch:monotonic_clock", "reference:time_batch:monotonic_clock",
+      "reference:time_sample:monotonic_clock", "candidate:time_sample:monotonic_clock",
+      "candidate:time_sample:monotonic_clock", "reference:time_sample:monotonic_clock",
       "gate:share",                                      // the re-check beside other lanes' work
       "reference:time_finish", "candidate:time_finish",
       "gate:done"};                                      // the comparison holds nothing
   EXPECT_EQ(fake_->log, expected);
+}
+
+// Every timed sample runs on inputs of its own seed, drawn by the engine; both sides
+// get the same seeds, and each sample's output is compared.
+TEST_F(TimedCaseTest, SamplesRunOnFreshSeedsAndTheirOutputsAreCompared) {
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(fake_->samples, 40);  // 2 rounds x 2 sides x (5 cold + 5 warm)
+  EXPECT_EQ(fake_->flushes, 20);
+  EXPECT_EQ(t.row["samples_compared"], 20);  // small outputs: every sample of both rounds
+  EXPECT_EQ(t.row["engine_clock"]["applied"], false);
+  // The files of the samples are gone.
+  for (const auto& entry : std::filesystem::directory_iterator(dir_->path()))
+    EXPECT_EQ(entry.path().filename().string().rfind("timed_", 0), std::string::npos) << entry.path();
+}
+
+// A candidate whose timed calls differ from its checked ones (it can tell them apart):
+// the timed samples' outputs are the ones compared.
+TEST_F(TimedCaseTest, ATimedSampleThatDiffersIsAMismatch) {
+  fake_->candidate_sample_output = {0, 1, 5};
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(t.failure->message.find("timed sample 0 of round 0"), std::string::npos) << t.failure->message;
+}
+
+// A view of the input handed back by timed calls only: the values may be right, the
+// work is not done.
+TEST_F(TimedCaseTest, ATimedOutputThatAliasesAnInputIsAMismatch) {
+  fake_->candidate_sample_aliases = Json::parse(R"([{"output": "output", "input": 0}])");
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(t.failure->message.find("shares memory with input 0"), std::string::npos) << t.failure->message;
+  fake_->candidate_sample_aliases = Json("garbage");
+  t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kCrash);
+}
+
+TEST_F(TimedCaseTest, InputsModifiedByATimedSampleAreAMismatch) {
+  fake_->candidate_modifies_sampled_inputs = true;
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(t.failure->message.find("modified its inputs"), std::string::npos) << t.failure->message;
+}
+
+// A candidate's worker that reports less time than its requests took (a patched timer,
+// a forged reply): the engine's clock sets its samples.
+TEST_F(TimedCaseTest, TheEngineClockBoundsForgedSampleTimes) {
+  options_.timing.clock_slack = TimingSettings{}.clock_slack;
+  // Long enough that a loaded test machine's scheduling delays do not hide it.
+  fake_->reference_ms = 20.0, fake_->reference_sleep_ms = 20.0;
+  fake_->candidate_ms = 0.2, fake_->candidate_sleep_ms = 20.0;  // claims 100x
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["engine_clock"]["applied"], true) << t.row["engine_clock"].dump();
+  EXPECT_LT(t.row["speedup"].get<double>(), 2.0) << t.row["engine_clock"].dump();
+  EXPECT_GE(t.candidate_ms, 10.0);
+}
+
+// An honest candidate's report stands: its requests take what it says, plus what the
+// reference's take besides their calls.
+TEST_F(TimedCaseTest, AnHonestReportStandsAgainstTheEngineClock) {
+  options_.timing.clock_slack = TimingSettings{}.clock_slack;
+  fake_->reference_ms = 20.0, fake_->reference_sleep_ms = 20.0;
+  fake_->candidate_ms = 10.0, fake_->candidate_sleep_ms = 10.0;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["engine_clock"]["applied"], false) << t.row["engine_clock"].dump();
+  EXPECT_DOUBLE_EQ(t.row["speedup"].get<double>(), 2.0);
 }
 
 TEST_F(TimedCaseTest, WithoutFlushOnlyWarmSamplesCount) {
@@ -197,6 +276,26 @@ TEST_F(TimedCaseTest, TinyCallsUseGraphsAndFallBackToEvents) {
   options_.timing.graph = GraphMode::kNever;
   fake_->graph_fails = false;
   EXPECT_EQ(Run().row["method"], "cuda_events");
+}
+
+// Both sides replay graphs of the same size, the reference's (or the candidate's, when
+// it can hold fewer); a candidate's worker that claims a size it was not asked is a crash.
+TEST_F(TimedCaseTest, GraphsHoldTheSameCallsOnBothSides) {
+  options_.backend = Backend::kCuda;
+  options_.timing.graph_below_ms = 0.05;
+  fake_->call_ms = 0.01;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["reference_graph_calls"], 50);
+  EXPECT_EQ(t.row["candidate_graph_calls"], 50);
+  fake_->candidate_graph_calls = 20;
+  t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["reference_graph_calls"], 20);
+  fake_->candidate_graph_calls = 500;
+  t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kCrash);
 }
 
 // call_ms carries a host round trip per call; the method follows the device time

@@ -7,6 +7,7 @@
 #include "engine/device_gate.h"
 #include "util/files.h"
 #include "worker/fake_worker.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
@@ -28,6 +29,10 @@ class VerifierTest : public ::testing::Test {
     dir_ = std::make_unique<TempDir>(std::move(*dir));
     options_.cache_dir = dir_->path();
     options_.backend = Backend::kCpu;
+    // The fakes report sample times their requests do not take (a reference of 400 ms
+    // answers at once): the engine's clock would rightly overrule them. Its bound is
+    // tested with fakes that take the time they report (timed_case_test.cc).
+    options_.timing.clock_slack = 1e9;
     task_ = TaskFile{"relu", dir_->path() + "/relu.py", "source", "taskhash"};
     candidate_ = Candidate{dir_->path() + "/relu_new.py", "class ModelNew: ...",
                            CandidateFormat::kKernelBench, "python", "candhash"};
@@ -45,7 +50,7 @@ class VerifierTest : public ::testing::Test {
 
   void Script(FakeWorker& w) {
     w.Handle("hello", [](const Json&) {
-      return FakeWorker::Ok(Json{{"protocol", 1}, {"torch", "t"}, {"python", "p"},
+      return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
                                  {"device", {{"name", "cpu"}, {"arch", "x86_64"}}},
                                  {"build", Json::object()}});
     });
@@ -78,12 +83,11 @@ class VerifierTest : public ::testing::Test {
       warmups_.push_back(r.value("warmup_ms", -1));
       return FakeWorker::Ok(Json{{"call_ms", 1.0}, {"sensors", nullptr}});
     });
-    w.Handle("time_batch", [this, side](const Json& r) {
+    w.Handle("time_flush", [](const Json&) { return FakeWorker::Ok(); });
+    w.Handle("time_sample", [this, side](const Json& r) {
       const double ms = *side == "reference" ? reference_ms_ : 1.0;
-      const int cold = r.value("cold", 0), warm = r.value("warm", 0);
-      return FakeWorker::Ok(Json{{"cold_ms", std::vector<double>(cold, ms)},
-                                 {"warm_ms", std::vector<double>(warm, ms)},
-                                 {"wall_ms", std::vector<double>(cold + warm, ms)}});
+      if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"ms", ms}, {"wall_ms", ms}, {"inputs_modified", false}});
     });
     w.Handle("time_finish", [](const Json& r) {
       if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
@@ -224,13 +228,15 @@ TEST_F(VerifierTest, SpeedupPlausibleAtItsRecheckKeepsItsSpeedTerm) {
       *side = r.value("side", std::string());
       return FakeWorker::Ok(Json{{"input_digest", "d"}});
     });
-    w.Handle("time_batch", [this, side](const Json& r) {
+    w.Handle("time_warmup", [this, side](const Json&) {
+      if (*side == "candidate") ++timings_;
+      return FakeWorker::Ok(Json{{"call_ms", 1.0}, {"sensors", nullptr}});
+    });
+    w.Handle("time_sample", [this, side](const Json& r) {
       // 400x at the first timing, 2x when timed again in the fresh worker.
       const double ms = *side == "reference" ? (timings_ > 1 ? 2.0 : 400.0) : 1.0;
-      const int cold = r.value("cold", 0), warm = r.value("warm", 0);
-      return FakeWorker::Ok(Json{{"cold_ms", std::vector<double>(cold, ms)},
-                                 {"warm_ms", std::vector<double>(warm, ms)},
-                                 {"wall_ms", std::vector<double>(cold + warm, ms)}});
+      if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"ms", ms}, {"wall_ms", ms}, {"inputs_modified", false}});
     });
   };
   Verification v = Verify();
@@ -635,7 +641,7 @@ class VerifierHandoffTest : public VerifierTest {
                               {"input_bytes", 4096}}}}}}});
     extra_script_ = [this](FakeWorker& w) {
       w.Handle("hello", [](const Json&) {
-        return FakeWorker::Ok(Json{{"protocol", 1}, {"torch", "t"}, {"python", "p"},
+        return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
                                    {"device", {{"name", "gpu"}, {"arch", "sm_90"}}},
                                    {"build", Json::object()}, {"device_handoff", true}});
       });

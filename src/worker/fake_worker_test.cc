@@ -1,4 +1,5 @@
 #include "worker/fake_worker.h"
+#include "worker/protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -56,9 +57,9 @@ TEST(FakeWorkerTest, LogAndKill) {
 
 TEST(FakeWorkerTest, UsableThroughTheInterface) {
   std::unique_ptr<WorkerConnection> w = std::make_unique<FakeWorker>();
-  static_cast<FakeWorker&>(*w).Reply("hello", Json{{"ok", true}, {"protocol", 1}});
+  static_cast<FakeWorker&>(*w).Reply("hello", Json{{"ok", true}, {"protocol", protocol::kVersion}});
   WorkerReply r = w->Call({{"op", "hello"}}, seconds(1));
-  EXPECT_EQ(r.response["protocol"], 1);
+  EXPECT_EQ(r.response["protocol"], protocol::kVersion);
 }
 
 }  // namespace

@@ -76,9 +76,19 @@ Json TimeWarmupRequest::ToJson() const {
   return Json{{field::kOp, op::kTimeWarmup}, {field::kWarmupMs, warmup_ms}};
 }
 
-Json TimeBatchRequest::ToJson() const {
-  return Json{
-      {field::kOp, op::kTimeBatch}, {field::kMethod, method}, {field::kCold, cold}, {field::kWarm, warm}};
+Json TimeGraphRequest::ToJson() const {
+  Json j{{field::kOp, op::kTimeGraph}};
+  if (calls > 0) j[field::kCalls] = calls;
+  return j;
+}
+
+Json TimeFlushRequest::ToJson() const { return Json{{field::kOp, op::kTimeFlush}}; }
+
+Json TimeSampleRequest::ToJson() const {
+  Json j{{field::kOp, op::kTimeSample}, {field::kMethod, method}, {field::kSeed, seed}};
+  if (call >= 0) j[field::kCall] = call;
+  SetIf(j, field::kOut, out);
+  return j;
 }
 
 Json TimeFinishRequest::ToJson() const {

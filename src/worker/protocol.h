@@ -22,7 +22,7 @@ namespace protocol {
 // The protocol version this engine speaks. A worker's `hello` must report the same
 // (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
 // reply that a peer of the old version would misread or silently ignore raises both.
-inline constexpr int kVersion = 1;
+inline constexpr int kVersion = 2;
 
 // Requests' `op` (docs/worker-protocol.md, "Requests").
 namespace op {
@@ -34,7 +34,9 @@ inline constexpr char kRun[] = "run";
 inline constexpr char kWriteOutputs[] = "write_outputs";
 inline constexpr char kTimeStart[] = "time_start";
 inline constexpr char kTimeWarmup[] = "time_warmup";
-inline constexpr char kTimeBatch[] = "time_batch";
+inline constexpr char kTimeGraph[] = "time_graph";
+inline constexpr char kTimeFlush[] = "time_flush";
+inline constexpr char kTimeSample[] = "time_sample";
 inline constexpr char kTimeFinish[] = "time_finish";
 inline constexpr char kHandoffCompare[] = "handoff_compare";
 inline constexpr char kHandoffRelease[] = "handoff_release";
@@ -82,7 +84,7 @@ inline constexpr char kDeferWrites[] = "defer_writes";
 inline constexpr char kDeferred[] = "deferred";
 inline constexpr char kInputDigest[] = "input_digest";
 inline constexpr char kInputsModified[] = "inputs_modified";
-// time_start, time_warmup, time_batch, time_finish
+// time_start, time_warmup, time_graph, time_flush, time_sample, time_finish
 inline constexpr char kSide[] = "side";
 inline constexpr char kFlush[] = "flush";
 inline constexpr char kGraphBelowMs[] = "graph_below_ms";
@@ -94,11 +96,11 @@ inline constexpr char kCallMs[] = "call_ms";
 inline constexpr char kDeviceCallMs[] = "device_call_ms";
 inline constexpr char kSensors[] = "sensors";
 inline constexpr char kMethod[] = "method";
-inline constexpr char kCold[] = "cold";
-inline constexpr char kWarm[] = "warm";
-inline constexpr char kColdMs[] = "cold_ms";
-inline constexpr char kWarmMs[] = "warm_ms";
+inline constexpr char kMs[] = "ms";
 inline constexpr char kWallMs[] = "wall_ms";
+inline constexpr char kCall[] = "call";
+inline constexpr char kOutputAliases[] = "output_aliases";
+inline constexpr char kGraphMaxCalls[] = "graph_max_calls";
 inline constexpr char kGraphCalls[] = "graph_calls";
 inline constexpr char kGraphFailed[] = "graph_failed";
 inline constexpr char kKeep[] = "keep";
@@ -132,7 +134,7 @@ inline constexpr char kSideReference[] = "reference";  // time_start side
 inline constexpr char kSideCandidate[] = "candidate";
 inline constexpr char kDistributionTask[] = "task";       // the task's own get_inputs
 inline constexpr char kHandoffDelivered[] = "delivered";  // run / time_finish handoff
-inline constexpr char kTimerEvents[] = "cuda_events";     // time_batch method
+inline constexpr char kTimerEvents[] = "cuda_events";     // time_sample method
 inline constexpr char kTimerGraph[] = "cuda_graph";
 inline constexpr char kTimerClock[] = "monotonic_clock";
 
@@ -206,10 +208,20 @@ struct TimeWarmupRequest {
   Json ToJson() const;
 };
 
-struct TimeBatchRequest {
+struct TimeGraphRequest {
+  int calls = 0;  // the graph's calls; 0: the side sizes it itself
+  Json ToJson() const;
+};
+
+struct TimeFlushRequest {
+  Json ToJson() const;
+};
+
+struct TimeSampleRequest {
   std::string method = protocol::kTimerClock;
-  int cold = 0;
-  int warm = 0;
+  int64_t seed = 0;      // the inputs of this sample
+  int64_t call = -1;     // graphs: the call whose output goes to `out`; < 0: none sent
+  std::string out{};     // where the sample's output goes; empty: nowhere
   Json ToJson() const;
 };
 

@@ -1,14 +1,23 @@
 """One side (reference or candidate) of a timed case, held by a worker between
-the engine's `time_start`, `time_batch` and `time_finish` requests
+the engine's `time_start`, `time_sample` and `time_finish` requests
 (docs/worker-protocol.md, docs/timing.md).
 
 The side owns the built model, its inputs (made on the device from the timing
 seed), the flush buffer and, once asked for, a CUDA graph. Failures of `fn` are
 WorkerErrors of the side's kind (task_error for the reference, runtime_error for
 the candidate, oom for either when memory runs out).
+
+Every timed sample runs on inputs nobody has seen before (docs/timing.md, "What
+the engine trusts"): `sample(seed)` first writes the inputs of `seed` (a number the
+engine draws for this sample) into the timed buffers, so a result cached from an
+earlier call is never right. A graph replays K calls, each on its own set of input
+buffers; before every replay those are filled from a pool of input sets in an
+order the seed decides, so a captured call that skipped its work leaves an output
+that does not fit its inputs.
 """
 import torch
 
+from kvault_worker.digest import modified_inputs
 from kvault_worker.errors import attributed
 from kvault_worker.timing import timers
 from kvault_worker.timing.flush import cpu_flush_bytes, gpu_flush_bytes, shared_flusher
@@ -21,11 +30,20 @@ GRAPH_SIZING_REPLAYS = 3
 BURST_TARGET_MS = 2.0  # the warm-up's back-to-back burst spans about this much
 BURST_MAX_CALLS = 100
 PRIME_BURST_CALLS = 20  # prime's guess of the device time per call
+# A graph's calls each read their own input set, filled before every replay from a
+# pool of POOL_SETS sets (seeds POOL_SEED + i); the pool and the calls' sets together
+# hold at most GRAPH_INPUT_BYTES.
+POOL_SETS = 4
+POOL_SEED = 500_000
+GRAPH_INPUT_BYTES = 1 << 30
 
 
 class TimedSide:
-    def __init__(self, fn, inputs, device, kind, label, flush, l2_bytes=0, arch=""):
+    def __init__(self, fn, inputs, device, kind, label, flush, l2_bytes=0, arch="", make_inputs=None):
+        """`make_inputs(seed)`: the case's inputs for `seed`, like `inputs`; without it
+        (in-process drivers) every sample and graph call reuses `inputs`."""
         self.fn, self.inputs, self.device = fn, inputs, device
+        self.make_inputs = make_inputs
         self.kind, self.label = kind, label
         if flush:
             nbytes = gpu_flush_bytes(device.backend, l2_bytes, arch) if device.is_gpu else cpu_flush_bytes()
@@ -39,6 +57,8 @@ class TimedSide:
         self.last_output = None
         self.call_ms = None
         self.device_call_ms = None
+        self.graph_inputs = None  # GraphInputs of the current graph
+        self.pristine = True  # the timed buffers hold the timing seed's inputs
 
     @property
     def flush_bytes(self):
@@ -48,7 +68,8 @@ class TimedSide:
         """Device memory this side holds: its inputs and, with a graph, the outputs of
         the graph's calls (the flush buffer is the worker's, shared_flusher)."""
         graph = self.graph.calls * _nbytes(self.last_output) if self.graph is not None else 0
-        return _nbytes(list(self.inputs or [])) + graph
+        sets = self.graph_inputs.nbytes if self.graph_inputs is not None else 0
+        return _nbytes(list(self.inputs or [])) + graph + sets
 
     def _call(self):
         with torch.no_grad():
@@ -60,18 +81,23 @@ class TimedSide:
         Without `into_timed_buffers` the call takes `fresh` itself and the timed
         inputs stay as they are (a trusted side kept for the next timing)."""
         if into_timed_buffers:
-            self.inputs = list(self.inputs)
+            self._write_inputs(fresh)
+        self.device.synchronize()
+        with torch.no_grad():
+            output = self.fn(self.inputs if into_timed_buffers else list(fresh))
+        self.device.synchronize()
+        return output
+
+    def _write_inputs(self, fresh):
+        """Copies `fresh` into the timed input buffers (a graph keeps reading them)."""
+        self.inputs = list(self.inputs)
+        with torch.no_grad():
             for i, (held, new) in enumerate(zip(self.inputs, fresh)):
                 if torch.is_tensor(held) and torch.is_tensor(new) and held.shape == new.shape \
                         and held.dtype == new.dtype:
                     held.copy_(new)
                 else:
                     self.inputs[i] = new
-        self.device.synchronize()
-        with torch.no_grad():
-            output = self.fn(self.inputs if into_timed_buffers else list(fresh))
-        self.device.synchronize()
-        return output
 
     def _sample(self):
         if self.device.is_gpu:
@@ -122,19 +148,29 @@ class TimedSide:
         if guess < graph_below_ms:
             self._capture(guess)
 
-    def prepare_graph(self):
-        """The graph for graph samples, captured (unless prime did) and sized on the
-        device as it is now; returns None, or why graphs cannot be used.
+    def prepare_graph(self, calls=None):
+        """The graph for graph samples; returns None, or why graphs cannot be used.
 
-        The first capture's size comes from the warm-up's burst, which for a
-        launch-bound call measures the launch interval, not the kernel, and so
-        undercounts the calls that fit in GRAPH_TARGET_MS of device work. Back-to-back
-        replays of it measure the device time per call; a graph holding less than
-        half the target is captured again with as many calls as the target holds
-        (within GRAPH_MAX_CALLS and GRAPH_OUTPUT_BYTES of outputs), at most twice.
-        A graph sized once keeps its size (a reference side kept between candidates)."""
+        With `calls` (the engine's choice: both sides replay the same number of calls,
+        so the per-call time is the engine's division, not a side's claim) the graph
+        holds exactly that many, captured again when it holds another number.
+        Without, the side sizes it on the device as it is now: the first capture's
+        size comes from the warm-up's burst, which for a launch-bound call measures
+        the launch interval, not the kernel, and so undercounts the calls that fit in
+        GRAPH_TARGET_MS of device work. Back-to-back replays of it measure the device
+        time per call; a graph holding less than half the target is captured again
+        with as many calls as the target holds (within max_graph_calls), at most
+        twice. A graph sized once keeps its size (a reference side kept between
+        candidates)."""
         if not self.device.is_gpu:
             return "no graphs on the cpu backend"
+        if calls is not None:
+            calls = max(1, min(int(calls), self.max_graph_calls()))
+            if self.graph_failure is None and (self.graph is None or self.graph.calls != calls):
+                self._release_graph()
+                self._capture_calls(calls)
+            self.graph_sized = self.graph_failure is None
+            return self.graph_failure
         if self.graph is None and self.graph_failure is None:
             self._capture(self.device_call_ms or self.call_ms or 1.0)
         if self.graph_failure is not None:
@@ -146,10 +182,10 @@ class TimedSide:
             with attributed(self.kind, "%s raised" % self.label):
                 self.graph.replay_ms(1, sync)  # the first replay uploads the graph
                 per_call = self.graph.replay_ms(GRAPH_SIZING_REPLAYS, sync)
-            wanted = min(self._max_calls(), int(GRAPH_TARGET_MS / max(per_call, 1e-5)))
+            wanted = min(self.max_graph_calls(), int(GRAPH_TARGET_MS / max(per_call, 1e-5)))
             if per_call * self.graph.calls >= GRAPH_TARGET_MS / 2 or wanted <= self.graph.calls:
                 break
-            self.graph.release()
+            self._release_graph()
             self._capture_calls(wanted)
             if self.graph_failure is not None:
                 return self.graph_failure
@@ -158,46 +194,169 @@ class TimedSide:
 
     def _capture(self, per_call_ms):
         """A first graph of as many calls as GRAPH_TARGET_MS holds at `per_call_ms`."""
-        self._capture_calls(max(1, min(self._max_calls(), int(GRAPH_TARGET_MS / max(per_call_ms, 1e-4)))))
+        self._capture_calls(max(1, min(self.max_graph_calls(), int(GRAPH_TARGET_MS / max(per_call_ms, 1e-4)))))
         self.graph_sized = False
 
     def _capture_calls(self, calls):
-        """Captures `calls` calls into self.graph. A capture that fails (GraphReplay
-        turns whatever the call raised while captured into GraphUnavailable) is
-        remembered in graph_failure, not retried: both sides then use events."""
+        """Captures `calls` calls into self.graph, call i on its own input set
+        (GraphInputs). A capture that fails (GraphReplay turns whatever the call
+        raised while captured into GraphUnavailable) is remembered in graph_failure,
+        not retried: both sides then use events."""
         self.graph = None
         try:
-            self.graph = timers.GraphReplay(self._call, calls, self.device.synchronize)
+            if self.make_inputs is not None:
+                with attributed(self.kind, "making the input sets of a graph"):
+                    self.graph_inputs = GraphInputs(self.inputs, self.make_inputs, calls, self.device)
+            sets = self.graph_inputs
+            call = (lambda i: self._call_on_set(sets.call_inputs[i])) if sets is not None else (lambda i: self._call())
+            self.graph = timers.GraphReplay(call, calls, self.device.synchronize)
         except timers.GraphUnavailable as e:
             self.graph_failure = str(e)
+            self.graph_inputs = None
+        except GraphInputsUnfit as e:
+            self.graph_failure = str(e)
+            self.graph_inputs = None
 
-    def _max_calls(self):
-        """GRAPH_MAX_CALLS, or fewer when that many calls' outputs would pass
-        GRAPH_OUTPUT_BYTES (a captured graph may keep every call's output)."""
-        per_call = _nbytes(self.last_output)
-        if per_call <= 0:
-            return GRAPH_MAX_CALLS
-        return max(1, min(GRAPH_MAX_CALLS, GRAPH_OUTPUT_BYTES // per_call))
+    def _call_on_set(self, inputs):
+        with torch.no_grad():
+            return self.fn(inputs)
 
-    def batch(self, method, cold, warm):
-        """`cold` flushed samples then `warm` back-to-back ones, by `method`
-        (events or graph; the clock on the CPU). Returns lists of ms."""
-        out = {"cold_ms": [], "warm_ms": [], "wall_ms": []}
-        use_graph = method == timers.GRAPH
-        with attributed(self.kind, "%s raised" % self.label):
-            for flushed in [True] * cold + [False] * warm:
-                if flushed and self.flusher is not None:
-                    self.flusher.flush()
-                sample = self.graph.sample(self.device.synchronize) if use_graph else self._sample()
-                self.last_output = sample.output
-                out["cold_ms" if flushed else "warm_ms"].append(sample.ms)
-                out["wall_ms"].append(sample.wall_ms)
-        return out
-
-    def release(self):
+    def _release_graph(self):
         if self.graph is not None:
             self.graph.release()
+        self.graph = self.graph_inputs = None
+
+    def max_graph_calls(self):
+        """GRAPH_MAX_CALLS, or fewer when that many calls' outputs would pass
+        GRAPH_OUTPUT_BYTES (a captured graph may keep every call's output) or their
+        input sets, with the pool's, GRAPH_INPUT_BYTES."""
+        limit = GRAPH_MAX_CALLS
+        per_call = _nbytes(self.last_output)
+        if per_call > 0:
+            limit = min(limit, GRAPH_OUTPUT_BYTES // per_call)
+        per_set = _nbytes(list(self.inputs or []))
+        if self.make_inputs is not None and per_set > 0:
+            limit = min(limit, GRAPH_INPUT_BYTES // per_set - POOL_SETS)
+        return max(1, limit)
+
+
+    def flush(self):
+        """Overwrites the flush buffer (before a cold sample)."""
+        if self.flusher is not None:
+            self.flusher.flush()
+
+    def sample(self, method, seed=None, check_call=0):
+        """One timed sample by `method` on fresh inputs: those of `seed` written into the
+        timed buffers (events, clock), or, for a graph, every call's input set filled
+        from the pool in the order `seed` decides. Returns (Sample, the output to hand
+        to the engine, the inputs that output was made from, whether the call changed
+        its inputs): for a graph, the output of call `check_call` (modulo the calls).
+        Without `seed` or make_inputs, the inputs stay as they are."""
+        fresh = seed is not None and self.make_inputs is not None
+        modified = False
+        with attributed(self.kind, "%s raised" % self.label):
+            if method == timers.GRAPH:
+                if fresh and self.graph_inputs is not None:
+                    self.graph_inputs.refresh(seed)
+                    self.pristine = False
+                sample = self.graph.sample(self.device.synchronize)
+                call = check_call % self.graph.calls
+                output = self.graph.outputs[call]
+                inputs = self.graph_inputs.call_inputs[call] if self.graph_inputs is not None else self.inputs
+            else:
+                source = None
+                if fresh:
+                    source = self.make_inputs(seed)
+                    self._write_inputs(source)
+                    self.pristine = False
+                sample = self._sample()
+                output, inputs = sample.output, self.inputs
+                if source is not None:
+                    modified = bool(modified_inputs(source, self.inputs))
+        self.last_output = sample.output
+        return sample, output, inputs, modified
+
+    def batch(self, method, cold, warm):
+        """`cold` flushed samples then `warm` back-to-back ones, by `method`, on the
+        inputs as they are (in-process drivers: timing/rounds.py). Returns lists of ms."""
+        out = {"cold_ms": [], "warm_ms": [], "wall_ms": []}
+        for flushed in [True] * cold + [False] * warm:
+            if flushed:
+                self.flush()
+            sample, _, _, _ = self.sample(method)
+            out["cold_ms" if flushed else "warm_ms"].append(sample.ms)
+            out["wall_ms"].append(sample.wall_ms)
+        return out
+
+    def restore_inputs(self, timing_seed):
+        """Puts the timing seed's inputs back into the timed buffers after samples
+        wrote others (a kept reference side is taken up again with them)."""
+        if not self.pristine and self.make_inputs is not None:
+            with attributed(self.kind, "remaking the timing inputs"):
+                self._write_inputs(self.make_inputs(timing_seed))
+            self.pristine = True
+
+    def release(self):
+        self._release_graph()
         self.fn = self.inputs = self.graph = self.flusher = self.last_output = None
+        self.make_inputs = None
+
+
+class GraphInputsUnfit(Exception):
+    pass
+
+
+class GraphInputs:
+    """One input set per captured call, stacked per input position ([calls, ...] on
+    the device), and a pool of POOL_SETS sets (seeds POOL_SEED + i) they are filled
+    from before every replay: call i reads pool set assignment(seed)[i]. Inputs that
+    are not tensors are shared by every call."""
+
+    def __init__(self, inputs, make_inputs, calls, device):
+        pool = [make_inputs(POOL_SEED + i) for i in range(POOL_SETS)]
+        for other in pool:
+            if not _same_layout(other, inputs):
+                raise GraphInputsUnfit("the case's inputs differ in shape or dtype between seeds: "
+                                       "no graph of input sets")
+        self.calls, self.device = calls, device
+        self.positions = [i for i, x in enumerate(inputs) if torch.is_tensor(x)]
+        with torch.no_grad():
+            self.pool = {i: torch.stack([p[i] for p in pool]) for i in self.positions}
+            self.stacked = {i: torch.empty((calls,) + tuple(inputs[i].shape), dtype=inputs[i].dtype,
+                                           device=inputs[i].device) for i in self.positions}
+        self.call_inputs = [[self.stacked[j][k] if j in self.stacked else x for j, x in enumerate(inputs)]
+                            for k in range(calls)]
+        self.nbytes = sum(t.numel() * t.element_size() for t in list(self.pool.values()) + list(self.stacked.values()))
+        self.refresh(0)
+
+    def refresh(self, seed):
+        order = assignment(seed, self.calls)
+        with torch.no_grad():
+            index = order.to(self.device.torch_device) if self.device.is_gpu else order
+            for i in self.positions:
+                torch.index_select(self.pool[i], 0, index, out=self.stacked[i])
+
+    def inputs_of_call(self, seed, call):
+        """The pool set call `call` reads after refresh(seed)."""
+        return int(assignment(seed, call + 1)[call])
+
+
+def assignment(seed, calls):
+    """Which pool set each of a graph's first `calls` calls reads for `seed` (the same
+    for any graph size: call i's set does not depend on how many calls follow)."""
+    generator = torch.Generator().manual_seed(int(seed))
+    return torch.randint(POOL_SETS, (GRAPH_MAX_CALLS,), generator=generator)[:calls]
+
+
+def _same_layout(a, b):
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if torch.is_tensor(x) != torch.is_tensor(y):
+            return False
+        if torch.is_tensor(x) and (x.shape != y.shape or x.dtype != y.dtype or x.device != y.device):
+            return False
+    return True
 
 
 def _nbytes(value):

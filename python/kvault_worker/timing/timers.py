@@ -4,8 +4,9 @@
   The end event is recorded only after every stream of the device is idle, so
   work a call leaves on side streams is inside the sample (it costs a fixed
   host round trip per sample, reported as the floor).
-- graph (GPU): K calls captured once into a CUDA graph; a sample is one replay
-  between two events on its stream, divided by K (GraphReplay.sample).
+- graph (GPU): K calls captured once into a CUDA graph (each may read its own
+  input set, timing/side.py); a sample is one replay between two events on its
+  stream, divided by K (GraphReplay.sample).
 - clock (CPU): perf_counter_ns around the call.
 
 Clock functions are captured at import, before candidate code can patch them.
@@ -85,19 +86,21 @@ class GraphReplay:
     after a failed capture so its error does not leak into later samples."""
 
     def __init__(self, call, calls, synchronize):
+        """`call(i)` makes the i-th call (0 <= i < calls); every call's output is kept
+        (`outputs`; `output` is the last)."""
         if _CUDAGraph is None or _graph_context is None:
             raise GraphUnavailable("this PyTorch has no CUDA graphs")
         self.calls = calls
-        self.output = None
+        self.outputs = []
         self._graph = _CUDAGraph()
         stream = _current_stream()
         try:
             with _graph_context(self._graph):
-                for _ in range(calls):
-                    self.output = call()
+                for i in range(calls):
+                    self.outputs.append(call(i))
             synchronize()
         except Exception as e:  # capture rejected: the call is not graph-safe
-            self._graph = self.output = None
+            self._graph, self.outputs = None, []
             # torch.cuda.graph leaves its capture stream current when ending the
             # capture raises (its __exit__ stops there): later work would go there.
             _set_stream(stream)
@@ -136,13 +139,17 @@ class GraphReplay:
             ms = _event_elapsed(start, idle)
         return Sample(ms / self.calls, (t_idle - t0) / 1e6 / self.calls, self.output)
 
+    @property
+    def output(self):
+        return self.outputs[-1] if self.outputs else None
+
     def replay_ms(self, replays, synchronize):
         """Device time per call over `replays` back-to-back replays (no
         synchronisation between them): what sizes the graph."""
         return burst_ms(self._graph.replay, replays, synchronize) / self.calls
 
     def release(self):
-        self._graph = self.output = None
+        self._graph, self.outputs = None, []
 
 
 class GraphUnavailable(Exception):

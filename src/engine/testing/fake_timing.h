@@ -1,10 +1,13 @@
 #pragma once
-// Test helper: scripts a FakeWorker to answer time_start / time_warmup / time_batch / time_finish
-// (docs/worker-protocol.md) like a worker whose side always takes `ms` per call
-// (reference_ms on the side "reference", candidate_ms on "candidate"), writing
-// `output` to the `out` of time_finish. Tests only.
+// Test helper: scripts a FakeWorker to answer time_start / time_warmup / time_graph /
+// time_flush / time_sample / time_finish (docs/worker-protocol.md) like a worker whose
+// side always takes `ms` per call (reference_ms on the side "reference", candidate_ms on
+// "candidate"; warm samples half of it), writing `output` to the `out` of time_sample
+// and time_finish. Tests only.
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "check/testing/tensor_file_writer.h"
@@ -20,9 +23,19 @@ struct FakeTiming {
   double call_ms = 1.0;              // reported by time_warmup
   double device_call_ms = -1;        // reported by time_warmup when >= 0
   bool reference_kept = false;       // the reference's time_start answers kept
-  bool graph_fails = false;          // time_batch with cuda_graph answers graph_failed
-  bool candidate_modifies_inputs = false;
-  bool candidate_batch_raises = false;  // the candidate's time_batch answers runtime_error
+  bool graph_fails = false;          // time_graph answers graph_failed
+  int graph_calls = 50;              // the reference's own graph size (time_graph without calls)
+  int candidate_graph_calls = -1;    // what the candidate's time_graph answers; < 0: as asked
+  // What the candidate's timed samples write; empty: the reference's output.
+  std::vector<float> candidate_sample_output;
+  // Each sample request of a side sleeps this long (the engine's clock sees it),
+  // whatever the side reports.
+  double reference_sleep_ms = 0, candidate_sleep_ms = 0;
+  int samples = 0, flushes = 0;     // requests seen
+  bool candidate_modifies_inputs = false;          // the candidate's time_finish says so
+  bool candidate_modifies_sampled_inputs = false;  // the candidate's time_sample says so
+  Json candidate_sample_aliases = Json::array();   // the candidate's time_sample output_aliases
+  bool candidate_batch_raises = false;  // the candidate's time_sample answers runtime_error
   std::string candidate_digest = "d";
   bool reference_irreproducible = false;  // the reference's digest changes at every time_start
   int reference_starts = 0;
@@ -61,20 +74,48 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     if (t->device_call_ms >= 0) reply["device_call_ms"] = t->device_call_ms;
     return FakeWorker::Ok(reply);
   });
-  w.Handle("time_batch", [t, side](const Json& r) {
+  auto captured = std::make_shared<int>(0);  // this worker's graph size
+  w.Handle("time_graph", [t, side, captured](const Json& r) {
+    t->log.push_back(*side + ":time_graph");
+    if (t->graph_fails) return FakeWorker::Ok(Json{{"graph_failed", "no"}});
+    int calls = r.value("calls", t->graph_calls);
+    if (*side == "candidate" && t->candidate_graph_calls >= 0) calls = t->candidate_graph_calls;
+    *captured = calls;
+    return FakeWorker::Ok(Json{{"graph_calls", calls}});
+  });
+  auto flushed = std::make_shared<bool>(false);  // the next sample is cold
+  w.Handle("time_flush", [t, flushed](const Json&) {
+    ++t->flushes;
+    *flushed = true;
+    return FakeWorker::Ok();
+  });
+  auto last_seed = std::make_shared<int64_t>(-2);
+  w.Handle("time_sample", [t, side, captured, flushed, last_seed](const Json& r) {
     const std::string method = r.value("method", std::string());
-    t->log.push_back(*side + ":time_batch:" + method);
-    if (*side == "candidate" && t->candidate_batch_raises) {
+    const bool ref = *side == "reference";
+    const int64_t seed = r.value("seed", int64_t{-1});
+    if (seed != *last_seed + 1) t->log.push_back(*side + ":time_sample:" + method);  // once per batch
+    *last_seed = seed;
+    ++t->samples;
+    if (!ref && t->candidate_batch_raises) {
       WorkerReply failed;
       failed.response = Json{{"ok", false}, {"kind", "runtime_error"}, {"message", "boom"}};
       return failed;
     }
-    if (method == "cuda_graph" && t->graph_fails) return FakeWorker::Ok(Json{{"graph_failed", "no"}});
-    const double ms = *side == "reference" ? t->reference_ms : t->candidate_ms;
-    const int cold = r.value("cold", 0), warm = r.value("warm", 0);
-    return FakeWorker::Ok(Json{{"cold_ms", std::vector<double>(cold, ms)},
-                               {"warm_ms", std::vector<double>(warm, ms / 2)},
-                               {"wall_ms", std::vector<double>(cold + warm, ms)}});
+    const bool cold = *flushed;
+    *flushed = false;
+    const double sleep_ms = (ref ? t->reference_sleep_ms : t->candidate_sleep_ms) / (cold ? 1 : 2);
+    if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(sleep_ms * 1000)));
+    if (r.contains("out")) {
+      const auto& out = ref || t->candidate_sample_output.empty() ? t->reference_output : t->candidate_sample_output;
+      WriteFloats(r["out"], out);
+    }
+    const double ms = ref ? t->reference_ms : t->candidate_ms;
+    Json reply{{"ms", cold ? ms : ms / 2}, {"wall_ms", ms},
+               {"inputs_modified", !ref && t->candidate_modifies_sampled_inputs},
+               {"output_aliases", ref ? Json::array() : t->candidate_sample_aliases}};
+    if (method == "cuda_graph") reply["graph_calls"] = *captured;
+    return FakeWorker::Ok(reply);
   });
   w.Handle("time_finish", [t, side](const Json& r) {
     t->log.push_back(*side + ":time_finish");
