@@ -9,7 +9,12 @@ or candidate code runs) of:
 - the tensor methods the worker uses to read outputs (`Tensor.cpu`, `to`,
   `contiguous`, `clone`, `copy_`, `detach`, `view`, `numpy`) and comparisons
   (`torch.equal`, `torch.allclose`, `torch.isnan`);
-- every function and class defined at the top of the worker's own modules;
+- every function, class, builtin and module bound at the top of the worker's own
+  modules (`timers._perf_counter_ns`, an alias of a clock, is one; so is `os` in
+  `protocol`, through which replies are written);
+- the live objects of the request loop (`watch`): the protocol channel and the
+  session may not gain an instance attribute that hides a method of their class
+  (`channel.send = ...`), and the session's table of handlers may not change;
 - the precision switches (`allow_tf32` of matmul and cuDNN, the fp32 matmul
   precision), so a candidate cannot make the reference lossy.
 `changes()` lists what differs now. `settle()` is called by `hello`, once the worker's
@@ -52,15 +57,27 @@ def _switches():
     return values
 
 
+_BOUND = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type)
+
+
 def _own_definitions():
+    """Every function, class, builtin and module a worker module binds at its top level
+    (its own definitions and what it imported or aliased)."""
     found = {}
     for name, module in list(sys.modules.items()):
-        if not (name == "kvault_worker" or name.startswith("kvault_worker.")):
+        if not (name == "kvault_worker" or name.startswith("kvault_worker.")) or module is None:
             continue
         for attr, value in list(vars(module).items()):
-            if isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == name:
-                found["%s.%s" % (name, attr)] = (module, attr, value)
+            if attr.startswith("__") or not (isinstance(value, _BOUND) or callable(value)):
+                continue
+            found["%s.%s" % (name, attr)] = (module, attr, value)
     return found
+
+
+def _hidden_methods(obj):
+    """Instance attributes of `obj` that hide a callable of its class."""
+    own = getattr(obj, "__dict__", {})
+    return sorted(attr for attr in own if callable(getattr(type(obj), attr, None)))
 
 
 class Snapshot:
@@ -77,6 +94,7 @@ class Snapshot:
                     self.attributes["%s.%s" % (owner_name, attr)] = (owner, attr, _raw(owner, attr))
         self.own = {}
         self.switches = _switches()
+        self.watched = {}  # name -> (object, its handlers dict or None, a copy of it)
 
     def settle(self):
         """Records the worker's own definitions and the precision switches as they are
@@ -84,12 +102,26 @@ class Snapshot:
         self.own = _own_definitions()
         self.switches = _switches()
 
+    def watch(self, name, obj):
+        """Watches a live object of the request loop (the channel, the session): an
+        instance attribute that hides a method of its class, or a change to its
+        `handlers` table, is a change."""
+        handlers = getattr(obj, "handlers", None)
+        copy = dict(handlers) if isinstance(handlers, dict) else None
+        self.watched[name] = (obj, handlers if copy is not None else None, copy)
+
     def changes(self):
         """Names of everything replaced or switched since the snapshot, sorted."""
         changed = [name for name, (owner, attr, value) in self.attributes.items()
                    if _raw(owner, attr) is not value]
         changed += [name for name, (module, attr, value) in self.own.items()
                     if vars(module).get(attr) is not value]
+        for name, (obj, handlers, copy) in self.watched.items():
+            changed += ["%s.%s" % (name, attr) for attr in _hidden_methods(obj)]
+            if getattr(obj, "handlers", handlers) is not handlers or (
+                    copy is not None and (handlers.keys() != copy.keys()
+                                          or any(handlers[k] is not v for k, v in copy.items()))):
+                changed.append("%s.handlers" % name)
         now = _switches()
         changed += ["%s (%r -> %r)" % (k, v, now.get(k)) for k, v in self.switches.items() if now.get(k) != v]
         return sorted(changed)

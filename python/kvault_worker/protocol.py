@@ -135,6 +135,10 @@ def main():
         session = Session()
     except ImportError as e:
         session = UnusableSession("%s cannot import what the worker needs: %s" % (sys.executable, e))
+    else:
+        from kvault_worker.integrity import SNAPSHOT
+        SNAPSHOT.watch("channel", channel)
+        SNAPSHOT.watch("session", session)
     try:
         for line in channel.lines():
             response = handle_line(session, line)
