@@ -1,0 +1,8 @@
+# Honest control: torch.matmul at the task's precision.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
