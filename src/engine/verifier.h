@@ -4,10 +4,14 @@
 //   Verifier v(options);
 //   Verification out = v.Verify(task, candidate);   // never throws for kernel faults
 //
-// Cascade: format/backend check -> describe task -> build (extension format) ->
-// reference outputs (cached) -> load candidate -> run every correctness case and
-// seed on fresh inputs, compare in this process -> time performance cases,
-// interleaved with the reference, with the device to itself -> speedup -> reward.
+// Cascade (Verify, one member per stage): format/backend check (CheckFormat) ->
+// describe task (DescribeTask) -> build compiled formats (BuildCandidate) -> a fresh
+// worker (StartCandidateWorker) -> load (LoadCandidate) -> every correctness case and
+// run (CheckAllCorrectness; each run: reference output, cached -> the candidate's
+// calls on fresh inputs -> its inputs -> its outputs compared in this process or on
+// the device: CheckRun) -> time performance cases, interleaved with the reference,
+// with the device to itself (TimeCandidate) -> an implausible speedup re-checked
+// (RecheckSpeedup) -> speedup and reward (Done).
 // Thread safety: not thread-safe; use one Verifier per lane.
 #include <map>
 #include <memory>
