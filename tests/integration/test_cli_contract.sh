@@ -24,5 +24,14 @@ need = ["status", "compiled", "correct", "speedup", "reference_ms", "candidate_m
 missing = [k for k in need if k not in j]
 assert not missing, missing
 assert j["status"] == "mismatch" and j["correct"] is False and j["reward"] == 0.4, j
+assert j["policy"] == "any", j  # the task's (relu names none)
 PY
+# --policy: the engine's choice over the task's; a value outside the list is misuse.
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --policy custom_kernel \
+  --json > "$TMP/vp.json" || fail "verify --policy custom_kernel failed"
+[ "$(json_get "$TMP/vp.json" 'j["status"] + " " + j["policy"]')" = "policy_violation custom_kernel" ] ||
+  fail "abs under --policy custom_kernel: $(cat "$TMP/vp.json")"
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --policy kernels \
+  > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--policy kernels must exit 2"
 echo "ok"
