@@ -1,11 +1,11 @@
 #pragma once
-// MappedFile: a whole file mapped read-only into memory, unmapped on destruction.
-// Movable, not copyable; data() stays valid across moves. Immutable after Open, so
-// const access is thread-safe.
+// MappedFile: a whole file read into read-only memory of its own, unmapped on
+// destruction. Movable, not copyable; data() stays valid across moves. Immutable after
+// Open, so const access is thread-safe.
 //
-// The mapping reflects the file: a file truncated by someone else while mapped makes
-// reads past its new end fault (SIGBUS). Map only files that are written once and
-// replaced atomically (WriteFileAtomic, rename), as the engine's files are.
+// A copy, not a mapping of the file: a file truncated or rewritten by someone else
+// afterwards (a candidate's worker, in its own folder) changes nothing here and cannot
+// fault a read (SIGBUS). A symbolic link is refused (O_NOFOLLOW on the last component).
 #include <cstddef>
 #include <string>
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 
 #include "util/files.h"
@@ -34,6 +36,29 @@ TEST(MappedFileTest, EmptyMissingAndDirectory) {
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().find("missing"), std::string::npos);
   EXPECT_FALSE(MappedFile::Open(dir->path()));
+}
+
+TEST(MappedFileTest, ASymbolicLinkIsRefused) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("secret"), "reference output"));
+  ASSERT_EQ(::symlink(dir->Join("secret").c_str(), dir->Join("out").c_str()), 0);
+  auto m = MappedFile::Open(dir->Join("out"));
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().find("symbolic link"), std::string::npos) << m.error();
+  EXPECT_TRUE(MappedFile::Open(dir->Join("secret")));
+}
+
+TEST(MappedFileTest, TruncatingTheFileAfterOpenChangesNothing) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  const std::string content(1 << 20, 'x');
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("f"), content));
+  auto m = MappedFile::Open(dir->Join("f"));
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_EQ(::truncate(dir->Join("f").c_str(), 0), 0);  // a mapping of the file would fault below
+  ASSERT_EQ(m->size(), content.size());
+  EXPECT_EQ(std::memcmp(m->data(), content.data(), content.size()), 0);
 }
 
 }  // namespace
