@@ -1,7 +1,9 @@
 """Interleaved rounds in one process: what the engine does across two workers
 (src/engine/timed_case.cc), for tests and bench scripts that time sides they
 built themselves. Round i asks every side for one batch, in forward order for
-even i and reversed for odd i, until the stopping rule ends it."""
+even i and reversed for odd i, until the stopping rule ends it. The golden scripts
+of tests/golden/timing_rounds.json hold this loop and the engine's to the same
+order, rounds, stop reason and summaries."""
 from kvault_worker.timing import stats, timers
 
 
