@@ -77,6 +77,19 @@ def test_non_tensors_and_empty_tensors_alias_nothing():
     assert paths(empty, [empty]) == []
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_views_of_device_inputs_are_found_and_copies_are_not():
+    import torch.utils.dlpack as dlpack
+    x = torch.randn(64, 48, device="cuda")
+    for view in (x.t(), x[3:9], x.view(-1), x.as_strided((48,), (49,)),
+                 dlpack.from_dlpack(dlpack.to_dlpack(x)).t()):
+        assert paths(view, [x]) == [("output", 0)]
+    for copy in (x.t().contiguous(), x.clone(), x.cpu(), torch.empty_like(x)):
+        assert paths(copy, [x]) == []
+    host = torch.randn(64, 48)
+    assert paths(x, [host]) == []  # another device: never the same memory
+
+
 RELU_TASK = """
 import torch, torch.nn as nn
 class Model(nn.Module):
