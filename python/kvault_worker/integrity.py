@@ -28,6 +28,15 @@ import types
 
 import torch
 
+# PyTorch 2.x rebinds some of the snapshot's functions when torch._dynamo is first
+# imported (torch.manual_seed becomes a wrapper that disables compilation). An honest
+# candidate can trigger that import (an extension build, Triton, torch.compile), so it
+# is made here, before the snapshot, and the rebound functions are the baseline.
+try:
+    import torch._dynamo  # noqa: F401
+except Exception:  # older PyTorch has none; a broken one changes nothing here
+    pass
+
 _OBJECTS = {
     "time": time,
     "torch": torch,
