@@ -8,7 +8,8 @@
 #   bash bench/h200_throughput.sh core    # the native batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh native  # the native batch alone
 #   bash bench/h200_throughput.sh lanes   # the native batch, then warm again with $KVAULT_B (another
-#                                         # engine) and with $FEW_JOBS lanes (default 1)
+#                                         # engine, its tree at $KVAULT_B_ROOT) and with $FEW_JOBS
+#                                         # lanes (default 1)
 #   bash bench/h200_throughput.sh big     # the KernelBench-sized task alone (BIG_BASELINE=1: and the baseline)
 #   bash bench/h200_throughput.sh ext     # a small extension batch and a small load_inline batch, in one call
 #   bash bench/h200_throughput.sh wide    # batches of 210 extension and 210 load_inline candidates with
@@ -217,8 +218,10 @@ case "$part" in
     gen batch-native --count native=208 --poke "${POKE:-4}"
     LIMIT=${BATCH_LIMIT:-70} eval_pair batch-native "$work/batch-native/native"
     if [ -n "${KVAULT_B:-}" ]; then
+      # $KVAULT_B_ROOT: the tree of that engine (its worker speaks its protocol version).
       K_A=$K; K=$KVAULT_B
-      eval_step batch-native warm-b "$work/batch-native/native" "${BATCH_LIMIT:-70}" examples/suite store
+      KVAULT_SOURCE_ROOT=${KVAULT_B_ROOT:-$root} \
+        eval_step batch-native warm-b "$work/batch-native/native" "${BATCH_LIMIT:-70}" examples/suite store
       K=$K_A
     fi
     jobs_all=$jobs; jobs=${FEW_JOBS:-1}
