@@ -308,9 +308,18 @@ def kernel_identifier(name):
     return "".join(bare).strip().split("::")[-1].split(" ")[-1]
 
 
+# Namespaces of PyTorch's and its libraries' kernels: a kernel launched from one of them
+# is never the candidate's own, whatever names its source declares.
+_FOREIGN_NAMESPACES = ("at::", "c10::", "cub::", "cutlass::", "thrust::", "cudnn", "cublas")
+
+
 def is_own_kernel(name, own):
     """Whether a launched kernel is one of `own` (Triton may suffix a specialisation,
-    e.g. relu_kernel_0d1d2d)."""
+    e.g. relu_kernel_0d1d2d) and not in a namespace of PyTorch or its libraries."""
+    qualified = str(name).replace("(anonymous namespace)::", "")
+    qualified = qualified[5:] if qualified.startswith("void ") else qualified
+    if qualified.lstrip(":").startswith(_FOREIGN_NAMESPACES):
+        return False
     ident = kernel_identifier(name)
     if ident in own:
         return True

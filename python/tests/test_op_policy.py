@@ -144,6 +144,13 @@ def test_launched_kernels_are_matched_by_function_name(launched, own):
     assert op_policy.is_own_kernel(launched, {"relu_kernel"}) is own
 
 
+def test_a_name_declared_like_pytorchs_kernel_does_not_make_it_its_own():
+    launched = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)"
+    assert not op_policy.is_own_kernel(launched, {"vectorized_elementwise_kernel"})
+    assert op_policy.is_own_kernel("void mine::vectorized_elementwise_kernel<4>(int)",
+                                   {"vectorized_elementwise_kernel"})
+
+
 THREADED_RELU = """
 import threading
 import torch, torch.nn as nn
