@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/device_session.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 
@@ -13,10 +14,11 @@ Result<BackendProbe> ProbeBackends(const EngineOptions& options) {
   BackendProbe p;
   p.hello = *hello;
   p.available = {"cpu"};
-  if (hello->contains("available_backends") && (*hello)["available_backends"].is_array())
-    p.available = (*hello)["available_backends"].get<std::vector<std::string>>();
-  if (hello->contains("unavailable_reasons") && (*hello)["unavailable_reasons"].is_object())
-    for (const auto& [k, v] : (*hello)["unavailable_reasons"].items())
+  using protocol::field::kAvailableBackends, protocol::field::kUnavailableReasons;
+  if (hello->contains(kAvailableBackends) && (*hello)[kAvailableBackends].is_array())
+    p.available = (*hello)[kAvailableBackends].get<std::vector<std::string>>();
+  if (hello->contains(kUnavailableReasons) && (*hello)[kUnavailableReasons].is_object())
+    for (const auto& [k, v] : (*hello)[kUnavailableReasons].items())
       p.reasons += k + ": " + v.get<std::string>() + "\n";
   return p;
 }

@@ -11,6 +11,7 @@
 #include "engine/verifier.h"
 #include "toolchain/build.h"
 #include "kvault/build_config.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
@@ -19,8 +20,9 @@ namespace {
 // hello answer or an environment fingerprint: both carry "device").
 std::string RecordArch(const EngineOptions& options, const Json& with_device) {
   if (!options.arch.empty()) return options.arch;
-  if (with_device.is_object() && with_device.contains("device"))
-    return with_device["device"].value("arch", std::string());
+  using protocol::field::kDevice, protocol::field::kArch;
+  if (with_device.is_object() && with_device.contains(kDevice))
+    return with_device[kDevice].value(kArch, std::string());
   return "";
 }
 

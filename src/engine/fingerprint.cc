@@ -6,6 +6,7 @@
 
 #include "kvault/build_config.h"
 #include "toolchain/tools.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
@@ -25,11 +26,10 @@ Json EnvironmentFingerprint(const Json& hello) {
   Json env = Json::object();
   env["engine_version"] = KVAULT_VERSION;
   if (hello.is_object()) {
-    env["device"] = hello.value("device", Json::object());
-    env["torch"] = hello.value("torch", Json(nullptr));
-    env["torch_cuda"] = hello.value("torch_cuda", Json(nullptr));
-    env["torch_hip"] = hello.value("torch_hip", Json(nullptr));
-    env["python"] = hello.value("python", Json(nullptr));
+    namespace field = protocol::field;  // the same names as in hello
+    for (const char* key : {field::kTorch, field::kTorchCuda, field::kTorchHip, field::kPython})
+      env[key] = hello.value(key, Json(nullptr));
+    env[field::kDevice] = hello.value(field::kDevice, Json::object());
   }
   env["toolchains"] = Toolchains();
   struct utsname u {};

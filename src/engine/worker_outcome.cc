@@ -3,8 +3,12 @@
 #include <csignal>
 
 #include "util/strings.h"
+#include "worker/protocol.h"
 
 namespace kvault {
+
+namespace field = protocol::field;
+namespace kind = protocol::kind;
 
 constexpr size_t kDiagnosticsLimit = 16 * 1024;
 
@@ -17,20 +21,20 @@ std::string ReplyString(const Json& response, const char* key, std::string fallb
 
 bool ReplyOk(const WorkerReply& reply) {
   if (reply.failure != WorkerFailure::kNone || !reply.response.is_object()) return false;
-  auto ok = reply.response.find("ok");
+  auto ok = reply.response.find(field::kOk);
   return ok != reply.response.end() && ok->is_boolean() && ok->get<bool>();
 }
 
 namespace {
-OutcomeStatus StatusOfKind(const std::string& kind) {
-  if (kind == "load_error") return OutcomeStatus::kLoadError;
-  if (kind == "compile_error") return OutcomeStatus::kCompileError;  // Triton JIT
-  if (kind == "runtime_error") return OutcomeStatus::kRuntimeError;
-  if (kind == "oom") return OutcomeStatus::kOom;
-  if (kind == "mismatch") return OutcomeStatus::kMismatch;                  // output contract
-  if (kind == "policy_violation") return OutcomeStatus::kPolicyViolation;  // docs/adversarial.md
-  if (kind == "unsupported") return OutcomeStatus::kUnsupported;
-  if (kind == "task_error") return OutcomeStatus::kTaskError;
+OutcomeStatus StatusOfKind(const std::string& k) {
+  if (k == kind::kLoadError) return OutcomeStatus::kLoadError;
+  if (k == kind::kCompileError) return OutcomeStatus::kCompileError;  // Triton JIT
+  if (k == kind::kRuntimeError) return OutcomeStatus::kRuntimeError;
+  if (k == kind::kOom) return OutcomeStatus::kOom;
+  if (k == kind::kMismatch) return OutcomeStatus::kMismatch;                // output contract
+  if (k == kind::kPolicyViolation) return OutcomeStatus::kPolicyViolation;  // docs/adversarial.md
+  if (k == kind::kUnsupported) return OutcomeStatus::kUnsupported;
+  if (k == kind::kTaskError) return OutcomeStatus::kTaskError;
   return OutcomeStatus::kInfraError;  // bad_request, internal, anything unknown
 }
 
@@ -62,21 +66,21 @@ Verification CandidateFailure(const WorkerReply& reply, std::string_view stage,
       break;
     case WorkerFailure::kNone: {
       const Json& r = reply.response;
-      const std::string kind = ReplyString(r, "kind", "internal");
-      v.status = StatusOfKind(kind);
+      const std::string claimed = ReplyString(r, field::kKind, kind::kInternal);
+      v.status = StatusOfKind(claimed);
       v.compiled = v.status != OutcomeStatus::kCompileError;
-      v.message = std::string(stage) + ": " + ReplyString(r, "message", "(no message)");
+      v.message = std::string(stage) + ": " + ReplyString(r, field::kMessage, "(no message)");
       if (v.status == OutcomeStatus::kInfraError || v.status == OutcomeStatus::kTaskError) {
         // Candidate code has run in this worker by now and can forge its answers
         // (docs/threat-model.md): an answer that blames the engine or the task would
         // let a failing candidate escape its record. Fail closed.
         v.status = OutcomeStatus::kCrash;
-        v.message = std::string(stage) + ": the candidate's worker answered '" + kind + "' (" +
-                    ReplyString(r, "message", "no message") +
+        v.message = std::string(stage) + ": the candidate's worker answered '" + claimed + "' (" +
+                    ReplyString(r, field::kMessage, "no message") +
                     "); candidate code runs in that worker and can forge such answers, so it "
                     "counts against the candidate";
       }
-      diag = ReplyString(r, "traceback", "");
+      diag = ReplyString(r, field::kTraceback, "");
       break;
     }
   }
@@ -90,7 +94,7 @@ std::string TrustedFailureMessage(const WorkerReply& reply, std::string_view sta
     return std::string(stage) + " ran past its limit";
   if (reply.failure != WorkerFailure::kNone)
     return std::string(stage) + ": " + reply.detail;
-  return std::string(stage) + ": " + ReplyString(reply.response, "message", "(no message)");
+  return std::string(stage) + ": " + ReplyString(reply.response, field::kMessage, "(no message)");
 }
 
 }  // namespace kvault

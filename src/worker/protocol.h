@@ -54,6 +54,7 @@ inline constexpr char kId[] = "id";
 inline constexpr char kOk[] = "ok";
 inline constexpr char kKind[] = "kind";
 inline constexpr char kMessage[] = "message";
+inline constexpr char kTraceback[] = "traceback";
 // hello
 inline constexpr char kBackend[] = "backend";
 inline constexpr char kDeviceIndex[] = "device_index";
@@ -63,9 +64,13 @@ inline constexpr char kDevice[] = "device";  // {name, arch, ...}
 inline constexpr char kArch[] = "arch";      // within device
 inline constexpr char kName[] = "name";      // within device
 inline constexpr char kTorch[] = "torch";
+inline constexpr char kTorchCuda[] = "torch_cuda";
+inline constexpr char kTorchHip[] = "torch_hip";
 inline constexpr char kPython[] = "python";
 inline constexpr char kWorkerSource[] = "worker_source";
 inline constexpr char kDeviceHandoff[] = "device_handoff";
+inline constexpr char kAvailableBackends[] = "available_backends";
+inline constexpr char kUnavailableReasons[] = "unavailable_reasons";
 // describe, reference, load, run
 inline constexpr char kTask[] = "task";
 inline constexpr char kCase[] = "case";
@@ -128,6 +133,20 @@ inline constexpr char kPid[] = "pid";
 inline constexpr char kFolder[] = "folder";  // fork: the worker's own folder
 inline constexpr char kError[] = "error";
 }  // namespace field
+
+// A failed reply's `kind` (docs/worker-protocol.md, "Error kinds").
+namespace kind {
+inline constexpr char kTaskError[] = "task_error";
+inline constexpr char kLoadError[] = "load_error";
+inline constexpr char kUnsupported[] = "unsupported";
+inline constexpr char kCompileError[] = "compile_error";
+inline constexpr char kRuntimeError[] = "runtime_error";
+inline constexpr char kOom[] = "oom";
+inline constexpr char kMismatch[] = "mismatch";
+inline constexpr char kPolicyViolation[] = "policy_violation";
+inline constexpr char kBadRequest[] = "bad_request";
+inline constexpr char kInternal[] = "internal";
+}  // namespace kind
 
 // Values of some fields.
 inline constexpr char kSideReference[] = "reference";  // time_start side
