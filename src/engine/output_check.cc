@@ -46,7 +46,9 @@ ComparedOutputs CompareFiles(const OutputFiles& files, const Tolerance& toleranc
   for (const std::string& path : files.candidate) {
     auto cand = TensorFile::Open(path);
     if (!cand) {
-      out.failure = Fault(OutcomeStatus::kInfraError, "candidate output unreadable: " + cand.error());
+      // Its worker said it wrote this file, atomically; candidate code runs in that
+      // worker and can remove, replace or corrupt it: its doing, not the engine's.
+      out.failure = Fault(OutcomeStatus::kCrash, "candidate output unreadable: " + cand.error());
       return out;
     }
     out.calls.push_back(Compare(*ref, *cand, tolerance));

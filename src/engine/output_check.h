@@ -65,7 +65,8 @@ struct ComparedOutputs {
 // the reply says "delivered": a forged "delivered" (the buffers never taken) is the
 // candidate's `crash`, a device comparison that fails is `infra_error`. Otherwise
 // from files: an open offer is written to files.reference first (failing: `task_error`),
-// an unreadable file is `infra_error`. `device_done` (optional) is called once the
+// an unreadable reference file is `infra_error`, an unreadable candidate file the
+// candidate's `crash` (its worker wrote it; candidate code runs there). `device_done` (optional) is called once the
 // reference worker's part is over, before a comparison from files; the candidate's
 // files (and the reference's, with remove_reference) are removed after.
 ComparedOutputs CompareOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,

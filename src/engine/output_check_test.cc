@@ -123,7 +123,9 @@ TEST_F(CompareOutputsTest, ScratchReferenceIsRemoved) {
   EXPECT_FALSE(Exists(files_.reference));
 }
 
-TEST_F(CompareOutputsTest, UnreadableFilesAreInfraError) {
+// The reference's file is the engine's; the candidate's was written by a worker that
+// runs candidate code.
+TEST_F(CompareOutputsTest, UnreadableReferenceIsInfraErrorUnreadableCandidateACrash) {
   DeviceOffer none;
   ComparedOutputs no_reference = CompareOutputs(none, Json::object(), files_, tolerance_);
   ASSERT_TRUE(no_reference.failure);
@@ -132,7 +134,7 @@ TEST_F(CompareOutputsTest, UnreadableFilesAreInfraError) {
   WriteFloats(files_.reference, {0, 1, 2});
   ComparedOutputs no_candidate = CompareOutputs(none, Json::object(), files_, tolerance_);
   ASSERT_TRUE(no_candidate.failure);
-  EXPECT_EQ(no_candidate.failure->status, OutcomeStatus::kInfraError);
+  EXPECT_EQ(no_candidate.failure->status, OutcomeStatus::kCrash);
   EXPECT_NE(no_candidate.failure->message.find("candidate output unreadable"), std::string::npos);
 }
 

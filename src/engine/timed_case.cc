@@ -9,6 +9,7 @@
 
 #include "check/aliasing.h"
 #include "check/tensor_file.h"
+#include "engine/output_check.h"
 #include "engine/output_handoff.h"
 #include "engine/timing_statistics.h"
 #include "engine/worker_outcome.h"
@@ -133,7 +134,10 @@ class CaseTimer {
     v.message = where_ + ": " + std::move(message);
     result_.failure = std::move(v);
   }
-  bool Recheck(const std::string& ref_out, const std::string& cand_out);
+  // The candidate's outputs of timed calls against the reference's (output_check.h);
+  // false with result_.failure set when they differ or cannot be compared.
+  bool CompareTimedOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,
+                           const std::function<void()>& device_done = {});
   void StepDone(const char* step);
   void GiveBack() {
     if (holding_ && req_.turn.done) req_.turn.done();
@@ -177,24 +181,22 @@ std::optional<Json> CaseTimer::Call(WorkerRole role, Json request) {
   return std::nullopt;
 }
 
-bool CaseTimer::Recheck(const std::string& ref_out, const std::string& cand_out) {
-  auto ref = TensorFile::Open(ref_out);
-  if (!ref) {
-    Fail(OutcomeStatus::kInfraError, "reference output of a timed call unreadable: " + ref.error());
+bool CaseTimer::CompareTimedOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,
+                                    const std::function<void()>& device_done) {
+  ComparedOutputs got = CompareOutputs(offer, candidate_reply, files, req_.tolerance, device_done);
+  if (got.failure) {
+    Fail(got.failure->status, got.failure->message);
     return false;
   }
-  auto cand = TensorFile::Open(cand_out);
-  if (!cand) {
-    Fail(OutcomeStatus::kInfraError, "candidate output of a timed call unreadable: " + cand.error());
-    return false;
-  }
-  CompareReport cmp = Compare(*ref, *cand, req_.tolerance);
-  result_.row["recheck_max_abs_error"] =
-      std::max(cmp.max_abs_error, Number(result_.row, "recheck_max_abs_error", 0.0));
-  if (!cmp.match) {
-    result_.row["recheck"] = "mismatch";
-    Fail(OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
-    return false;
+  if (got.on_device) result_.row["recheck_on"] = "device";
+  for (const CompareReport& cmp : got.calls) {
+    result_.row["recheck_max_abs_error"] =
+        std::max(cmp.max_abs_error, Number(result_.row, "recheck_max_abs_error", 0.0));
+    if (!cmp.match) {
+      result_.row["recheck"] = "mismatch";
+      Fail(OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
+      return false;
+    }
   }
   return true;
 }
@@ -207,36 +209,36 @@ PreparedCase CaseTimer::Prepare() {
   // quiet device decides in TimeCase).
   const double graph_below_ms = req_.options.backend == Backend::kCpu || t.graph == GraphMode::kNever ? 0
                                 : t.graph == GraphMode::kAlways ? 1e9 : t.graph_below_ms;
-  Json start{{"op", "time_start"}, {"case", req_.case_index}, {"seed", req_.seed}, {"flush", t.flush},
-             {"graph_below_ms", graph_below_ms}};
-  Json ref_start_req = start;
-  ref_start_req["side"] = "reference";
-  ref_start_req["task"] = req_.task.file.path;
+  TimeStartRequest ref_start_req{.side = protocol::kSideReference,
+                                 .task = req_.task.file.path,
+                                 .case_index = req_.case_index,
+                                 .seed = req_.seed,
+                                 .flush = t.flush,
+                                 .graph_below_ms = graph_below_ms};
   auto fail = [&] {
     prepared.failure = std::move(result_.failure);
     return std::move(prepared);
   };
-  auto ref_start = Call(WorkerRole::kReference, ref_start_req);
+  auto ref_start = Call(WorkerRole::kReference, ref_start_req.ToJson());
   if (!ref_start) return fail();
-  Json cand_start_req = start;
-  cand_start_req["side"] = "candidate";
-  if (const Json layout = Field(*ref_start, "output_layout"); layout.is_object())
-    cand_start_req["output_layout"] = layout;
-  auto cand_start = Call(WorkerRole::kCandidate, cand_start_req);
+  TimeStartRequest cand_start_req = ref_start_req;
+  cand_start_req.side = protocol::kSideCandidate;
+  cand_start_req.task.clear();
+  if (const Json layout = Field(*ref_start, protocol::field::kOutputLayout); layout.is_object())
+    cand_start_req.output_layout = layout;
+  auto cand_start = Call(WorkerRole::kCandidate, cand_start_req.ToJson());
   if (!cand_start) return fail();
-  if (ReplyString(*cand_start, "input_digest", "") != ReplyString(*ref_start, "input_digest", "")) {
-    // The candidate's worker can forge its digest (docs/threat-model.md): the reference
-    // worker makes the inputs again; when it reproduces its own, the difference is the
-    // candidate's doing, else the task's inputs are not reproducible.
-    ref_start_req["fresh"] = true;  // not a side kept from an earlier timing
-    auto again = Call(WorkerRole::kReference, ref_start_req);
-    if (!again) return fail();
-    if (ReplyString(*again, "input_digest", "") == ReplyString(*ref_start, "input_digest", ""))
-      Fail(OutcomeStatus::kCrash, "the candidate's worker reported timing inputs that differ from the "
-                                  "reference's, which the reference worker reproduces (a forged reply)");
-    else
-      Fail(OutcomeStatus::kTaskError, "task inputs are not a function of the seed (the reference "
-                                      "worker made different timing inputs twice)");
+  // The candidate's worker can forge its digest (engine/output_check.h).
+  auto make_again = [&]() -> Result<std::string> {
+    TimeStartRequest again = ref_start_req;
+    again.fresh = true;  // not a side kept from an earlier timing
+    auto reply = session_.AskReference(again.ToJson(), timeout_, "the reference");
+    if (!reply) return Error{reply.error()};
+    return ReplyString(*reply, protocol::field::kInputDigest, "");
+  };
+  if (auto fault = InputDigestVerdict(ReplyString(*ref_start, protocol::field::kInputDigest, ""),
+                                      ReplyString(*cand_start, protocol::field::kInputDigest, ""), make_again)) {
+    Fail(fault->status, "timing inputs: " + fault->message);
     return fail();
   }
   prepared.reference = std::move(*ref_start);
@@ -503,8 +505,11 @@ bool CaseTimer::CompareRound(int round, uint64_t nonce) {
     chosen.resize(std::min<size_t>(chosen.size(), kComparedPerRound));
   }
   bool same = true;
+  DeviceOffer none;  // sample outputs are always files
   for (int i : chosen) {
-    if (!(same = Recheck(SamplePath(0, round, i), SamplePath(1, round, i)))) {
+    const OutputFiles files{.reference = SamplePath(0, round, i), .candidate = {SamplePath(1, round, i)},
+                            .remove_reference = true};
+    if (!(same = CompareTimedOutputs(none, Json::object(), files))) {
       result_.failure->message += " (timed sample " + std::to_string(i) + " of round " + std::to_string(round) +
                                   ", inputs of seed " + std::to_string(SampleSeed(nonce, i)) + ")";
       break;
@@ -615,41 +620,13 @@ bool CaseTimer::RecheckOutput() {
     Fail(OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
     return false;
   }
-  if (t.recheck && offer.open() && ReplyString(*cand_finish, "handoff", "") == "delivered") {
-    row["recheck_on"] = "device";
-    auto got = offer.Compare(req_.tolerance, stem + "_handoff", 1);
-    if (!got) {
-      Fail(OutcomeStatus::kInfraError, "comparing on the device: " + got.error());
-      return false;
-    }
-    if (!got->served) {
-      Fail(OutcomeStatus::kCrash, "the candidate's worker reported timed outputs it never handed over "
-                                  "(a forged reply)");
-      return false;
-    }
-    const CompareReport& cmp = got->calls[0];
-    row["recheck"] = cmp.match ? "ok" : "mismatch";
-    row["recheck_max_abs_error"] = cmp.max_abs_error;
-    if (!cmp.match) {
-      Fail(OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
-      return false;
-    }
-  } else if (t.recheck) {
-    if (offer.open()) {  // the candidate's worker wrote a file: so does the reference worker
-      if (auto st = offer.WriteTo(stem + "_reference.kvt"); !st) {
-        Fail(OutcomeStatus::kTaskError, st.error());
-        return false;
-      }
-    }
-    GiveBack();
-    const bool same = Recheck(stem + "_reference.kvt", cand_out);
-    std::error_code ignored;
-    std::filesystem::remove(stem + "_reference.kvt", ignored);
-    std::filesystem::remove(cand_out, ignored);
-    if (!same) return false;
-    row["recheck"] = "ok";
-  } else {
+  if (!t.recheck) {
     row["recheck"] = "skipped";
+  } else {
+    const OutputFiles files{.reference = stem + "_reference.kvt", .candidate = {cand_out},
+                            .remove_reference = true, .device_stem = stem + "_handoff"};
+    if (!CompareTimedOutputs(offer, *cand_finish, files, [this] { GiveBack(); })) return false;
+    row["recheck"] = "ok";
   }
   GiveBack();
   return true;
