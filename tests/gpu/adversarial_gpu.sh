@@ -30,8 +30,9 @@ run_eval kernelbench 4 &
 run_eval cuda 4 &
 run_eval policy_cuda 2 custom_kernel &  # tasks without a policy, under gen's default
 wait
+run_eval isolated 1  # cheats that disturb other lanes (spinners), alone
 status=0
-for folder in kernelbench cuda policy_cuda; do
+for folder in kernelbench cuda policy_cuda isolated; do
   echo "== $folder"
   python3 tests/integration/check_manifest.py --backend cuda "$adv/adversarial.json" "$folder=$res/$folder.json" \
     | tee "$res/$folder.check.txt" || status=1

@@ -5,7 +5,9 @@ Every manifest entry of a listed folder that names backend B must appear with it
 status; a passed control must carry timings; an entry with `reward_at_most` must
 get a reward no higher (the paper reward, eval's default); an entry with
 `speedup_at_most` that passes must measure no faster (a cheat that gains nothing:
-it ends up doing the work); no unexpected candidate
+it ends up doing the work), on GPU backends only: CPU timings of several lanes on a
+small machine are too noisy to hold a bound (docs/timing.md, "Known limits"); no
+unexpected candidate
 may appear.
 An entry with `policy` must have been recorded under that policy.
 Exit 0 when all agree, 1 otherwise (one line per problem).
@@ -46,7 +48,7 @@ def main():
                                                    and a["reward"] <= want["reward_at_most"]):
                 problems.append("%s: reward %s, want at most %s (%s)"
                                 % (key, a.get("reward"), want["reward_at_most"], want["defence"]))
-            if "speedup_at_most" in want and a["status"] == "passed" and not (
+            if "speedup_at_most" in want and args.backend != "cpu" and a["status"] == "passed" and not (
                     a.get("speedup") is not None and a["speedup"] <= want["speedup_at_most"]):
                 problems.append("%s: speedup %s, want at most %s (%s)"
                                 % (key, a.get("speedup"), want["speedup_at_most"], want["defence"]))
