@@ -29,7 +29,7 @@ import torch
 
 from kvault_worker import execution, op_policy
 from kvault_worker.aliasing import output_aliases
-from kvault_worker.digest import input_digest, modified_inputs, pristine_copy
+from kvault_worker.digest import input_digest, modified_inputs, pristine_copy, same_layout
 from kvault_worker.errors import (INTERNAL, MISMATCH, POLICY_VIOLATION, RUNTIME_ERROR, WorkerError,
                                   attributed)
 from kvault_worker.integrity import SNAPSHOT
@@ -66,7 +66,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     caller = _Caller(fn, s, device, policy or op_policy.Enforcer(task.meta.policy, device))
 
     decoy = execution.make_inputs(case, s + DECOY_SEED_OFFSET, device, distribution)
-    if _same_layout(decoy, inputs):
+    if same_layout(decoy, inputs):
         _poison(caller.call(decoy))
         buffers = decoy
         _refill(buffers, inputs, device)
@@ -139,17 +139,6 @@ def _subclass_in(value, depth=0):
         if found:
             return found
     return None
-
-
-def _same_layout(a, b):
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
-            return False
-        if isinstance(x, torch.Tensor) and (x.shape != y.shape or x.dtype != y.dtype or x.stride() != y.stride()):
-            return False
-    return True
 
 
 def _refill(buffers, inputs, device):

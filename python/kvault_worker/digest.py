@@ -87,3 +87,16 @@ def same_bits(a, b):
     equal = a.view(as_int) == b.view(as_int)
     equal |= torch.isnan(a) & torch.isnan(b)
     return bool(equal.all())
+
+
+def same_layout(a, b):
+    """Whether two input lists have the same length and, position by position, tensors
+    of the same shape, dtype and strides (or non-tensors in both)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+            return False
+        if isinstance(x, torch.Tensor) and (x.shape != y.shape or x.dtype != y.dtype or x.stride() != y.stride()):
+            return False
+    return True

@@ -17,7 +17,7 @@ that does not fit its inputs.
 """
 import torch
 
-from kvault_worker.digest import modified_inputs
+from kvault_worker.digest import modified_inputs, same_layout
 from kvault_worker.errors import attributed
 from kvault_worker.timing import timers
 from kvault_worker.timing.flush import cpu_flush_bytes, gpu_flush_bytes, shared_flusher
@@ -257,8 +257,7 @@ class TimedSide:
         with attributed(self.kind, "%s raised" % self.label):
             if method == timers.GRAPH:
                 if fresh and self.graph_inputs is not None:
-                    self.graph_inputs.refresh(seed)
-                    self.pristine = False
+                    self.graph_inputs.refresh(seed)  # the call sets, not self.inputs
                 sample = self.graph.sample(self.device.synchronize)
                 call = check_call % self.graph.calls
                 output = self.graph.outputs[call]
@@ -315,7 +314,7 @@ class GraphInputs:
     def __init__(self, inputs, make_inputs, calls, device):
         pool = [make_inputs(POOL_SEED + i) for i in range(POOL_SETS)]
         for other in pool:
-            if not _same_layout(other, inputs):
+            if not same_layout(other, inputs):
                 raise GraphInputsUnfit("the case's inputs differ in shape or dtype between seeds: "
                                        "no graph of input sets")
         self.calls, self.device = calls, device
@@ -336,27 +335,12 @@ class GraphInputs:
             for i in self.positions:
                 torch.index_select(self.pool[i], 0, index, out=self.stacked[i])
 
-    def inputs_of_call(self, seed, call):
-        """The pool set call `call` reads after refresh(seed)."""
-        return int(assignment(seed, call + 1)[call])
-
 
 def assignment(seed, calls):
     """Which pool set each of a graph's first `calls` calls reads for `seed` (the same
     for any graph size: call i's set does not depend on how many calls follow)."""
     generator = torch.Generator().manual_seed(int(seed))
     return torch.randint(POOL_SETS, (GRAPH_MAX_CALLS,), generator=generator)[:calls]
-
-
-def _same_layout(a, b):
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if torch.is_tensor(x) != torch.is_tensor(y):
-            return False
-        if torch.is_tensor(x) and (x.shape != y.shape or x.dtype != y.dtype or x.device != y.device):
-            return False
-    return True
 
 
 def _nbytes(value):
