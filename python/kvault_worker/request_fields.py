@@ -64,9 +64,3 @@ def case_index(request, task, name="case"):
         raise bad_request("case %d out of range: task %s has %d case(s)" % (index, task.name, len(task.cases)))
     return index
 
-
-def case_list(request, task, name="cases"):
-    value = _get(request, name, _MISSING)
-    if not isinstance(value, list):
-        raise bad_request("%r must be a list of case indices" % name)
-    return [case_index({"case": v}, task) for v in value]

@@ -7,23 +7,6 @@ order, rounds, stop reason and summaries."""
 from kvault_worker.timing import stats, timers
 
 
-def choose_method(sides, graph_mode, graph_below_ms):
-    """events (or the clock on the CPU), or graph: `always`, or `auto` when some
-    side's device time per call (the warm-up's burst) is below graph_below_ms;
-    falls back to events for all sides when any side cannot be captured. Returns (method, fallback reason)."""
-    if not sides[0].device.is_gpu:
-        return timers.CLOCK, None
-    wanted = graph_mode == "always" or (
-        graph_mode == "auto" and min(side.device_call_ms or side.call_ms for side in sides) < graph_below_ms)
-    if not wanted:
-        return timers.EVENTS, None
-    for side in sides:
-        why = side.prepare_graph()
-        if why is not None:
-            return timers.EVENTS, why
-    return timers.GRAPH, None
-
-
 def measure(sides, rule, method, batch=5, flush=True):
     """Rounds of `batch` cold and `batch` warm samples per side (warm only when
     not flushing). Returns {"rounds", "stop", "sides": [summary per side]}."""
