@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(
   cmake ninja-build g++ pkg-config
-  libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libcurl4-openssl-dev
+  libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libcurl4-openssl-dev libcpp-httplib-dev
   python3 python3-dev python3-venv python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest
   hipcc
   clang libclang-rt-14-dev

@@ -78,6 +78,24 @@ struct GenFlags {
 };
 int RunGen(const GenFlags& flags);
 
+// `kvault serve` (docs/serve.md).
+struct ServeFlags {
+  CommonFlags common;
+  std::string host = "127.0.0.1";
+  int port = 8470;
+  std::string devices = "0";
+  int lanes_per_device = 0;       // 0: 1 on the CPU, 6 on a GPU
+  size_t queue = 4096;
+  int compile_jobs = -1;
+  std::optional<std::string> db;
+  std::string run = "serve";
+  std::string token_file;
+  int max_request_mb = 32;
+  std::string triton_suite, triton_format = "tritonbench-g";
+  std::string work_dir;           // Default: <db>.serve
+};
+int RunServe(const ServeFlags& flags);
+
 // Shared by score, compare and report (docs/scoring.md).
 struct ScoreFlags {
   std::string suite;              // empty: the tasks the runs attempted (compare, report)

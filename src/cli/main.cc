@@ -10,13 +10,13 @@
 
 namespace {
 
-void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f) {
+void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f, bool with_json = true) {
   app->add_option("--backend", f.backend, "cpu | cuda | hip | auto (Default: auto)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "hip"}));
   app->add_option("--arch", f.arch, "target architecture, e.g. sm_90, gfx942, gfx90a");
   app->add_option("--reward", f.reward, "paper | hip-rl (Default: paper)")
       ->check(CLI::IsMember({"paper", "hip-rl"}));
-  app->add_flag("--json", f.json, "machine-readable output");
+  if (with_json) app->add_flag("--json", f.json, "machine-readable output");
   app->add_flag("--no-timing", f.no_timing, "check correctness only");
   app->add_option("--run-timeout", f.run_timeout_s, "seconds per run of one case and seed (Default: 60)")
       ->check(CLI::Range(1, 86400));
@@ -105,6 +105,29 @@ int main(int argc, char** argv) {
   kvault::cli::CacheFlags cachef;
   auto* cache = kvault::cli::AddCacheCommand(app, cachef);
 
+  kvault::cli::ServeFlags svf;
+  svf.common.policy = "custom_kernel";
+  auto* serve = app.add_subcommand("serve", "serve rewards over HTTP: native API, AMD's HIP and Triton protocols");
+  serve->add_option("--host", svf.host, "address to bind; not loopback needs a token (Default: 127.0.0.1)");
+  serve->add_option("--port", svf.port, "port; 0: any free one, printed on stdout (Default: 8470)")
+      ->check(CLI::Range(0, 65535));
+  serve->add_option("--devices", svf.devices, "comma-separated device indexes; lanes are spread over them (Default: 0)");
+  serve->add_option("--lanes-per-device", svf.lanes_per_device, "verification lanes per device (Default: 1 on the CPU, 6 on a GPU)")
+      ->check(CLI::Range(1, 64));
+  serve->add_option("--queue", svf.queue, "most candidates waiting; more get 429 (Default: 4096)")
+      ->check(CLI::Range(1, 1000000));
+  serve->add_option("--compile-jobs", svf.compile_jobs, "threads building candidates ahead of the lanes; 0: lanes build (Default: CPU cores)")
+      ->check(CLI::Range(0, 1024));
+  serve->add_option("--db", svf.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
+  serve->add_option("--run", svf.run, "run name of requests that give none (Default: serve)");
+  serve->add_option("--token-file", svf.token_file, "file holding the bearer token (Default: $KVAULT_SERVE_TOKEN)");
+  serve->add_option("--max-request-mb", svf.max_request_mb, "largest request body (Default: 32)")->check(CLI::Range(1, 1024));
+  serve->add_option("--triton-suite", svf.triton_suite, "GEAK folder that AMD's /evaluate names tasks from");
+  serve->add_option("--triton-format", svf.triton_format, "tritonbench-g | rocmbench (Default: tritonbench-g)")
+      ->check(CLI::IsMember({"tritonbench-g", "rocmbench"}));
+  serve->add_option("--work-dir", svf.work_dir, "folder of the task and candidate files workers read (Default: <db>.serve)");
+  AddCommon(serve, svf.common, /*with_json=*/false);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -120,5 +143,6 @@ int main(int argc, char** argv) {
   if (*gen) return kvault::cli::RunGen(gf);
   if (*import_geak) return kvault::cli::RunImportGeak(gk);
   if (*cache) return kvault::cli::RunCache(*cache, cachef);
+  if (*serve) return kvault::cli::RunServe(svf);
   return kvault::cli::kExitMisuse;
 }

@@ -16,16 +16,6 @@
 namespace kvault {
 namespace {
 
-// The arch recorded with an attempt: the flag, else the device's own (from a
-// hello answer or an environment fingerprint: both carry "device").
-std::string RecordArch(const EngineOptions& options, const Json& with_device) {
-  if (!options.arch.empty()) return options.arch;
-  using protocol::field::kDevice, protocol::field::kArch;
-  if (with_device.is_object() && with_device.contains(kDevice))
-    return with_device[kDevice].value(kArch, std::string());
-  return "";
-}
-
 // The store's record of this attempt when a re-run should skip it (task_error and
 // infra_error are retried: they are not the candidate's outcome).
 std::optional<AttemptRecord> RecordedAttempt(Store& store, const EvalSettings& settings,
@@ -72,6 +62,14 @@ std::unique_ptr<CompilePool> StartCompilePool(const std::vector<EvalJob>& jobs, 
 }
 
 }  // namespace
+
+std::string RecordArch(const EngineOptions& options, const Json& with_device) {
+  if (!options.arch.empty()) return options.arch;
+  using protocol::field::kDevice, protocol::field::kArch;
+  if (with_device.is_object() && with_device.contains(kDevice))
+    return with_device[kDevice].value(kArch, std::string());
+  return "";
+}
 
 Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,
                           const Result<Candidate>& candidate) {

@@ -45,6 +45,10 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
 
 class Verifier;
 
+// The arch recorded with an attempt: the flag, else the device's own (from a hello
+// answer or an environment fingerprint: both carry "device").
+std::string RecordArch(const EngineOptions& options, const Json& with_device);
+
 // Verifies a candidate as LoadCandidate returned it: one that could not be loaded
 // is a parse_error with LoadCandidate's message, without starting anything.
 Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,

@@ -62,7 +62,8 @@ std::optional<Result<BuildResult>> CompilePool::Take(const BuildRequest& request
   std::shared_ptr<Job> job = it->second;
   finished_.wait(lock, [&] { return job->finished || (stopping_ && !job->started); });
   if (!job->finished) return std::nullopt;
-  return job->result;
+  jobs_.erase(id);  // taken once: a long-lived pool holds only what is still wanted
+  return std::move(job->result);
 }
 
 BuildFunction CompilePool::Builder(BuildFunction fallback) {

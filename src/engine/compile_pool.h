@@ -37,7 +37,8 @@ class CompilePool {
   void Submit(const BuildRequest& request, std::chrono::milliseconds timeout);
 
   // The result of a submitted request, waiting for it to finish; nullopt when it was
-  // never submitted (or dropped by the destructor).
+  // never submitted, was taken already (each result is handed out once) or was
+  // dropped by the destructor.
   std::optional<Result<BuildResult>> Take(const BuildRequest& request);
 
   // A BuildFunction for lanes: the pool's result when it has the request, else

@@ -1,0 +1,453 @@
+#include "serve/http_server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+
+#include "kvault/build_config.h"
+#include "util/json_parse.h"
+
+namespace kvault::serve {
+namespace {
+
+using httplib::Request;
+using httplib::Response;
+
+// How long a batch stays answerable after its last candidate ended, and how many
+// batches are kept at most (the oldest finished ones go first).
+constexpr auto kKeepBatch = std::chrono::hours(1);
+constexpr size_t kMaxBatches = 10000;
+// Longest wait a poll may ask for (?wait_s=).
+constexpr double kMaxPollWaitS = 300;
+// How often a stream checks that its client is still there.
+constexpr auto kStreamTick = std::chrono::seconds(1);
+
+// A batch: its requests (the reward asked for, the trajectory so far) and their jobs.
+struct Batch {
+  std::vector<ServeRequest> requests;
+  std::vector<std::shared_ptr<Job>> jobs;
+  Clock::time_point created = Clock::now();
+};
+
+std::string RandomId(const char* prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%s%016llx", prefix, static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+void SendJson(Response& res, int code, const Json& body) {
+  res.status = code;
+  res.set_content(DumpJson(body) + "\n", "application/json");
+}
+
+void SendError(Response& res, int code, const std::string& kind, const std::string& message,
+               int retry_after_s = 0) {
+  if (retry_after_s > 0) res.set_header("Retry-After", std::to_string(retry_after_s));
+  SendJson(res, code, {{"error", {{"kind", kind}, {"message", message}}}});
+}
+
+// The body as JSON, or a 400 already sent.
+std::optional<Json> ReadBody(const Request& req, Response& res) {
+  auto j = ParseJson(req.body);
+  if (!j) {
+    SendError(res, 400, "bad_request", "the body is not valid JSON: " + j.error());
+    return std::nullopt;
+  }
+  return std::move(*j);
+}
+
+bool TimingSafeEqual(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i % std::max<size_t>(1, b.size())]);
+  return diff == 0;
+}
+
+// The HTTP code of a refusal to queue work.
+int RefusalCode(VerificationService::Refusal why) {
+  switch (why) {
+    case VerificationService::Refusal::kOverloaded: return 429;
+    case VerificationService::Refusal::kConflict: return 409;
+    default: return 503;
+  }
+}
+
+const char* RefusalKind(VerificationService::Refusal why) {
+  switch (why) {
+    case VerificationService::Refusal::kOverloaded: return "overloaded";
+    case VerificationService::Refusal::kConflict: return "conflict";
+    case VerificationService::Refusal::kStopping: return "stopping";
+    default: return "unavailable";
+  }
+}
+
+// The HTTP code of one finished candidate answered alone: its outcome is 200 unless
+// it has no reward for a reason the client must see.
+int OutcomeCode(const ServeOutcome& o) {
+  if (o.error_kind == "infrastructure") return 503;
+  if (o.error_kind == "task") return 422;
+  if (o.error_kind == "deadline") return 504;
+  if (o.error_kind == "cancelled") return 409;
+  return 200;
+}
+
+}  // namespace
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+struct HttpServer::Impl {
+  HttpSettings settings;
+  VerificationService& service;
+  httplib::Server server;
+  std::mutex mu;                                   // guards batches
+  std::map<std::string, std::shared_ptr<Batch>> batches;
+
+  Impl(HttpSettings s, VerificationService& svc) : settings(std::move(s)), service(svc) {}
+
+  // --- plumbing ---------------------------------------------------------------
+  void Route() {
+    const int threads = std::max(4, settings.threads);
+    server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    server.set_payload_max_length(settings.max_body_bytes);
+    server.set_read_timeout(60);
+    server.set_write_timeout(60);
+    server.set_pre_routing_handler([this](const Request& req, Response& res) { return Authorize(req, res); });
+    server.set_error_handler([this](const Request& req, Response& res) { OnError(req, res); });
+    server.set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
+      std::string what = "unknown";
+      try {
+        if (ep) std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      SendError(res, 500, "internal", "the server failed on this request: " + what);
+    });
+    server.set_logger([this](const Request& req, const Response& res) {
+      service.metrics().CountRequest(EndpointLabel(req), res.status);
+    });
+
+    server.Post("/v1/verify", [this](const Request& q, Response& r) { VerifyOne(q, r); });
+    server.Post("/v1/batches", [this](const Request& q, Response& r) { SubmitBatch(q, r); });
+    server.Get(R"(/v1/batches/([A-Za-z0-9-]{1,64}))", [this](const Request& q, Response& r) { PollBatch(q, r); });
+    server.Get(R"(/v1/batches/([A-Za-z0-9-]{1,64})/stream)", [this](const Request& q, Response& r) { StreamBatch(q, r); });
+    server.Delete(R"(/v1/batches/([A-Za-z0-9-]{1,64}))", [this](const Request& q, Response& r) { CancelBatch(q, r); });
+    server.Get("/v1/health", [this](const Request&, Response& r) { HealthAnswer(r); });
+    server.Get("/health", [this](const Request&, Response& r) { HealthAnswer(r); });
+    server.Get("/metrics", [this](const Request&, Response& r) {
+      r.set_content(service.MetricsText(), "text/plain; version=0.0.4");
+    });
+    server.Post("/run_code_batch", [this](const Request& q, Response& r) { HipBatch(q, r); });
+    server.Post("/run_code", [this](const Request& q, Response& r) { HipOne(q, r); });
+    server.Post("/evaluate", [this](const Request& q, Response& r) { TritonEvaluate(q, r); });
+  }
+
+  static std::string EndpointLabel(const Request& req) {
+    std::string p = req.path;
+    if (p.rfind("/v1/batches/", 0) == 0)
+      p = p.size() > 7 && p.substr(p.size() - 7) == "/stream" ? "/v1/batches/{id}/stream" : "/v1/batches/{id}";
+    static const char* known[] = {"/v1/verify", "/v1/batches", "/v1/batches/{id}", "/v1/batches/{id}/stream",
+                                  "/v1/health", "/health", "/metrics", "/run_code_batch", "/run_code", "/evaluate"};
+    for (const char* k : known)
+      if (p == k) return req.method + " " + p;
+    return "other";
+  }
+
+  httplib::Server::HandlerResponse Authorize(const Request& req, Response& res) {
+    if (settings.token.empty() || req.path == "/health" || req.path == "/v1/health")
+      return httplib::Server::HandlerResponse::Unhandled;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    if (auth.rfind(prefix, 0) == 0 && TimingSafeEqual(auth.substr(prefix.size()), settings.token))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("WWW-Authenticate", "Bearer");
+    SendError(res, 401, "unauthorized", "this server needs 'Authorization: Bearer <token>'");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+  void OnError(const Request& req, Response& res) {
+    if (!res.body.empty()) return;  // a handler's own error answer
+    switch (res.status) {
+      case 404: {
+        static const char* paths[] = {"/v1/verify", "/v1/batches", "/v1/health", "/health", "/metrics",
+                                      "/run_code_batch", "/run_code", "/evaluate"};
+        for (const char* p : paths)
+          if (req.path == p) return SendError(res, 405, "method_not_allowed", req.method + " is not served on " + req.path);
+        if (req.path.rfind("/v1/batches/", 0) == 0)
+          return SendError(res, 405, "method_not_allowed", req.method + " is not served on " + req.path);
+        return SendError(res, 404, "not_found", "no such endpoint: " + req.path + " (docs/serve.md)");
+      }
+      case 413:
+        return SendError(res, 413, "too_large",
+                         "the body is over the limit of " + std::to_string(settings.max_body_bytes) + " bytes");
+      default:
+        return SendError(res, res.status, "bad_request", "the request could not be read (HTTP " +
+                                                              std::to_string(res.status) + ")");
+    }
+  }
+
+  // Submits `requests`; on a refusal the answer is sent and nullopt returned.
+  std::optional<std::vector<std::shared_ptr<Job>>> Submit(const std::vector<ServeRequest>& requests, Response& res) {
+    auto submitted = service.Submit(requests);
+    if (auto* refused = std::get_if<VerificationService::SubmitError>(&submitted)) {
+      SendError(res, RefusalCode(refused->why), RefusalKind(refused->why), refused->message, refused->retry_after_s);
+      return std::nullopt;
+    }
+    return std::get<std::vector<std::shared_ptr<Job>>>(std::move(submitted));
+  }
+
+  // Waits for every job (each until its request's deadline); the outcomes in order.
+  std::vector<ServeOutcome> WaitAll(const std::vector<ServeRequest>& requests,
+                                    const std::vector<std::shared_ptr<Job>>& jobs, Clock::time_point start) {
+    std::vector<ServeOutcome> out;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      std::optional<Clock::time_point> until;
+      if (requests[i].deadline_s)
+        until = start + std::chrono::milliseconds(static_cast<int64_t>(*requests[i].deadline_s * 1000));
+      auto o = service.Wait(*jobs[i], until);
+      if (!o) {
+        ServeOutcome late;
+        late.error_kind = "deadline";
+        late.message = "not finished within its deadline of " + std::to_string(*requests[i].deadline_s) +
+                       " s; it is still verified and recorded, ask again later";
+        o = late;
+      }
+      out.push_back(std::move(*o));
+    }
+    return out;
+  }
+
+  std::shared_ptr<Batch> FindBatch(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = batches.find(id);
+    return it == batches.end() ? nullptr : it->second;
+  }
+
+  std::string AddBatch(std::shared_ptr<Batch> batch) {
+    std::lock_guard<std::mutex> lock(mu);
+    // Forget batches long finished, and the oldest when there are too many.
+    const auto now = Clock::now();
+    for (auto it = batches.begin(); it != batches.end();) {
+      bool old = now - it->second->created > kKeepBatch;
+      if (old)
+        for (const auto& j : it->second->jobs)
+          if (service.Peek(*j).first != Job::State::kDone) old = false;
+      it = old ? batches.erase(it) : std::next(it);
+    }
+    while (batches.size() >= kMaxBatches) {
+      auto oldest = std::min_element(batches.begin(), batches.end(),
+                                     [](const auto& a, const auto& b) { return a.second->created < b.second->created; });
+      batches.erase(oldest);
+    }
+    std::string id = RandomId("b-");
+    batches[id] = std::move(batch);
+    return id;
+  }
+
+  // --- the native API ---------------------------------------------------------
+  void VerifyOne(const Request& req, Response& res) {
+    const auto start = Clock::now();
+    auto body = ReadBody(req, res);
+    if (!body) return;
+    auto request = ParseVerifyRequest(*body, settings.defaults);
+    if (!request) return SendError(res, 400, "bad_request", request.error());
+    auto jobs = Submit({*request}, res);
+    if (!jobs) return;
+    ServeOutcome o = WaitAll({*request}, *jobs, start)[0];
+    const int code = OutcomeCode(o);
+    if (code == 503) res.set_header("Retry-After", "5");
+    SendJson(res, code, ResultJson(*request, o, (*jobs)[0]->id));
+  }
+
+  void SubmitBatch(const Request& req, Response& res) {
+    auto body = ReadBody(req, res);
+    if (!body) return;
+    auto requests = ParseBatchRequest(*body, settings.defaults);
+    if (!requests) return SendError(res, 400, "bad_request", requests.error());
+    auto jobs = Submit(*requests, res);
+    if (!jobs) return;
+    auto batch = std::make_shared<Batch>();
+    batch->requests = std::move(*requests);
+    batch->jobs = std::move(*jobs);
+    const size_t size = batch->jobs.size();
+    const std::string id = AddBatch(std::move(batch));
+    SendJson(res, 202, {{"batch_id", id}, {"size", size}});
+  }
+
+  Json BatchJson(const std::string& id, const Batch& b) {
+    Json results = Json::array();
+    size_t done = 0;
+    for (size_t i = 0; i < b.jobs.size(); ++i) {
+      auto [state, outcome] = service.Peek(*b.jobs[i]);
+      if (state != Job::State::kDone) {
+        results.push_back(nullptr);
+        continue;
+      }
+      ++done;
+      results.push_back(ResultJson(b.requests[i], outcome, b.jobs[i]->id));
+    }
+    return {{"batch_id", id}, {"size", b.jobs.size()}, {"done", done}, {"results", std::move(results)}};
+  }
+
+  bool AllDone(const Batch& b) {
+    for (const auto& j : b.jobs)
+      if (service.Peek(*j).first != Job::State::kDone) return false;
+    return true;
+  }
+
+  void PollBatch(const Request& req, Response& res) {
+    const std::string id = req.matches[1];
+    auto batch = FindBatch(id);
+    if (!batch) return SendError(res, 404, "not_found", "no batch '" + id + "' (finished batches are kept an hour; a restarted server knows none: submit again, the store answers what was verified)");
+    double wait_s = 0;
+    if (req.has_param("wait_s")) {
+      try {
+        wait_s = std::stod(req.get_param_value("wait_s"));
+      } catch (...) {
+        return SendError(res, 400, "bad_request", "wait_s must be a number of seconds");
+      }
+      if (!(wait_s >= 0 && wait_s <= kMaxPollWaitS))
+        return SendError(res, 400, "bad_request", "wait_s must be between 0 and 300");
+    }
+    const auto until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+    uint64_t seen = service.Generation();
+    while (!AllDone(*batch) && Clock::now() < until) seen = service.WaitForChange(seen, until);
+    SendJson(res, 200, BatchJson(id, *batch));
+  }
+
+  void StreamBatch(const Request& req, Response& res) {
+    const std::string id = req.matches[1];
+    auto batch = FindBatch(id);
+    if (!batch) return SendError(res, 404, "not_found", "no batch '" + id + "'");
+    auto sent = std::make_shared<std::vector<bool>>(batch->jobs.size(), false);
+    res.set_chunked_content_provider("application/x-ndjson", [this, batch, sent](size_t, httplib::DataSink& sink) {
+      uint64_t seen = service.Generation();
+      size_t left = std::count(sent->begin(), sent->end(), false);
+      while (left > 0) {
+        for (size_t i = 0; i < batch->jobs.size(); ++i) {
+          if ((*sent)[i]) continue;
+          auto [state, outcome] = service.Peek(*batch->jobs[i]);
+          if (state != Job::State::kDone) continue;
+          const std::string line =
+              DumpJson({{"index", i}, {"result", ResultJson(batch->requests[i], outcome, batch->jobs[i]->id)}}) + "\n";
+          if (!sink.write(line.data(), line.size())) return false;
+          (*sent)[i] = true;
+          --left;
+        }
+        if (left == 0) break;
+        if (sink.is_writable && !sink.is_writable()) return false;
+        seen = service.WaitForChange(seen, Clock::now() + kStreamTick);
+      }
+      const std::string end = "{\"done\":true}\n";
+      sink.write(end.data(), end.size());
+      sink.done();
+      return true;
+    });
+  }
+
+  void CancelBatch(const Request& req, Response& res) {
+    const std::string id = req.matches[1];
+    auto batch = FindBatch(id);
+    if (!batch) return SendError(res, 404, "not_found", "no batch '" + id + "'");
+    SendJson(res, 200, {{"batch_id", id}, {"cancelled", service.Cancel(batch->jobs)}});
+  }
+
+  void HealthAnswer(Response& res) {
+    Json h = service.Health();
+    h["version"] = KVAULT_VERSION;
+    h["protocols"] = {"kvault/v1", "hip-sandbox", "triton-evaluate/1"};
+    const bool ok = h.value("status", "") == "ok";
+    if (!ok) res.set_header("Retry-After", "10");
+    SendJson(res, ok ? 200 : 503, h);
+  }
+
+  // --- AMD's protocols --------------------------------------------------------
+  // Answers a whole list at once: 503 when any candidate hit an infrastructure
+  // failure (the client retries; the store answers the others).
+  void HipAnswer(const std::vector<ServeRequest>& requests, const std::vector<std::string>& names,
+                 Response& res, Clock::time_point start, bool single) {
+    auto jobs = Submit(requests, res);
+    if (!jobs) return;
+    auto outcomes = WaitAll(requests, *jobs, start);
+    Json responses = Json::array();
+    int code = 200;
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      responses.push_back(HipResponseJson(requests[i], outcomes[i], names[i]));
+      if (Retryable(outcomes[i].error_kind)) code = 503;
+    }
+    if (code == 503) res.set_header("Retry-After", "5");
+    const double total = std::chrono::duration<double>(Clock::now() - start).count();
+    if (single) {
+      Json one = responses[0];
+      one["total_time"] = total;
+      return SendJson(res, code, one);
+    }
+    SendJson(res, code, {{"responses", responses}, {"total_time", total}, {"batch_size", responses.size()}});
+  }
+
+  void HipBatch(const Request& req, Response& res) {
+    const auto start = Clock::now();
+    auto body = ReadBody(req, res);
+    if (!body) return;
+    auto requests = ParseHipBatch(*body, settings.defaults);
+    if (!requests) return SendError(res, 400, "bad_request", requests.error());
+    std::vector<std::string> names;
+    for (const Json& item : (*body)["requests"]) names.push_back(item.value("kernel_name", std::string()));
+    HipAnswer(*requests, names, res, start, false);
+  }
+
+  void HipOne(const Request& req, Response& res) {
+    const auto start = Clock::now();
+    auto body = ReadBody(req, res);
+    if (!body) return;
+    auto request = ParseHipRequest(*body, settings.defaults);
+    if (!request) return SendError(res, 400, "bad_request", request.error());
+    HipAnswer({*request}, {body->value("kernel_name", std::string())}, res, start, true);
+  }
+
+  void TritonEvaluate(const Request& req, Response& res) {
+    const auto start = Clock::now();
+    auto body = ReadBody(req, res);
+    if (!body) return;
+    auto request = ParseTritonRequest(*body, settings.triton ? &*settings.triton : nullptr, settings.defaults);
+    if (!request) return SendError(res, 400, "bad_request", request.error());
+    auto jobs = Submit({*request}, res);
+    if (!jobs) return;
+    ServeOutcome o = WaitAll({*request}, *jobs, start)[0];
+    const int code = OutcomeCode(o);
+    if (code == 503) res.set_header("Retry-After", "5");
+    Json answer = TritonResponseJson(o);
+    if (!o.error_kind.empty()) answer["error"] = {{"kind", o.error_kind}, {"message", o.message}};
+    SendJson(res, code, answer);
+  }
+};
+
+HttpServer::HttpServer(HttpSettings settings, VerificationService& service)
+    : impl_(std::make_unique<Impl>(std::move(settings), service)) {
+  impl_->Route();
+}
+
+HttpServer::~HttpServer() = default;
+
+Result<int> HttpServer::Bind() {
+  const std::string& host = impl_->settings.host;
+  if (impl_->settings.port == 0) {
+    int port = impl_->server.bind_to_any_port(host);
+    if (port <= 0) return Error{"cannot bind " + host + " to any port"};
+    return port;
+  }
+  if (!impl_->server.bind_to_port(host, impl_->settings.port))
+    return Error{"cannot bind " + host + ":" + std::to_string(impl_->settings.port) + " (in use, or not an address of this host)"};
+  return impl_->settings.port;
+}
+
+void HttpServer::Listen() { impl_->server.listen_after_bind(); }
+
+void HttpServer::Stop() { impl_->server.stop(); }
+
+}  // namespace kvault::serve

@@ -1,0 +1,47 @@
+#pragma once
+// The HTTP face of the reward service (docs/serve.md): the native API (/v1/...),
+// AMD's HIP-sandbox and Triton-server protocols, health and Prometheus metrics, over
+// cpp-httplib. Every route parses with serve/request.h and hands work to the
+// VerificationService; this file only maps results and refusals to HTTP.
+//
+//   HttpServer http(settings, service);
+//   auto port = http.Bind();        // then print it
+//   http.Listen();                  // until Stop() (from a signal thread)
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "serve/request.h"
+#include "serve/service.h"
+
+namespace kvault::serve {
+
+struct HttpSettings {
+  std::string host = "127.0.0.1";
+  int port = 8470;            // 0: any free port
+  std::string token;          // "" = none (allowed on loopback only: the CLI checks)
+  size_t max_body_bytes = 32u << 20;
+  int threads = 512;          // connections served at once (a waiting verify holds one)
+  RequestDefaults defaults;
+  std::optional<TritonSuite> triton;
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopback(const std::string& host);
+
+class HttpServer {
+ public:
+  HttpServer(HttpSettings settings, VerificationService& service);
+  ~HttpServer();
+  // Binds the socket; returns the port.
+  Result<int> Bind();
+  // Serves until Stop(). REQUIRES: Bind() succeeded.
+  void Listen();
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvault::serve

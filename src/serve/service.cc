@@ -1,0 +1,505 @@
+#include "serve/service.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "engine/batch.h"
+#include "engine/compile_pool.h"
+#include "engine/fingerprint.h"
+#include "engine/plausibility_recheck.h"
+#include "engine/verifier.h"
+#include "llm/answer.h"
+#include "toolchain/build.h"
+#include "util/files.h"
+#include "util/sha256.h"
+
+namespace kvault::serve {
+
+struct VerificationService::Lane {
+  int index = 0, device = 0;
+  std::unique_ptr<Verifier> verifier;
+  Json environment;              // set once its hello answered
+  std::atomic<bool> ready{false}, busy{false};
+  std::string last_task;         // task hash of its last job (affinity)
+};
+
+namespace {
+
+// How far a lane looks down the queue for a job of the task it has warm.
+constexpr size_t kAffinityWindow = 256;
+// How long an unready lane waits before asking its workers' hello again.
+constexpr auto kHelloRetry = std::chrono::seconds(5);
+
+std::string SafeName(const std::string& label) {
+  std::string out;
+  for (char c : label.substr(0, 64))
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  if (out.empty() || out[0] == '.' || out[0] == '_') out = "t" + out;
+  return out;
+}
+
+// The language ExtractCode expects a completion's fence to name.
+std::string FenceLanguage(const std::string& language) {
+  return language == "triton" ? "python" : language;
+}
+
+std::string ErrorKind(const std::string& status) {
+  auto s = OutcomeStatusFromString(status);
+  if (s == OutcomeStatus::kTaskError) return "task";
+  if (s == OutcomeStatus::kInfraError) return "infrastructure";
+  return "";
+}
+
+ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
+  ServeOutcome o;
+  o.status = r.status;
+  o.compiled = r.compiled;
+  o.correct = r.correct;
+  o.speedup = r.speedup;
+  o.reference_ms = r.reference_ms;
+  o.candidate_ms = r.candidate_ms;
+  o.speedup_implausible = StillImplausible(r.cases);
+  o.message = r.message;
+  o.diagnostics = r.diagnostics;
+  o.policy = r.policy;
+  o.task = r.task;
+  o.task_hash = r.task_hash;
+  o.candidate_hash = r.candidate_hash;
+  o.from_store = from_store;
+  o.seconds = r.seconds;
+  o.cases = r.cases;
+  for (const Json& c : r.cases)
+    if (c.is_object() && c.value("kind", "") == "phases" && c.contains("seconds")) o.phases = c["seconds"];
+  o.error_kind = ErrorKind(r.status);
+  return o;
+}
+
+ServeOutcome Ended(const std::string& kind, const std::string& message) {
+  ServeOutcome o;
+  o.error_kind = kind;
+  o.message = message;
+  return o;
+}
+
+}  // namespace
+
+VerificationService::VerificationService(ServiceSettings settings, Store& store)
+    : settings_(std::move(settings)), store_(store) {}
+
+Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceSettings settings, Store& store) {
+  if (settings.devices.empty()) return Error{"no device given"};
+  if (settings.lanes_per_device < 1) return Error{"lanes per device must be at least 1"};
+  for (const char* sub : {"tasks", "candidates"})
+    if (auto st = EnsureDir(settings.work_dir + "/" + sub); !st)
+      return Error{"cannot make the work folder: " + st.error()};
+  std::unique_ptr<VerificationService> s(new VerificationService(std::move(settings), store));
+  int index = 0;
+  for (int device : s->settings_.devices)
+    for (int l = 0; l < s->settings_.lanes_per_device; ++l) {
+      auto lane = std::make_unique<Lane>();
+      lane->index = index++;
+      lane->device = device;
+      EngineOptions o = s->settings_.options;
+      o.device_index = device;
+      lane->verifier = std::make_unique<Verifier>(o);
+      s->lanes_.push_back(std::move(lane));
+    }
+  // The first lane's hello decides the arch recorded and the build requests of the pool.
+  Lane& first = *s->lanes_[0];
+  if (auto hello = first.verifier->Hello()) {
+    s->hello_ = *hello;
+    first.environment = EnvironmentFingerprint(*hello);
+    first.ready = true;
+    s->arch_ = RecordArch(s->settings_.options, first.environment);
+  }
+  int threads = s->settings_.compile_jobs;
+  if (threads < 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads > 0 && s->settings_.options.backend != Backend::kCpu) {
+    s->pool_ = std::make_unique<CompilePool>(threads, BuildExtension);
+    for (auto& lane : s->lanes_) lane->verifier->SetBuilder(s->pool_->Builder(BuildExtension));
+  }
+  for (auto& lane : s->lanes_) s->threads_.emplace_back([svc = s.get(), l = lane.get()] { svc->RunLane(*l); });
+  return s;
+}
+
+VerificationService::~VerificationService() {
+  Stop();
+  for (auto& t : threads_) t.join();
+  pool_.reset();
+}
+
+void VerificationService::Stop() {
+  std::deque<std::shared_ptr<Job>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    dropped.swap(queue_);
+    for (auto& job : dropped) {
+      job->state = Job::State::kDone;
+      job->outcome = Ended("infrastructure", "the server stopped before verifying this candidate; submit it again");
+      job->finished_at = Clock::now();
+    }
+    ++generation_;
+  }
+  work_.notify_all();
+  changed_.notify_all();
+}
+
+// --- submitting ---------------------------------------------------------------
+
+std::optional<ServeOutcome> VerificationService::FromStore(const Job& job, const std::string& policy) {
+  if (!job.candidate) return std::nullopt;
+  auto found = store_.Find(job.run, job.task.name, job.candidate->hash,
+                           std::string(ToString(settings_.options.backend)), arch_);
+  if (!found || !found->has_value()) return std::nullopt;
+  const AttemptRecord& r = **found;
+  if (!ErrorKind(r.status).empty()) return std::nullopt;  // not the candidate's outcome: verify again
+  if (policy != kPolicyTask && !r.policy.empty() && r.policy != policy) return std::nullopt;
+  return OutcomeFromRecord(r, /*from_store=*/true);
+}
+
+std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
+  auto job = std::make_shared<Job>();
+  const std::string task_source = EffectiveTaskSource(r);
+  job->task.hash = Sha256Hex(task_source);
+  job->task.source = task_source;
+  job->task.name = SafeName(r.task_name) + "-" + job->task.hash.substr(0, 12);
+  job->task.path = settings_.work_dir + "/tasks/" + job->task.name + ".py";
+  job->idempotency_key = r.idempotency_key;
+  job->run = r.run;
+  if (r.deadline_s)
+    job->deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(*r.deadline_s * 1000));
+
+  std::string code = r.code;
+  std::string parse_failure;
+  if (!r.completion.empty()) {
+    llm::ExtractOptions opts;
+    opts.expected_language = FenceLanguage(r.language);
+    auto extracted = llm::ExtractCode(r.completion, opts);
+    if (extracted) code = extracted->code;
+    else parse_failure = "no code in the completion: " + extracted.error();
+  }
+  std::string candidate_hash;
+  if (parse_failure.empty()) {
+    const std::string ext = CandidateExtension(r.language, code);
+    candidate_hash = Sha256Hex(code);
+    auto c = CandidateFromSource(settings_.work_dir + "/candidates/" + candidate_hash + ext, code);
+    if (c) job->candidate = std::move(*c);
+    else parse_failure = c.error();
+  } else {
+    candidate_hash = "unparsable:" + Sha256Hex(r.completion);
+  }
+  job->key = r.run + "\n" + job->task.hash + "\n" + candidate_hash + "\n" +
+             std::string(ToString(settings_.options.backend)) + "\n" + r.policy;
+  job->id = "c-" + Sha256Hex(job->key).substr(0, 24);
+  if (!parse_failure.empty()) {
+    // The candidate's outcome, known without a lane: recorded and answered at once.
+    job->state = Job::State::kDone;
+    job->outcome.status = std::string(ToString(OutcomeStatus::kParseError));
+    job->outcome.message = parse_failure;
+    job->outcome.task = job->task.name;
+    job->outcome.task_hash = job->task.hash;
+    job->outcome.candidate_hash = candidate_hash;
+    job->outcome.policy = r.policy;
+  }
+  return job;
+}
+
+VerificationService::SubmitResult VerificationService::Submit(const std::vector<ServeRequest>& requests) {
+  if (!Available())
+    return SubmitError{Refusal::kUnavailable, "no verification lane is ready (its workers did not start; see /v1/health)", 10};
+  // Everything that needs no lock: hashing, extraction, the store.
+  std::vector<std::shared_ptr<Job>> prepared;
+  prepared.reserve(requests.size());
+  for (const ServeRequest& r : requests) prepared.push_back(Prepare(r));
+  std::vector<std::optional<ServeOutcome>> stored(requests.size());
+  for (size_t i = 0; i < prepared.size(); ++i)
+    if (prepared[i]->state == Job::State::kQueued) stored[i] = FromStore(*prepared[i], requests[i].policy);
+
+  std::vector<std::shared_ptr<Job>> out(requests.size());
+  std::vector<std::shared_ptr<Job>> to_queue, to_build;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return SubmitError{Refusal::kStopping, "the server is stopping", 5};
+    ForgetOldJobs();
+    std::map<std::string, std::shared_ptr<Job>> batch_new;  // identical requests within this batch
+    size_t new_jobs = 0;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      const auto& job = prepared[i];
+      const std::string& ikey = requests[i].idempotency_key;
+      if (!ikey.empty()) {
+        auto it = idempotency_.find(ikey);
+        if (it != idempotency_.end() && it->second != job->key)
+          return SubmitError{Refusal::kConflict,
+                             "idempotency key '" + ikey + "' was used before for a different request", 0};
+      }
+      auto known = jobs_.find(job->key);
+      const bool reusable = known != jobs_.end() &&
+                            !(known->second->state == Job::State::kDone &&
+                              Retryable(known->second->outcome.error_kind));
+      if (reusable || batch_new.count(job->key)) continue;
+      if (!stored[i] && job->state == Job::State::kQueued) ++new_jobs;
+      batch_new[job->key] = job;
+    }
+    if (queue_.size() + new_jobs > settings_.queue_capacity) {
+      return SubmitError{Refusal::kOverloaded,
+                         "the queue holds " + std::to_string(queue_.size()) + " of " +
+                             std::to_string(settings_.queue_capacity) + " candidates; " +
+                             std::to_string(new_jobs) + " more do not fit",
+                         std::max<int>(1, static_cast<int>(queue_.size() / std::max<size_t>(1, lanes_.size())))};
+    }
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      std::shared_ptr<Job> job = prepared[i];
+      auto known = jobs_.find(job->key);
+      const bool reusable = known != jobs_.end() &&
+                            !(known->second->state == Job::State::kDone &&
+                              Retryable(known->second->outcome.error_kind));
+      if (reusable) {
+        job = known->second;
+        // A request without a deadline keeps the job as long as it takes.
+        if (!prepared[i]->deadline) job->deadline.reset();
+        else if (job->deadline) job->deadline = std::max(*job->deadline, *prepared[i]->deadline);
+      } else {
+        jobs_[job->key] = job;
+        if (stored[i]) {
+          job->state = Job::State::kDone;
+          job->outcome = std::move(*stored[i]);
+          job->finished_at = Clock::now();
+          metrics_.CountVerification(job->outcome.status, -1, Json(), true);
+        } else if (job->state == Job::State::kDone) {
+          job->finished_at = Clock::now();
+          to_build.push_back(job);  // recorded below (a parse_error)
+        } else {
+          queue_.push_back(job);
+          to_queue.push_back(job);
+        }
+      }
+      ++job->owners;
+      if (!requests[i].idempotency_key.empty()) idempotency_[requests[i].idempotency_key] = job->key;
+      out[i] = job;
+    }
+  }
+  // Parse errors are outcomes of the candidate: recorded like any other.
+  for (const auto& job : to_build) {
+    AttemptRecord rec;
+    rec.run = job->run;
+    rec.task = job->task.name;
+    rec.task_hash = job->task.hash;
+    rec.candidate_hash = job->outcome.candidate_hash;
+    rec.backend = std::string(ToString(settings_.options.backend));
+    rec.arch = arch_;
+    rec.status = job->outcome.status;
+    rec.reward = 0.0;
+    rec.message = job->outcome.message;
+    rec.policy = job->outcome.policy;
+    if (!store_.Put(rec)) metrics_.CountStoreError();
+    metrics_.CountVerification(job->outcome.status, -1, Json(), false);
+  }
+  // The files the workers read, and compiled candidates' builds started on every core.
+  for (const auto& job : to_queue) {
+    if (!FileExists(job->task.path)) (void)WriteFileAtomic(job->task.path, job->task.source);
+    (void)WriteFileAtomic(job->candidate->path, job->candidate->source);
+    if (pool_ && IsCompiledFormat(job->candidate->format) && !hello_.is_null())
+      if (auto req = CandidateBuildRequest(*job->candidate, settings_.options, hello_))
+        pool_->Submit(*req, settings_.options.timeouts.compile);
+  }
+  if (!to_queue.empty()) work_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!to_build.empty()) ++generation_;
+  }
+  if (!to_build.empty()) changed_.notify_all();
+  return out;
+}
+
+void VerificationService::ForgetOldJobs() {
+  const auto now = Clock::now();
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    const Job& j = *it->second;
+    if (j.state == Job::State::kDone && now - j.finished_at > settings_.keep_finished) {
+      if (!j.idempotency_key.empty()) idempotency_.erase(j.idempotency_key);
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// --- waiting ------------------------------------------------------------------
+
+std::optional<ServeOutcome> VerificationService::Wait(const Job& job, std::optional<Clock::time_point> until) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto done = [&] { return job.state == Job::State::kDone; };
+  if (until) {
+    if (!changed_.wait_until(lock, *until, done)) return std::nullopt;
+  } else {
+    changed_.wait(lock, done);
+  }
+  return job.outcome;
+}
+
+uint64_t VerificationService::Generation() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
+}
+
+uint64_t VerificationService::WaitForChange(uint64_t seen, Clock::time_point until) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait_until(lock, until, [&] { return generation_ != seen; });
+  return generation_;
+}
+
+std::pair<Job::State, ServeOutcome> VerificationService::Peek(const Job& job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {job.state, job.state == Job::State::kDone ? job.outcome : ServeOutcome{}};
+}
+
+size_t VerificationService::Cancel(const std::vector<std::shared_ptr<Job>>& jobs) {
+  size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& job : jobs) {
+      if (job->state != Job::State::kQueued) continue;
+      if (--job->owners > 0) continue;
+      auto it = std::find(queue_.begin(), queue_.end(), job);
+      if (it != queue_.end()) queue_.erase(it);
+      job->state = Job::State::kDone;
+      job->outcome = Ended("cancelled", "cancelled before it was verified");
+      job->finished_at = Clock::now();
+      ++n;
+    }
+    if (n) ++generation_;
+  }
+  if (n) changed_.notify_all();
+  return n;
+}
+
+// --- lanes --------------------------------------------------------------------
+
+void VerificationService::RunLane(Lane& lane) {
+  for (;;) {
+    if (!lane.ready) {
+      auto hello = lane.verifier->Hello();
+      if (hello) {
+        lane.environment = EnvironmentFingerprint(*hello);
+        lane.ready = true;
+      } else {
+        std::fprintf(stderr, "kvault serve: lane %d (device %d) cannot start its workers: %s\n", lane.index,
+                     lane.device, hello.error().c_str());
+        std::unique_lock<std::mutex> lock(mu_);
+        if (work_.wait_for(lock, kHelloRetry, [&] { return stopping_; })) return;
+        continue;
+      }
+    }
+    std::shared_ptr<Job> job = NextJob(lane);
+    if (!job) return;
+    lane.busy = true;
+    Verify(lane, *job);
+    lane.busy = false;
+  }
+}
+
+std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return nullptr;
+    // A job of the task this lane has warm (its reference side kept), else the oldest.
+    auto pick = queue_.begin();
+    const size_t window = std::min(queue_.size(), kAffinityWindow);
+    for (size_t i = 0; i < window; ++i)
+      if (queue_[i]->task.hash == lane.last_task) {
+        pick = queue_.begin() + static_cast<std::ptrdiff_t>(i);
+        break;
+      }
+    std::shared_ptr<Job> job = *pick;
+    queue_.erase(pick);
+    if (job->deadline && Clock::now() > *job->deadline) {
+      job->state = Job::State::kDone;
+      job->outcome = Ended("deadline", "its deadline passed before a lane was free");
+      job->finished_at = Clock::now();
+      ++generation_;
+      changed_.notify_all();
+      continue;
+    }
+    job->state = Job::State::kRunning;
+    lane.last_task = job->task.hash;
+    return job;
+  }
+}
+
+void VerificationService::Verify(Lane& lane, Job& job) {
+  Verification v = VerifyLoaded(*lane.verifier, job.task, *job.candidate);
+  EngineOptions options = settings_.options;
+  options.device_index = lane.device;
+  AttemptRecord rec = MakeRecord(job.run, job.task, &*job.candidate, job.candidate->path, options, v, lane.environment);
+  if (auto st = store_.Put(rec); !st) {
+    std::fprintf(stderr, "kvault serve: cannot record %s: %s\n", job.id.c_str(), st.error().c_str());
+    metrics_.CountStoreError();
+  }
+  std::error_code ec;
+  std::filesystem::remove(job.candidate->path, ec);
+  ServeOutcome o = OutcomeFromRecord(rec, /*from_store=*/false);
+  o.phases = v.phases;
+  metrics_.CountVerification(o.status, lane.device, v.phases, false);
+  Finish(job, std::move(o));
+}
+
+void VerificationService::Finish(Job& job, ServeOutcome outcome) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job.outcome = std::move(outcome);
+    job.state = Job::State::kDone;
+    job.finished_at = Clock::now();
+    ++generation_;
+  }
+  changed_.notify_all();
+}
+
+// --- health -------------------------------------------------------------------
+
+bool VerificationService::Available() const {
+  for (const auto& lane : lanes_)
+    if (lane->ready) return true;
+  return false;
+}
+
+Json VerificationService::Health() const {
+  int ready = 0;
+  for (const auto& lane : lanes_) ready += lane->ready ? 1 : 0;
+  size_t depth;
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    depth = queue_.size();
+    stopping = stopping_;
+  }
+  return {{"status", stopping ? "stopping" : ready > 0 ? "ok" : "unavailable"},
+          {"backend", std::string(ToString(settings_.options.backend))},
+          {"arch", arch_},
+          {"lanes", lanes_.size()},
+          {"lanes_ready", ready},
+          {"devices", settings_.devices},
+          {"queue_depth", depth},
+          {"queue_capacity", settings_.queue_capacity}};
+}
+
+std::string VerificationService::MetricsText() const {
+  Metrics::Gauges g;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    g.queue_depth = queue_.size();
+  }
+  g.queue_capacity = settings_.queue_capacity;
+  for (const auto& lane : lanes_) {
+    (lane->busy ? g.lanes_busy : g.lanes_idle)++;
+    g.lanes_ready += lane->ready ? 1 : 0;
+  }
+  return metrics_.Render(g);
+}
+
+}  // namespace kvault::serve

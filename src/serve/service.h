@@ -1,0 +1,141 @@
+#pragma once
+// VerificationService: the engine of `kvault serve` without HTTP (docs/serve.md).
+// Lanes (one Verifier and thread each) spread over the host's devices take jobs from
+// one bounded queue; compiled candidates are built ahead on every CPU core by one
+// shared compile pool; every result goes to the store.
+//
+//   auto service = VerificationService::Start(settings, store);
+//   auto jobs = (*service)->Submit(requests);     // Error kOverloaded / kUnavailable
+//   ServeOutcome o = (*service)->Wait(*jobs[0], deadline).value();
+//
+// A job is one candidate against one task, identified by its content (run, task hash,
+// candidate hash, backend, policy): identical requests share one job while it is
+// known here, and the store answers one verified earlier (also by an earlier server
+// process). An infrastructure failure ends a job with error_kind "infrastructure" and
+// no reward; it is never answered again, a resubmission verifies anew.
+// Thread-safe: Submit, Wait, Cancel, Health and Metrics may be called from any thread.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "candidate/candidate.h"
+#include "engine/options.h"
+#include "serve/metrics.h"
+#include "serve/request.h"
+#include "store/store.h"
+#include "task/task_file.h"
+
+namespace kvault {
+class CompilePool;
+class Verifier;
+}  // namespace kvault
+
+namespace kvault::serve {
+
+using Clock = std::chrono::steady_clock;
+
+struct ServiceSettings {
+  EngineOptions options;       // device_index is set per lane
+  std::vector<int> devices{0};
+  int lanes_per_device = 1;
+  size_t queue_capacity = 4096;
+  int compile_jobs = -1;       // threads of the compile pool; -1: one per CPU core; 0: none
+  std::string work_dir;        // tasks/ and candidates/ the workers read
+  // How long a finished job stays known in memory (the store answers after that).
+  std::chrono::seconds keep_finished{600};
+};
+
+// One candidate's verification, shared by every request that asked for it.
+struct Job {
+  enum class State { kQueued, kRunning, kDone };
+  std::string id;           // "c-" + 24 hex digits of the content key
+  std::string key;          // the content key
+  std::string idempotency_key;
+  std::string run;          // the store's run name
+  TaskFile task;
+  std::optional<Candidate> candidate;  // nullopt: ended before it was loaded
+  std::optional<Clock::time_point> deadline;  // the latest of its requests'; none: no deadline
+  int owners = 0;           // requests waiting for it (Cancel drops it at 0)
+  // Guarded by the service's mutex:
+  State state = State::kQueued;
+  ServeOutcome outcome;
+  Clock::time_point finished_at{};
+};
+
+class VerificationService {
+ public:
+  enum class Refusal { kOverloaded, kUnavailable, kConflict, kStopping };
+  struct SubmitError {
+    Refusal why;
+    std::string message;
+    int retry_after_s = 0;
+  };
+  using SubmitResult = std::variant<std::vector<std::shared_ptr<Job>>, SubmitError>;
+
+  // Starts the lanes (each warms its workers) and the compile pool.
+  static Result<std::unique_ptr<VerificationService>> Start(ServiceSettings settings, Store& store);
+  ~VerificationService();  // Stop(), then joins the lanes
+  VerificationService(const VerificationService&) = delete;
+  VerificationService& operator=(const VerificationService&) = delete;
+
+  // Queues every request or none (a batch never half-enters the queue).
+  SubmitResult Submit(const std::vector<ServeRequest>& requests);
+  // The job's outcome once it ended; nullopt when `until` came first.
+  std::optional<ServeOutcome> Wait(const Job& job, std::optional<Clock::time_point> until);
+  // A counter that moves whenever any job ends; WaitForChange blocks until it differs
+  // from `seen` or `until` comes.
+  uint64_t Generation() const;
+  uint64_t WaitForChange(uint64_t seen, Clock::time_point until);
+  // Snapshot of one job (its state and outcome), under the service's lock.
+  std::pair<Job::State, ServeOutcome> Peek(const Job& job) const;
+  // Drops each job still queued that no other request waits for; returns how many.
+  size_t Cancel(const std::vector<std::shared_ptr<Job>>& jobs);
+  // Stops taking jobs: queued ones end as infrastructure ("server stopping"), running
+  // ones finish and are recorded.
+  void Stop();
+
+  bool Available() const;  // at least one lane can verify
+  Json Health() const;
+  std::string MetricsText() const;
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  struct Lane;
+  VerificationService(ServiceSettings settings, Store& store);
+  void RunLane(Lane& lane);
+  std::shared_ptr<Job> NextJob(Lane& lane);  // blocks; nullptr when stopping
+  void Verify(Lane& lane, Job& job);
+  void Finish(Job& job, ServeOutcome outcome);
+  // The job of `r` (a known one, one the store answers, or a new one to queue).
+  std::shared_ptr<Job> Prepare(const ServeRequest& r);
+  std::optional<ServeOutcome> FromStore(const Job& job, const std::string& policy);
+  void ForgetOldJobs();  // REQUIRES: mu_ held
+
+  ServiceSettings settings_;
+  Store& store_;
+  Metrics metrics_;
+  std::unique_ptr<CompilePool> pool_;
+  std::string arch_;  // recorded with attempts (the first lane's device)
+  Json hello_;        // the first lane's hello, for build requests
+
+  mutable std::mutex mu_;
+  std::condition_variable work_, changed_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_;     // by content key
+  std::map<std::string, std::string> idempotency_;       // key -> content key
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace kvault::serve
