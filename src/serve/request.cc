@@ -271,6 +271,7 @@ Json ResultJson(const ServeRequest& r, const ServeOutcome& o, const std::string&
             {"speed_rewarded", !o.speedup_implausible},
             {"message", o.message},
             {"diagnostics", o.diagnostics},
+            {"feedback", o.feedback},
             {"policy", o.policy},
             {"reward", RewardJson(r, o)},
             {"task", o.task},

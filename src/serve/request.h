@@ -84,6 +84,9 @@ struct ServeOutcome {
   std::optional<double> speedup, reference_ms, candidate_ms;
   bool speedup_implausible = false;
   std::string message, diagnostics, policy;
+  // The engine's verdict written for the model's next turn: an <execution_result>
+  // block and the details (agent/feedback.h); empty when there is no verdict.
+  std::string feedback;
   std::string task, task_hash, candidate_hash;
   bool from_store = false;
   double seconds = 0;

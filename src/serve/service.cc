@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "agent/feedback.h"
 #include "engine/batch.h"
 #include "engine/compile_pool.h"
 #include "engine/fingerprint.h"
@@ -74,6 +75,7 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
   for (const Json& c : r.cases)
     if (c.is_object() && c.value("kind", "") == "phases" && c.contains("seconds")) o.phases = c["seconds"];
   o.error_kind = ErrorKind(r.status);
+  if (o.error_kind.empty()) o.feedback = agent::FormatFeedback(r, agent::FeedbackLimits{});
   return o;
 }
 
@@ -201,6 +203,7 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
     job->state = Job::State::kDone;
     job->outcome.status = std::string(ToString(OutcomeStatus::kParseError));
     job->outcome.message = parse_failure;
+    job->outcome.feedback = agent::FormatNoCode(parse_failure, agent::FeedbackLimits{});
     job->outcome.task = job->task.name;
     job->outcome.task_hash = job->task.hash;
     job->outcome.candidate_hash = candidate_hash;
