@@ -79,6 +79,14 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
   return o;
 }
 
+// Whether a request may share a known job: one still queued or running, or one that
+// ended with the candidate's outcome. A job that ended without one (infrastructure,
+// deadline, cancelled, task) is done again for a new request.
+// REQUIRES: the service's mutex held.
+bool Reusable(const Job& job) {
+  return job.state != Job::State::kDone || job.outcome.error_kind.empty();
+}
+
 ServeOutcome Ended(const std::string& kind, const std::string& message) {
   ServeOutcome o;
   o.error_kind = kind;
@@ -241,10 +249,7 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
                              "idempotency key '" + ikey + "' was used before for a different request", 0};
       }
       auto known = jobs_.find(job->key);
-      const bool reusable = known != jobs_.end() &&
-                            !(known->second->state == Job::State::kDone &&
-                              Retryable(known->second->outcome.error_kind));
-      if (reusable || batch_new.count(job->key)) continue;
+      if ((known != jobs_.end() && Reusable(*known->second)) || batch_new.count(job->key)) continue;
       if (!stored[i] && job->state == Job::State::kQueued) ++new_jobs;
       batch_new[job->key] = job;
     }
@@ -258,10 +263,7 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
     for (size_t i = 0; i < prepared.size(); ++i) {
       std::shared_ptr<Job> job = prepared[i];
       auto known = jobs_.find(job->key);
-      const bool reusable = known != jobs_.end() &&
-                            !(known->second->state == Job::State::kDone &&
-                              Retryable(known->second->outcome.error_kind));
-      if (reusable) {
+      if (known != jobs_.end() && Reusable(*known->second)) {
         job = known->second;
         // A request without a deadline keeps the job as long as it takes.
         if (!prepared[i]->deadline) job->deadline.reset();
