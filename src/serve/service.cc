@@ -193,19 +193,19 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
     if (extracted) code = extracted->code;
     else parse_failure = "no code in the completion: " + extracted.error();
   }
-  std::string candidate_hash;
-  if (parse_failure.empty()) {
-    const std::string ext = CandidateExtension(r.language, code);
-    candidate_hash = Sha256Hex(code);
-    auto c = CandidateFromSource(settings_.work_dir + "/candidates/" + candidate_hash + ext, code);
-    if (c) job->candidate = std::move(*c);
-    else parse_failure = c.error();
-  } else {
-    candidate_hash = "unparsable:" + Sha256Hex(r.completion);
-  }
+  const std::string candidate_hash =
+      parse_failure.empty() ? Sha256Hex(code) : "unparsable:" + Sha256Hex(r.completion);
   job->key = r.run + "\n" + job->task.hash + "\n" + candidate_hash + "\n" +
              std::string(ToString(settings_.options.backend)) + "\n" + r.policy;
   job->id = "c-" + Sha256Hex(job->key).substr(0, 24);
+  if (parse_failure.empty()) {
+    // Named by the job, not the content: two jobs of one source (other runs or
+    // policies) never remove each other's file.
+    auto c = CandidateFromSource(
+        settings_.work_dir + "/candidates/" + job->id + CandidateExtension(r.language, code), code);
+    if (c) job->candidate = std::move(*c);
+    else parse_failure = c.error();
+  }
   if (!parse_failure.empty()) {
     // The candidate's outcome, known without a lane: recorded and answered at once.
     job->state = Job::State::kDone;
