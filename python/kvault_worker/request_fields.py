@@ -2,6 +2,7 @@
 import numbers
 import os
 
+from kvault_worker import distributions
 from kvault_worker.errors import bad_request
 
 _MISSING = object()
@@ -64,3 +65,11 @@ def case_index(request, task, name="case"):
         raise bad_request("case %d out of range: task %s has %d case(s)" % (index, task.name, len(task.cases)))
     return index
 
+
+
+def distribution(request):
+    """The optional input distribution of run and reference (distributions.py)."""
+    value = string(request, "distribution", distributions.TASK)
+    if value not in distributions.ALL:
+        raise bad_request("unknown distribution %r (expected %s)" % (value, ", ".join(distributions.ALL)))
+    return value
