@@ -419,7 +419,7 @@ class Client:
         if status == 429 or status >= 500:
             raise _Retry(InfrastructureError(text, status=status, kind=kind, result=result),
                          _retry_after_s(retry_after))
-        if status == 404 and batch:
+        if status == 404 and batch and kind in (None, "", "unknown_batch"):
             raise BatchNotFoundError(text, status=status, kind=kind)
         if 400 <= status < 500:
             raise RequestError(text, status=status, kind=kind)

@@ -176,7 +176,7 @@ class FakeKvault:
             with self.lock:
                 results = self.batches.get(batch_id)
             if results is None:
-                return Reply(404, {"error": {"kind": "not_found", "message": "unknown batch " + batch_id}})
+                return Reply(404, {"error": {"kind": "unknown_batch", "message": "unknown batch " + batch_id}})
             if method == "DELETE":
                 return Reply(200, {"cancelled": 0})
             shown = results if self.visible is None else results[:self.visible]

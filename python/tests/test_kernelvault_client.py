@@ -231,7 +231,7 @@ def test_a_restarted_server_gets_the_unfinished_requests_again_exactly_once(fake
     def restart_after_first_poll(body):    # ... then the server restarts
         fake.restart()
         fake.visible = None
-        return Reply(404, {"error": {"kind": "not_found", "message": "unknown batch"}})
+        return Reply(404, {"error": {"kind": "unknown_batch", "message": "unknown batch"}})
 
     original = fake._reply
 

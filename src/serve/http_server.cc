@@ -303,7 +303,7 @@ struct HttpServer::Impl {
   void PollBatch(const Request& req, Response& res) {
     const std::string id = req.matches[1];
     auto batch = FindBatch(id);
-    if (!batch) return SendError(res, 404, "not_found", "no batch '" + id + "' (finished batches are kept an hour; a restarted server knows none: submit again, the store answers what was verified)");
+    if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "' (finished batches are kept an hour; a restarted server knows none: submit again, the store answers what was verified)");
     double wait_s = 0;
     if (req.has_param("wait_s")) {
       try {
@@ -323,7 +323,7 @@ struct HttpServer::Impl {
   void StreamBatch(const Request& req, Response& res) {
     const std::string id = req.matches[1];
     auto batch = FindBatch(id);
-    if (!batch) return SendError(res, 404, "not_found", "no batch '" + id + "'");
+    if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "'");
     auto sent = std::make_shared<std::vector<bool>>(batch->jobs.size(), false);
     res.set_chunked_content_provider("application/x-ndjson", [this, batch, sent](size_t, httplib::DataSink& sink) {
       uint64_t seen = service.Generation();
@@ -353,7 +353,7 @@ struct HttpServer::Impl {
   void CancelBatch(const Request& req, Response& res) {
     const std::string id = req.matches[1];
     auto batch = FindBatch(id);
-    if (!batch) return SendError(res, 404, "not_found", "no batch '" + id + "'");
+    if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "'");
     SendJson(res, 200, {{"batch_id", id}, {"cancelled", service.Cancel(batch->jobs)}});
   }
 

@@ -139,6 +139,9 @@ Result<ServeRequest> ParseVerifyRequest(const Json& body, const RequestDefaults&
   r.task_name = f.String("task_name", kMaxKeyBytes);
   r.code = f.String("code", kMaxSourceBytes);
   r.completion = f.String("completion", kMaxCompletionBytes);
+  // A HIP-to-HIP baseline is read (and bounded) but not used: speedups are against
+  // the PyTorch module and the HIP-RL near-copy check is not made (docs/serve.md).
+  f.String("baseline_code", kMaxSourceBytes);
   r.language = f.OneOf("language", {"hip", "cuda", "cpp", "python", "triton"}, "");
   ReadCommon(f, r, defaults);
   r.previous_rewards = f.Numbers("previous_rewards", kMaxPreviousTurns);
