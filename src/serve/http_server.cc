@@ -1,6 +1,7 @@
 #include "serve/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
@@ -106,6 +107,7 @@ struct HttpServer::Impl {
   httplib::Server server;
   std::mutex mu;                                   // guards batches
   std::map<std::string, std::shared_ptr<Batch>> batches;
+  int listen_fd = -1;                              // the socket Bind() bound
 
   Impl(HttpSettings s, VerificationService& svc) : settings(std::move(s)), service(svc) {}
 
@@ -116,6 +118,14 @@ struct HttpServer::Impl {
     server.set_payload_max_length(settings.max_body_bytes);
     server.set_read_timeout(60);
     server.set_write_timeout(60);
+    // Not cpp-httplib's own options: they set SO_REUSEPORT, under which a second
+    // server binds a port this one serves and the kernel splits the connections
+    // between them. The socket is kept to raise its backlog once bound (Bind).
+    server.set_socket_options([this](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listen_fd = sock;
+    });
     server.set_pre_routing_handler([this](const Request& req, Response& res) { return Authorize(req, res); });
     server.set_error_handler([this](const Request& req, Response& res) { OnError(req, res); });
     server.set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
@@ -436,14 +446,18 @@ HttpServer::~HttpServer() = default;
 
 Result<int> HttpServer::Bind() {
   const std::string& host = impl_->settings.host;
-  if (impl_->settings.port == 0) {
-    int port = impl_->server.bind_to_any_port(host);
+  int port = impl_->settings.port;
+  if (port == 0) {
+    port = impl_->server.bind_to_any_port(host);
     if (port <= 0) return Error{"cannot bind " + host + " to any port"};
-    return port;
+  } else if (!impl_->server.bind_to_port(host, port)) {
+    return Error{"cannot bind " + host + ":" + std::to_string(port) + " (in use, or not an address of this host)"};
   }
-  if (!impl_->server.bind_to_port(host, impl_->settings.port))
-    return Error{"cannot bind " + host + ":" + std::to_string(impl_->settings.port) + " (in use, or not an address of this host)"};
-  return impl_->settings.port;
+  // cpp-httplib listens with a backlog of 5: a burst of connections (an RL step's
+  // samples at once) overflows it and the kernel resets some of them. Listening again
+  // on the bound socket raises it to the system's limit.
+  if (impl_->listen_fd >= 0) ::listen(impl_->listen_fd, SOMAXCONN);
+  return port;
 }
 
 void HttpServer::Listen() { impl_->server.listen_after_bind(); }
