@@ -92,9 +92,7 @@ class UnusableSession:
     def __init__(self, reason):
         self.reason = reason
         self.finished = False
-        self.handlers = dict.fromkeys(("hello", "describe", "reference", "load", "run", "time", "unload"),
-                                      self._refuse)
-        self.handlers["shutdown"] = self._shutdown
+        self.handlers = _EveryOp(self._refuse, shutdown=self._shutdown)
 
     def _refuse(self, request):
         raise WorkerError(INTERNAL, self.reason)
@@ -102,6 +100,18 @@ class UnusableSession:
     def _shutdown(self, request):
         self.finished = True
         return {}
+
+
+class _EveryOp(dict):
+    """A handler table that answers every op it does not hold with one handler: no
+    list of op names to keep in step with Session's."""
+
+    def __init__(self, fallback, **handlers):
+        super().__init__(handlers)
+        self.fallback = fallback
+
+    def get(self, op, default=None):
+        return super().get(op, self.fallback)
 
 
 def encode_safely(channel, response):

@@ -158,3 +158,13 @@ def test_missing_torch_is_reported_as_internal(tmp_path):
         assert client.process.wait(timeout=30) == 0
     finally:
         client.close()
+
+
+def test_a_worker_without_pytorch_says_why_for_every_op():
+    from kvault_worker import protocol
+    session = protocol.UnusableSession("No module named 'torch'")
+    for op in ("hello", "describe", "time_start", "time_sample", "write_outputs", "handoff_compare", "new_op"):
+        reply = protocol.handle_line(session, json.dumps({"id": 7, "op": op}).encode())
+        assert reply["id"] == 7 and not reply["ok"]
+        assert reply["kind"] == "internal" and "torch" in reply["message"], (op, reply)
+    assert protocol.handle_line(session, b'{"id": 8, "op": "shutdown"}')["ok"] and session.finished
