@@ -438,6 +438,10 @@ std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
 }
 
 void VerificationService::Verify(Lane& lane, Job& job) {
+  // Submit writes a job's files after queueing it, so a lane may take the job first
+  // and find no source to build or load: written here too (atomically, the same bytes).
+  if (!FileExists(job.task.path)) (void)WriteFileAtomic(job.task.path, job.task.source);
+  if (!FileExists(job.candidate->path)) (void)WriteFileAtomic(job.candidate->path, job.candidate->source);
   Verification v = VerifyLoaded(*lane.verifier, job.task, *job.candidate);
   EngineOptions options = settings_.options;
   options.device_index = lane.device;
