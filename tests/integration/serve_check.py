@@ -35,7 +35,10 @@ import urllib.parse
 KVAULT, ROOT, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 EX = os.path.join(ROOT, "examples")
 RELU = open(os.path.join(EX, "suite", "relu.py")).read()
-VECTOR_ADD = open(os.path.join(EX, "suite", "vector_add.py")).read()
+# vector_add.py with 4096 elements instead of 4 M: a correct candidate's checks and
+# timing take seconds, not tens of seconds.
+VECTOR_ADD = open(os.path.join(EX, "suite", "vector_add.py")).read().replace("N = 1 << 22", "N = 1 << 12")
+assert "N = 1 << 12" in VECTOR_ADD
 # relu.py's model on a 64x64 input: a verification takes about 3 s on a loaded CPU.
 TINY = """# ReLU on a small matrix (tests/integration/serve_check.py).
 import torch
@@ -202,25 +205,21 @@ def tiny_variant(run, tag, **fields):
     return dict(task_source=TINY, task_name="tiny_relu", code=native_variant(tag), run=run, **fields)
 
 
-HANG = """// A native relu that never returns.
-#include <kvault/native.h>
-extern "C" const char* kvault_last_error(void) { return ""; }
-extern "C" int kvault_forward(const kv_tensor* inputs, int num_inputs, const kv_scalar* scalars,
-                              int num_scalars, kv_tensor* outputs, int num_outputs, void* stream) {
-  volatile unsigned long n = 0;
-  for (;;) n = n + 1;
-  return 0;
-}
-"""
-EXITS = """// A native relu that ends its own process.
-#include <kvault/native.h>
-#include <stdlib.h>
-extern "C" const char* kvault_last_error(void) { return ""; }
-extern "C" int kvault_forward(const kv_tensor* inputs, int num_inputs, const kv_scalar* scalars,
-                              int num_scalars, kv_tensor* outputs, int num_outputs, void* stream) {
-  exit(3);
-}
-"""
+def native(what, body, includes=""):
+    """A native-format relu candidate that `what`, its kvault_forward being `body`."""
+    return (f"// A native relu that {what}.\n#include <kvault/native.h>\n{includes}"
+            'extern "C" const char* kvault_last_error(void) { return ""; }\n'
+            'extern "C" int kvault_forward(const kv_tensor* inputs, int num_inputs, const kv_scalar* scalars,\n'
+            '                              int num_scalars, kv_tensor* outputs, int num_outputs, void* stream) {\n'
+            f"{body}}}\n")
+
+
+HANG = native("never returns", "  volatile unsigned long n = 0;\n  for (;;) n = n + 1;\n  return 0;\n")
+EXITS = native("ends its own process", "  exit(3);\n", "#include <stdlib.h>\n")
+SEGFAULT = native("stores through a null pointer", "  volatile float* p = nullptr;\n  *p = 1.0f;\n  return 0;\n")
+WRITES_NOTHING = native("returns without writing its output", "  return 0;\n")
+NAN = native("writes NaN everywhere", "  float* y = static_cast<float*>(outputs[0].data);\n"
+             "  for (int64_t i = 0; i < outputs[0].numel; ++i) y[i] = __builtin_nanf(\"\");\n  return 0;\n")
 TORCH_OP = """import torch
 import torch.nn as nn
 
@@ -233,10 +232,6 @@ class ModelNew(nn.Module):
 # name -> (request fields, allowed statuses)
 CANDIDATES = {
     "ext-relu": ({"task_source": RELU, "code": read("cpu/relu.cpp")}, {"passed"}),
-    "ext-abs": ({"task_source": TINY, "code": read("cpu/relu.wrong-abs.cpp")}, {"mismatch"}),
-    "ext-segfault": ({"task_source": TINY, "code": read("cpu/relu.bad-segfault.cpp")}, {"crash"}),
-    "ext-never-launches": ({"task_source": TINY, "code": read("adversarial/cpu/relu.never-launches.cpp")},
-                           {"mismatch"}),
     "native-relu": ({"task_source": RELU, "code": NATIVE_RELU}, {"passed"}),
     "native-abs": ({"task_source": TINY, "code": read("native/cpu/relu.wrong-abs.cpp")}, {"mismatch"}),
     "native-syntax": ({"task_source": TINY, "code": read("native/cpu/relu.bad-syntax.cpp")}, {"compile_error"}),
@@ -244,6 +239,9 @@ CANDIDATES = {
                          {"runtime_error"}),
     "native-hang": ({"task_source": TINY, "code": HANG}, {"timeout"}),
     "native-exit": ({"task_source": TINY, "code": EXITS}, {"crash"}),
+    "native-segfault": ({"task_source": TINY, "code": SEGFAULT}, {"crash"}),
+    "native-writes-nothing": ({"task_source": TINY, "code": WRITES_NOTHING}, {"mismatch"}),
+    "native-nan": ({"task_source": TINY, "code": NAN}, {"mismatch"}),
     "torch-op": ({"task_source": TINY, "code": TORCH_OP}, {"policy_violation"}),
     "completion": ({"task_source": TINY, "language": "cpp",
                     "completion": "Here is my kernel.\n```cpp\n" + native_variant("completion") + "```\nDone."},
@@ -581,6 +579,8 @@ def check_guarded(db, run):
     os.makedirs(geak, exist_ok=True)
     with open(os.path.join(geak, "tiny_add.py"), "w") as f:
         f.write(GEAK_TASK)
+    # --policy task: a GEAK task's tests run inside the candidate's module_fn and call
+    # PyTorch (randn), which custom_kernel, the server's default, counts as a violation.
     s = Server("guarded", db, "--lanes-per-device", "1", "--queue", "2", "--max-request-mb", "1",
                "--policy", "task", "--triton-suite", geak, "--run", run,
                env={"KVAULT_SERVE_TOKEN": TOKEN}).start()
