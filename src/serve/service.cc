@@ -312,11 +312,12 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
       if (auto req = CandidateBuildRequest(*job->candidate, settings_.options, hello_))
         pool_->Submit(*req, settings_.options.timeouts.compile);
   }
-  if (!to_queue.empty()) work_.notify_all();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& job : to_queue) job->staged = true;
     if (!to_build.empty()) ++generation_;
   }
+  if (!to_queue.empty()) work_.notify_all();
   if (!to_build.empty()) changed_.notify_all();
   return out;
 }
@@ -411,13 +412,18 @@ void VerificationService::RunLane(Lane& lane) {
 std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    // Only staged jobs: Submit queues a job before writing its files and queueing
+    // its build, so that a batch enters the queue whole or not at all.
+    auto first_staged = [&] {
+      return std::find_if(queue_.begin(), queue_.end(), [](const auto& j) { return j->staged; });
+    };
+    work_.wait(lock, [&] { return stopping_ || first_staged() != queue_.end(); });
     if (stopping_) return nullptr;
     // A job of the task this lane has warm (its reference side kept), else the oldest.
-    auto pick = queue_.begin();
+    auto pick = first_staged();
     const size_t window = std::min(queue_.size(), kAffinityWindow);
     for (size_t i = 0; i < window; ++i)
-      if (queue_[i]->task.hash == lane.last_task) {
+      if (queue_[i]->staged && queue_[i]->task.hash == lane.last_task) {
         pick = queue_.begin() + static_cast<std::ptrdiff_t>(i);
         break;
       }
@@ -438,10 +444,6 @@ std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
 }
 
 void VerificationService::Verify(Lane& lane, Job& job) {
-  // Submit writes a job's files after queueing it, so a lane may take the job first
-  // and find no source to build or load: written here too (atomically, the same bytes).
-  if (!FileExists(job.task.path)) (void)WriteFileAtomic(job.task.path, job.task.source);
-  if (!FileExists(job.candidate->path)) (void)WriteFileAtomic(job.candidate->path, job.candidate->source);
   Verification v = VerifyLoaded(*lane.verifier, job.task, *job.candidate);
   EngineOptions options = settings_.options;
   options.device_index = lane.device;

@@ -67,6 +67,7 @@ struct Job {
   int owners = 0;           // requests waiting for it (Cancel drops it at 0)
   // Guarded by the service's mutex:
   State state = State::kQueued;
+  bool staged = false;      // its files written and its build queued: a lane may take it
   ServeOutcome outcome;
   Clock::time_point finished_at{};
 };
