@@ -47,6 +47,10 @@ class Verifier {
   // How this lane builds compiled candidates. Default: BuildExtension.
   void SetBuilder(BuildFunction builder) { builder_ = std::move(builder); }
 
+  // The custom-kernel policy of the next verifications (EngineOptions::policy: task,
+  // any or custom_kernel); the reward service sets it per request.
+  void SetPolicy(std::string policy) { options_.policy = std::move(policy); }
+
  private:
   // What one verification knows as its stages go (Verify).
   struct Attempt {

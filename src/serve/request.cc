@@ -344,7 +344,7 @@ Json TritonResponseJson(const ServeOutcome& o) {
           {"latency_ms", Optional(o.candidate_ms)},
           {"baseline_latency_ms", Optional(o.reference_ms)},
           {"feedback", o.message},
-          {"error_type", o.correct ? Json(nullptr) : Json(o.status)},
+          {"error_type", o.correct ? Json(nullptr) : !o.status.empty() ? Json(o.status) : Json(o.error_kind)},
           {"diagnostics", o.diagnostics}};
 }
 

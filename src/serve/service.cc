@@ -179,8 +179,8 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
   job->task.source = task_source;
   job->task.name = SafeName(r.task_name) + "-" + job->task.hash.substr(0, 12);
   job->task.path = settings_.work_dir + "/tasks/" + job->task.name + ".py";
-  job->idempotency_key = r.idempotency_key;
   job->run = r.run;
+  job->policy = r.policy;
   if (r.deadline_s)
     job->deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(*r.deadline_s * 1000));
 
@@ -324,10 +324,16 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
 
 void VerificationService::ForgetOldJobs() {
   const auto now = Clock::now();
+  // Every key naming a job about to be forgotten (a job may have several).
+  for (auto it = idempotency_.begin(); it != idempotency_.end();) {
+    auto job = jobs_.find(it->second);
+    const bool old = job == jobs_.end() || (job->second->state == Job::State::kDone &&
+                                            now - job->second->finished_at > settings_.keep_finished);
+    it = old ? idempotency_.erase(it) : std::next(it);
+  }
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const Job& j = *it->second;
     if (j.state == Job::State::kDone && now - j.finished_at > settings_.keep_finished) {
-      if (!j.idempotency_key.empty()) idempotency_.erase(j.idempotency_key);
       it = jobs_.erase(it);
     } else {
       ++it;
@@ -444,6 +450,7 @@ std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
 }
 
 void VerificationService::Verify(Lane& lane, Job& job) {
+  lane.verifier->SetPolicy(job.policy);
   Verification v = VerifyLoaded(*lane.verifier, job.task, *job.candidate);
   EngineOptions options = settings_.options;
   options.device_index = lane.device;

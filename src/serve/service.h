@@ -59,8 +59,8 @@ struct Job {
   enum class State { kQueued, kRunning, kDone };
   std::string id;           // "c-" + 24 hex digits of the content key
   std::string key;          // the content key
-  std::string idempotency_key;
   std::string run;          // the store's run name
+  std::string policy;       // task | any | custom_kernel, as the request asked
   TaskFile task;
   std::optional<Candidate> candidate;  // nullopt: ended before it was loaded
   std::optional<Clock::time_point> deadline;  // the latest of its requests'; none: no deadline

@@ -275,6 +275,15 @@ def consistent(name, results):
 
 # --- the checks -------------------------------------------------------------------
 
+def check_policy(s):
+    """The request's policy, not the server's: a candidate that calls a PyTorch op passes
+    under `any` (in a run of its own: a run keeps one verdict per candidate)."""
+    status, _, body = s.call("POST", "/v1/verify", {**CANDIDATES["torch-op"][0], "policy": "any",
+                                                     "run": "policy-any"})
+    check(status == 200 and body["status"] == "passed" and body["policy"] == "any",
+          f"policy any: {status} {body.get('status')} {body.get('policy')} {str(body.get('message'))[:200]}")
+
+
 def check_errors(s):
     """400 (each naming its field), 404, 405, and JSON bodies over 8 KiB of any Content-Type."""
     status, _, body = s.call("POST", "/v1/verify", raw=b'{"task_source": "x", "code": ')
@@ -670,6 +679,8 @@ def main():
         check_health_and_metrics(server)
         check_errors(server)
         log("errors checked")
+        check_policy(server)
+        log("policy checked")
         results = check_concurrency(server, "mix")
         check_idempotency(server, "idem")
         check_batches(server, "batches")
