@@ -25,6 +25,8 @@ constexpr size_t kMaxBatches = 10000;
 constexpr double kMaxPollWaitS = 300;
 // How often a stream checks that its client is still there.
 constexpr auto kStreamTick = std::chrono::seconds(1);
+// Retry-After of an answer whose candidate met an infrastructure failure.
+constexpr const char* kRetryAfterInfraS = "5";
 
 // A batch: its requests (the reward asked for, the trajectory so far) and their jobs.
 struct Batch {
@@ -248,6 +250,25 @@ struct HttpServer::Impl {
     return out;
   }
 
+  // One candidate answered alone (/v1/verify, /evaluate): submitted and waited for
+  // until its deadline; nullopt when it was refused (the refusal is answered).
+  struct Alone {
+    ServeOutcome outcome;
+    std::string id;
+  };
+  std::optional<Alone> RunAlone(const ServeRequest& request, Response& res, Clock::time_point start) {
+    auto jobs = Submit({request}, res);
+    if (!jobs) return std::nullopt;
+    return Alone{WaitAll({request}, *jobs, start)[0], (*jobs)[0]->id};
+  }
+
+  // Its HTTP code (OutcomeCode), with Retry-After when it met an infrastructure failure.
+  static int AloneCode(const ServeOutcome& o, Response& res) {
+    const int code = OutcomeCode(o);
+    if (code == 503) res.set_header("Retry-After", kRetryAfterInfraS);
+    return code;
+  }
+
   std::shared_ptr<Batch> FindBatch(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu);
     auto it = batches.find(id);
@@ -282,12 +303,9 @@ struct HttpServer::Impl {
     if (!body) return;
     auto request = ParseVerifyRequest(*body, settings.defaults);
     if (!request) return SendError(res, 400, "bad_request", request.error());
-    auto jobs = Submit({*request}, res);
-    if (!jobs) return;
-    ServeOutcome o = WaitAll({*request}, *jobs, start)[0];
-    const int code = OutcomeCode(o);
-    if (code == 503) res.set_header("Retry-After", "5");
-    SendJson(res, code, ResultJson(*request, o, (*jobs)[0]->id));
+    auto alone = RunAlone(*request, res, start);
+    if (!alone) return;
+    SendJson(res, AloneCode(alone->outcome, res), ResultJson(*request, alone->outcome, alone->id));
   }
 
   void SubmitBatch(const Request& req, Response& res) {
@@ -406,7 +424,7 @@ struct HttpServer::Impl {
       responses.push_back(HipResponseJson(requests[i], outcomes[i], names[i]));
       if (Retryable(outcomes[i].error_kind)) code = 503;
     }
-    if (code == 503) res.set_header("Retry-After", "5");
+    if (code == 503) res.set_header("Retry-After", kRetryAfterInfraS);
     const double total = std::chrono::duration<double>(Clock::now() - start).count();
     if (single) {
       Json one = responses[0];
@@ -442,14 +460,12 @@ struct HttpServer::Impl {
     if (!body) return;
     auto request = ParseTritonRequest(*body, settings.triton ? &*settings.triton : nullptr, settings.defaults);
     if (!request) return SendError(res, 400, "bad_request", request.error());
-    auto jobs = Submit({*request}, res);
-    if (!jobs) return;
-    ServeOutcome o = WaitAll({*request}, *jobs, start)[0];
-    const int code = OutcomeCode(o);
-    if (code == 503) res.set_header("Retry-After", "5");
+    auto alone = RunAlone(*request, res, start);
+    if (!alone) return;
+    const ServeOutcome& o = alone->outcome;
     Json answer = TritonResponseJson(o);
     if (!o.error_kind.empty()) answer["error"] = {{"kind", o.error_kind}, {"message", o.message}};
-    SendJson(res, code, answer);
+    SendJson(res, AloneCode(o, res), answer);
   }
 };
 
