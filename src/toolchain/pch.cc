@@ -1,6 +1,9 @@
 #include "toolchain/pch.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include "cache/cache.h"
 #include "toolchain/build_key.h"
@@ -15,6 +18,27 @@ namespace {
 constexpr size_t kMaxDiagnostics = 16 * 1024;
 constexpr char kGchName[] = "kvault_torch_pch.h.gch";
 constexpr char kFailedName[] = "failed.json";
+
+// The first build on a machine spends a minute or two here, silent otherwise: say so
+// on stderr (stdout may carry JSON).
+void SayStarting(const std::string& cache_root) {
+  std::fprintf(stderr,
+               "kvault: precompiling PyTorch's headers for g++, once per toolchain and flag set "
+               "(about 650 MB under %s/pch/, a minute or two; later builds load it)\n",
+               cache_root.c_str());
+}
+
+void SayFailed(const std::string& why) {
+  std::fprintf(stderr, "kvault: precompiling PyTorch's headers failed (%s); candidates compile without them\n",
+               why.c_str());
+}
+
+void SayDone(const std::string& gch, double seconds) {
+  struct stat st;
+  double mb = ::stat(gch.c_str(), &st) == 0 ? static_cast<double>(st.st_size) / 1e6 : 0;
+  std::fprintf(stderr, "kvault: precompiled PyTorch header ready: %.0f MB in %.0f s (%s)\n", mb, seconds,
+               gch.c_str());
+}
 
 // Scans the start of a source file, C-preprocessor style, for PchApplies.
 class Preamble {
@@ -143,11 +167,15 @@ Result<std::string> EnsurePrecompiledHeader(const BuildRequest& req, const Compi
   CommandSpec spec;
   spec.argv = cmd->argv;
   spec.cwd = staged->path();
+  SayStarting(cache_root);
   auto run = RunCommand(spec, timeout);
   if (!run) return Error{"g++ could not be started: " + run.error()};
   Json meta{{"key_fields", key->Describe()}, {"command", ShellQuote(cmd->argv)},
             {"diagnostics", Truncate(run->output, kMaxDiagnostics)}, {"compile_seconds", run->seconds}};
-  if (run->timed_out) return Error{"precompiling the PyTorch header ran past the timeout"};
+  if (run->timed_out) {
+    SayFailed("ran past the timeout");
+    return Error{"precompiling the PyTorch header ran past the timeout"};
+  }
   if (run->exit_code != 0 || !FileExists(built_gch)) {
     std::string why = run->exit_code != 0 ? DescribeTermination(run->exit_code, run->term_signal)
                                           : "exited 0 without writing the .gch";
@@ -160,6 +188,7 @@ Result<std::string> EnsurePrecompiledHeader(const BuildRequest& req, const Compi
       if (auto stored = cache.Commit(hex, std::move(*staged), meta); !stored)
         return Error{"compile cache: " + stored.error()};
     }
+    SayFailed("g++ " + why);
     return Error{"precompiling the PyTorch header failed: g++ " + why};
   }
   if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s) return Error{s.error()};
@@ -167,6 +196,7 @@ Result<std::string> EnsurePrecompiledHeader(const BuildRequest& req, const Compi
   if (!stored) return Error{"compile cache: " + stored.error()};
   if (!FileExists(stored->Path(kGchName)))  // a concurrent writer recorded a failure
     return Error{"g++ rejected the precompiled header before: see " + stored->Path(kFailedName)};
+  SayDone(stored->Path(kGchName), run->seconds);
   return stored->Path(kPchHeaderName);
 }
 
