@@ -12,6 +12,7 @@
 namespace kvault::cli {
 
 constexpr int kExitOk = 0;
+constexpr int kExitRejected = 1;  // verify --fail-on-reject: the candidate did not pass
 constexpr int kExitMisuse = 2;
 constexpr int kExitInfra = 3;
 constexpr int kExitInterrupted = 130;  // gen: stopped by SIGINT/SIGTERM; --resume continues
@@ -30,8 +31,10 @@ struct CommonFlags {
 };
 
 // Resolves flags and environment into engine options; prints the reason and returns
-// nullopt on misuse or when auto-detection fails.
-std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only);
+// nullopt, with `*exit_code` set, when they cannot be used: misuse, no usable backend
+// (auto-detection failed, or an explicit GPU backend this machine's PyTorch cannot
+// run; both kExitMisuse), or a cache folder that cannot be written (kExitInfra).
+std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code);
 
 int RunDoctor(bool json);
 
@@ -39,8 +42,9 @@ struct VerifyFlags {
   CommonFlags common;
   std::string task, candidate;
   bool compile_only = false;
+  bool fail_on_reject = false;  // exit kExitRejected unless the candidate passed
   std::optional<std::string> db;
-  std::string run;
+  std::string run;              // needs db
 };
 int RunVerify(const VerifyFlags& flags);
 

@@ -35,8 +35,9 @@ int RunEval(const EvalFlags& flags) {
     for (const TaskFile& t : *suite)
       if (t.name == m.task) jobs.push_back({t, m.path});
 
-  auto options = MakeOptions(flags.common, false);
-  if (!options) return kExitMisuse;
+  int options_exit = kExitOk;
+  auto options = MakeOptions(flags.common, false, &options_exit);
+  if (!options) return options_exit;
   HideStoreFromWorkers(*options, ResolveDbPath(flags.db));
   auto store = Store::Open(ResolveDbPath(flags.db));
   if (!store) {
@@ -63,7 +64,7 @@ int RunEval(const EvalFlags& flags) {
     std::cout << EvalJson(settings.run, *records).dump() << std::endl;
   else
     PrintEvalTable(std::cout, *records);
-  return kExitOk;
+  return ReportInfraFailures(std::cerr, "kvault eval", *records) ? kExitInfra : kExitOk;
 }
 
 }  // namespace kvault::cli

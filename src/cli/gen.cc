@@ -115,8 +115,9 @@ int RunGen(const GenFlags& flags) {
   if (!loop) return kExitMisuse;
   CommonFlags common = flags.common;
   if (common.policy.empty()) common.policy = GenPolicy(flags.mode);
-  auto options = MakeOptions(common, false);
-  if (!options) return kExitMisuse;
+  int options_exit = kExitOk;
+  auto options = MakeOptions(common, false, &options_exit);
+  if (!options) return options_exit;
 
   agent::PromptSelection sel;
   sel.root = flags.prompts.empty() ? options->source_root + "/prompts" : flags.prompts;

@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
   verify->add_option("--candidate", vf.candidate, "candidate file")->required();
   verify->add_flag("--compile-only", vf.compile_only, "build only (works without a GPU)");
   verify->add_option("--db", vf.db, "also record the attempt in this store");
-  verify->add_option("--run", vf.run, "run name for --db (Default: verify)");
+  verify->add_option("--run", vf.run, "run name for --db; needs --db (Default: verify)");
+  verify->add_flag("--fail-on-reject", vf.fail_on_reject,
+                   "exit 1 unless the candidate passed (compiled, with --compile-only)");
   AddCommon(verify, vf.common);
 
   kvault::cli::EvalFlags ef;

@@ -1,17 +1,62 @@
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "cache/limits.h"
 #include "cli/commands.h"
 #include "engine/backend_probe.h"
 #include "engine/engine_env.h"
+#include "util/files.h"
 
 namespace kvault::cli {
+namespace {
 
-std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only) {
+// The cache folder must take files before anything is built or described there;
+// a folder that cannot would otherwise fail every attempt, one by one.
+Status CheckCacheWritable(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{"cannot create the cache folder " + dir + ": " + ec.message()};
+  const std::string probe = dir + "/.kvault-write-check";
+  if (Status st = WriteFileAtomic(probe, "ok\n"); !st)
+    return Error{"cannot write in the cache folder " + dir + ": " + st.error()};
+  std::filesystem::remove(probe, ec);
+  return Status::Ok();
+}
+
+// An explicit GPU backend the worker's PyTorch cannot use would fail every attempt
+// as an infra_error: say so before starting.
+Status CheckBackendUsable(const EngineOptions& o) {
+  auto probe = ProbeBackends(o);
+  if (!probe) return Error{"cannot start a worker: " + probe.error()};
+  const std::string name(ToString(o.backend));
+  if (std::find(probe->available.begin(), probe->available.end(), name) != probe->available.end())
+    return Status::Ok();
+  std::string why;  // the probe's line about this backend: "<name>: <reason>"
+  for (size_t at = 0; at < probe->reasons.size();) {
+    size_t end = probe->reasons.find('\n', at);
+    if (end == std::string::npos) end = probe->reasons.size();
+    if (probe->reasons.compare(at, name.size() + 2, name + ": ") == 0)
+      why = probe->reasons.substr(at + name.size() + 2, end - at - name.size() - 2);
+    at = end + 1;
+  }
+  return Error{"backend " + name + " is not usable here" + (why.empty() ? "" : ": " + why) +
+               " (`kvault doctor` lists the usable backends)"};
+}
+
+}  // namespace
+
+std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code) {
+  *exit_code = kExitMisuse;
   EngineOptions o;
   ApplyEnvironment(o);
   if (auto limits = CacheLimits::FromEnv(); !limits) {  // checked once here, not per build
     std::cerr << "kvault: " << limits.error() << "\n";
+    return std::nullopt;
+  }
+  if (Status st = CheckCacheWritable(o.cache_dir); !st) {
+    std::cerr << "kvault: " << st.error() << " (set KVAULT_CACHE_DIR to a writable folder)\n";
+    *exit_code = kExitInfra;
     return std::nullopt;
   }
   o.arch = flags.arch;
@@ -35,6 +80,12 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
       return std::nullopt;
     }
     o.backend = *b;
+    if (o.backend != Backend::kCpu && !compile_only) {
+      if (Status st = CheckBackendUsable(o); !st) {
+        std::cerr << "kvault: " << st.error() << "\n";
+        return std::nullopt;
+      }
+    }
     return o;
   }
   if (compile_only) {

@@ -87,6 +87,24 @@ void PrintEvalTable(std::ostream& out, const std::vector<AttemptRecord>& records
   out << "\n";
 }
 
+bool ReportInfraFailures(std::ostream& err, const std::string& who,
+                         const std::vector<AttemptRecord>& records) {
+  size_t n = 0;
+  const AttemptRecord* first = nullptr;
+  for (const AttemptRecord& r : records) {
+    if (r.status != "infra_error") continue;
+    if (!first) first = &r;
+    ++n;
+  }
+  if (!first) return false;
+  err << who << ": " << n << " attempt(s) ended in infra_error, a failure of this machine or "
+      << "setup, not of the candidates; the first (" << first->task << " <- " << Base(first->candidate_path)
+      << "): " << first->message << "\n"
+      << who << ": fix the cause and run the same command again: recorded attempts are kept, "
+      << "these are retried\n";
+  return true;
+}
+
 namespace {
 // The stage times the engine recorded among the attempt's records (kind "phases"),
 // or null for records written before it did.

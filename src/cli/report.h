@@ -22,6 +22,11 @@ EvalTotals Summarize(const std::vector<AttemptRecord>& records);
 void PrintEvalTable(std::ostream& out, const std::vector<AttemptRecord>& records);
 Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records);
 
+// Says on `err` how many attempts ended in infra_error (not the candidates' fault),
+// the first one's message, and that a re-run retries them. True when there were any.
+bool ReportInfraFailures(std::ostream& err, const std::string& who,
+                         const std::vector<AttemptRecord>& records);
+
 // One line per finished attempt; on a terminal, a progress bar redrawn in place.
 class ProgressPrinter {
  public:

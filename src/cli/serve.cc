@@ -103,8 +103,9 @@ int RunServe(const ServeFlags& flags) {
     if (!suite) return Misuse(suite.error());
     triton = std::move(*suite);
   }
-  auto options = MakeOptions(flags.common, false);
-  if (!options) return kExitMisuse;
+  int options_exit = kExitOk;
+  auto options = MakeOptions(flags.common, false, &options_exit);
+  if (!options) return options_exit;
   const std::string db = ResolveDbPath(flags.db);
   HideStoreFromWorkers(*options, db);
   auto store = Store::Open(db);

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/report.h"
@@ -7,32 +8,45 @@
 #include "engine/fingerprint.h"
 #include "engine/verifier.h"
 #include "engine/worker_sandbox.h"
+#include "util/files.h"
 
 namespace kvault::cli {
 
 int RunVerify(const VerifyFlags& flags) {
-  auto task = LoadTaskFile(flags.task);
-  if (!task) {
-    std::cerr << "kvault verify: " << task.error() << "\n";
+  auto misuse = [](const std::string& why) {
+    std::cerr << "kvault verify: " << why << "\n";
     return kExitMisuse;
+  };
+  if (!flags.run.empty() && !flags.db)
+    return misuse("--run names the run in a store; give --db PATH too (or drop --run)");
+  auto task = LoadTaskFile(flags.task);
+  if (!task) return misuse(task.error());
+  // A file that is not there is the command's mistake, not a candidate that fails.
+  if (auto readable = ReadFile(flags.candidate); !readable)
+    return misuse("cannot read candidate " + flags.candidate + ": " + readable.error());
+  // The store is opened before verifying, so a bad --db costs nothing.
+  std::unique_ptr<Store> store;
+  if (flags.db) {
+    auto opened = Store::Open(ResolveDbPath(flags.db));
+    if (!opened) {
+      std::cerr << "kvault verify: " << opened.error() << " (nothing was verified)\n";
+      return kExitInfra;
+    }
+    store = std::move(*opened);
   }
-  auto options = MakeOptions(flags.common, flags.compile_only);
-  if (!options) return kExitMisuse;
+  int options_exit = kExitOk;
+  auto options = MakeOptions(flags.common, flags.compile_only, &options_exit);
+  if (!options) return options_exit;
   if (flags.db) HideStoreFromWorkers(*options, ResolveDbPath(flags.db));
   Verifier verifier(*options);
   auto candidate = LoadCandidate(flags.candidate);
   Verification v = VerifyLoaded(verifier, *task, candidate);
-  if (flags.db) {
-    auto store = Store::Open(ResolveDbPath(flags.db));
-    if (!store) {
-      std::cerr << "kvault verify: " << store.error() << "\n";
-      return kExitInfra;
-    }
+  if (store) {
     auto hello = verifier.Hello();
     AttemptRecord rec = MakeRecord(flags.run.empty() ? "verify" : flags.run, *task,
                                    candidate ? &*candidate : nullptr, flags.candidate, *options, v,
                                    EnvironmentFingerprint(hello ? *hello : Json(nullptr)));
-    if (auto st = (*store)->Put(rec); !st) {
+    if (auto st = store->Put(rec); !st) {
       std::cerr << "kvault verify: cannot record: " << st.error() << "\n";
       return kExitInfra;
     }
@@ -46,7 +60,15 @@ int RunVerify(const VerifyFlags& flags) {
   } else {
     PrintVerification(std::cout, task->name, flags.candidate, v);
   }
-  return v.status == OutcomeStatus::kInfraError ? kExitInfra : kExitOk;
+  if (v.status == OutcomeStatus::kInfraError) {
+    std::cerr << "kvault verify: infrastructure failure, not the candidate's: " << v.message << "\n";
+    return kExitInfra;
+  }
+  if (flags.fail_on_reject) {
+    const OutcomeStatus wanted = flags.compile_only ? OutcomeStatus::kCompiled : OutcomeStatus::kPassed;
+    if (v.status != wanted) return kExitRejected;
+  }
+  return kExitOk;
 }
 
 }  // namespace kvault::cli

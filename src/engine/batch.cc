@@ -168,6 +168,11 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
   const int lanes = std::max(1, std::min<int>(settings.jobs, static_cast<int>(jobs.size())));
   std::vector<std::unique_ptr<Verifier>> verifiers;
   for (int l = 0; l < lanes; ++l) verifiers.push_back(std::make_unique<Verifier>(options));
+  // A worker that cannot start would fail every attempt as an infra_error: one
+  // failure of the whole batch instead.
+  if (auto hello = verifiers[0]->Hello(); !hello)
+    return Error{"no worker could start on backend " + std::string(ToString(options.backend)) + ": " +
+                 hello.error()};
   // Destroyed after the lanes are joined (declared first).
   std::unique_ptr<CompilePool> pool = StartCompilePool(jobs, options, settings, store, *verifiers[0]);
   if (pool)

@@ -26,6 +26,32 @@ assert not missing, missing
 assert j["status"] == "mismatch" and j["correct"] is False and j["reward"] == 0.4, j
 assert j["policy"] == "any", j  # the task's (relu names none)
 PY
+# Loud failures of the setup, before anything is verified: a missing candidate and
+# --run without --db are misuse; a --db that cannot be opened fails at once (3); a
+# cache folder that cannot be written is an infrastructure failure (3); a GPU backend
+# this PyTorch cannot run is "no backend" (2), not a row of infra_error attempts.
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/missing.cpp" --backend cpu 2> "$TMP/e.txt"
+[ $? -eq 2 ] && grep -q "cannot read candidate" "$TMP/e.txt" || fail "missing candidate: $(cat "$TMP/e.txt")"
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --run r 2> "$TMP/e.txt"
+[ $? -eq 2 ] && grep -q -- "--db" "$TMP/e.txt" || fail "--run without --db: $(cat "$TMP/e.txt")"
+start=$(date +%s)
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --db "$TMP/nodir/x.db" 2> "$TMP/e.txt"
+[ $? -eq 3 ] && grep -q "nothing was verified" "$TMP/e.txt" || fail "unopenable --db: $(cat "$TMP/e.txt")"
+[ $(( $(date +%s) - start )) -lt 5 ] || fail "an unopenable --db was found only after verifying"
+touch "$TMP/afile"
+KVAULT_CACHE_DIR="$TMP/afile/cache" "$KVAULT" eval --suite "$ex/suite" --candidates "$ex/kernelbench" --backend cpu \
+  --db "$TMP/c.db" > /dev/null 2> "$TMP/e.txt"
+[ $? -eq 3 ] && grep -q "KVAULT_CACHE_DIR" "$TMP/e.txt" || fail "unwritable cache: $(cat "$TMP/e.txt")"
+[ ! -e "$TMP/c.db" ] || fail "unwritable cache: attempts were recorded"
+if [ "$(json_get "$TMP/doctor.json" 'j["backends"]["cuda"]["usable"]')" != True ]; then
+  "$KVAULT" eval --suite "$ex/suite" --candidates "$ex/kernelbench" --backend cuda --db "$TMP/c.db" \
+    > /dev/null 2> "$TMP/e.txt"
+  [ $? -eq 2 ] && grep -q "backend cuda is not usable" "$TMP/e.txt" || fail "--backend cuda without CUDA: $(cat "$TMP/e.txt")"
+fi
+# --fail-on-reject: exit 1 for a verdict other than passed.
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --no-timing \
+  --fail-on-reject > /dev/null
+[ $? -eq 1 ] || fail "--fail-on-reject: a mismatch must exit 1"
 # --policy: the engine's choice over the task's; a value outside the list is misuse.
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --policy custom_kernel \
   --json > "$TMP/vp.json" || fail "verify --policy custom_kernel failed"
