@@ -58,7 +58,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     """`forward_options`: extra arguments of execution.candidate_forward (native format).
     keep_on_device: outputs come back as private device copies (handoff.py), not captured.
     policy: the op_policy.Enforcer of the attempt (None: the task's policy)."""
-    grab = _device_copy if keep_on_device else captured
+    grab = device_copy if keep_on_device else captured
     fn = execution.candidate_forward(task, candidate, case, s, device, **forward_options)
     inputs = execution.make_inputs(case, s, device, distribution)
     pristine = pristine_copy(inputs)
@@ -181,13 +181,17 @@ def captured(output):
         return capture(output)
 
 
-def _device_copy(output):
+def device_copy(output, kind=RUNTIME_ERROR, label="the candidate"):
     """A copy that later calls cannot change (a candidate may hand back one buffer
-    twice): tensors cloned where they are, containers kept."""
+    twice): tensors cloned where they are, containers kept; anything else captured
+    on the host (not deliverable: written to files). Failures blame `kind`."""
     tensors = tensors_of(output)
     if tensors is None:
-        return captured(output)  # not deliverable: written to files
-    with attributed(RUNTIME_ERROR, "the candidate's output cannot be copied"):
+        if isinstance(output, Captured):
+            return output
+        with attributed(kind, "the output of %s cannot be captured" % label):
+            return capture(output)
+    with attributed(kind, "the output of %s cannot be copied" % label):
         copies = [t.detach().clone() for t in tensors]
     if isinstance(output, torch.Tensor):
         return copies[0]

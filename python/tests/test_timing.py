@@ -353,6 +353,39 @@ def test_one_side_round_trip(shared_worker, tmp_path):
     assert shared_worker.call("time_sample", method="monotonic_clock", seed=1)["kind"] == "bad_request"
 
 
+def test_kept_sample_outputs_are_handed_over_after_the_round(shared_worker, tmp_path):
+    # Samples kept with keep_as (instead of a file each) are handed over by time_output
+    # once the engine has chosen them; without a device offer, as files. Each kept
+    # output is its own sample's (a copy later samples do not change).
+    task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
+    outputs = {}
+    for side in ("reference", "candidate"):
+        extra = {"task": task} if side == "reference" else {}
+        assert shared_worker.call("time_start", side=side, **extra, **common)["ok"]
+        for k in range(3):
+            exported = str(tmp_path / ("%s-exported%d.kvt" % (side, k)))
+            sample = shared_worker.call("time_sample", method="monotonic_clock", seed=40 + k, keep_as=k,
+                                        out=exported)
+            assert sample["ok"], sample
+            outputs[(side, "exported", k)], _ = tensorfile.read(exported)
+        for k in (2, 0):
+            out = str(tmp_path / ("%s-kept%d.kvt" % (side, k)))
+            handed = shared_worker.call("time_output", sample=k, out=out)
+            assert handed["ok"] and "handoff" not in handed, handed
+            outputs[(side, "kept", k)], _ = tensorfile.read(out)
+        again = shared_worker.call("time_output", sample=0, out=str(tmp_path / "again.kvt"))
+        assert again["kind"] == "bad_request" and "no output kept as sample 0" in again["message"]
+        assert shared_worker.call("time_output", sample=64, out=str(tmp_path / "x.kvt"))["kind"] == "bad_request"
+        assert shared_worker.call("time_finish")["ok"]
+        gone = shared_worker.call("time_output", sample=1, out=str(tmp_path / "gone.kvt"))
+        assert gone["kind"] == "bad_request"  # the timed case, and what it kept, ended
+    for side in ("reference", "candidate"):
+        for k in (0, 2):
+            assert torch.equal(outputs[(side, "kept", k)], outputs[(side, "exported", k)])
+        assert torch.equal(outputs[(side, "kept", 0)], outputs[("reference", "kept", 0)])
+    assert not torch.equal(outputs[("reference", "kept", 0)], outputs[("reference", "kept", 2)])
+
+
 def test_time_warmup_follows_a_time_start_without_warm_up(shared_worker, tmp_path):
     task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
     del common["warmup_ms"]

@@ -12,7 +12,7 @@ TEST(EngineEnvTest, DeviceCompareThresholdComesFromTheEnvironment) {
   unsetenv(kVar);
   EngineOptions defaults;
   ApplyEnvironment(defaults);
-  EXPECT_EQ(defaults.device_compare_min_bytes, int64_t{256} << 20);
+  EXPECT_EQ(defaults.device_compare_min_bytes, int64_t{16} << 20);
   setenv(kVar, "0", 1);
   EngineOptions every;
   ApplyEnvironment(every);
@@ -30,7 +30,7 @@ TEST(EngineEnvTest, MalformedDeviceCompareThresholdStopsWorkerStarts) {
   ApplyEnvironment(o);
   unsetenv(kVar);
   EXPECT_NE(o.sandbox_error.find(kVar), std::string::npos) << o.sandbox_error;
-  EXPECT_EQ(o.device_compare_min_bytes, int64_t{256} << 20);
+  EXPECT_EQ(o.device_compare_min_bytes, int64_t{16} << 20);
 }
 
 }  // namespace

@@ -73,17 +73,12 @@ struct EngineOptions {
   StageTimeouts timeouts;
   TimingSettings timing;
   bool skip_timing = false;     // correctness only
-  // Cases whose inputs reach this many bytes have their outputs compared on the device
-  // (docs/device-compare.md) when the workers can; < 0: never.
+  // Cases whose inputs reach this many bytes have their outputs (correctness runs,
+  // timed samples, the re-check) compared on the device (docs/device-compare.md) when
+  // the workers can; < 0: never. Moving outputs through files costs seconds per
+  // candidate from tens of MiB on (BENCHMARKS.md, "The reward service").
   // $KVAULT_DEVICE_COMPARE_MIN_BYTES.
-  int64_t device_compare_min_bytes = int64_t{256} << 20;
-  // Correctness runs compare on the device from this size already (when
-  // device_compare_min_bytes is not negative): moving a run's outputs through files
-  // costs seconds per candidate from tens of MiB on (BENCHMARKS.md, "The reward
-  // service"), and a run's check is the same on the device. Timing keeps the bound
-  // above: below it every timed sample's output is exported and compared, which the
-  // device path does not do (docs/timing.md, "Known limits").
-  int64_t correctness_device_compare_min_bytes = int64_t{16} << 20;
+  int64_t device_compare_min_bytes = int64_t{16} << 20;
   // Speedups above this (or the task's KVAULT_META "plausible_speedup") are
   // re-checked in a fresh worker before they count (docs/adversarial.md). Default: 50.
   double plausible_speedup = 50.0;

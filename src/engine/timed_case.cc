@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check/aliasing.h"
+#include "check/dtype.h"
 #include "check/tensor_file.h"
 #include "engine/output_check.h"
 #include "engine/output_handoff.h"
@@ -22,6 +23,10 @@ namespace {
 // kComparedPerRound of them, chosen after the round.
 constexpr uintmax_t kCompareAllBytes = 16 << 20;
 constexpr size_t kComparedPerRound = 3;
+// Outputs of one round's samples a side keeps on the device at most, together: above
+// it (outputs of about 800 MiB a call) timed samples are not compared (docs/timing.md,
+// "Known limits").
+constexpr uintmax_t kKeptSampleBytes = uintmax_t{8} << 30;
 // Added to the spread of the reference's overhead in the engine clock's bound
 // (TimingSettings::clock_slack): below timer resolution on any host.
 constexpr double kClockFloorMs = 0.02;
@@ -118,9 +123,15 @@ class CaseTimer {
   bool SampleSide(int side, int round, uint64_t nonce);
   // The round's candidate outputs that alias an input where the reference's do not.
   bool CheckAliasing(int round);
+  // How the round's sample outputs reach the comparison: kept on the device by both
+  // sides, written to files, or (too large to keep) not at all; row["samples_on"].
+  void ChooseSampleOutputs();
   // Compares the round's sample outputs of both sides (all, or kComparedPerRound at
   // random when they are large) and removes them.
   bool CompareRound(int round, uint64_t nonce);
+  // Sample `index` of the round: the outputs both sides kept handed over (on the device
+  // when the reference offers and the candidate delivers, else files) and compared.
+  bool CompareKeptSample(int round, int index);
   std::string SamplePath(int side, int round, int index) const;
   int SamplesPerRound() const;
   // A call on one side; on failure sets result_.failure and returns nullopt.
@@ -136,8 +147,9 @@ class CaseTimer {
   }
   // The candidate's outputs of timed calls against the reference's (output_check.h);
   // false with result_.failure set when they differ or cannot be compared.
+  // `where` names the row field that says where they were compared ("recheck_on").
   bool CompareTimedOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,
-                           const std::function<void()>& device_done = {});
+                           const char* where, const std::function<void()>& device_done = {});
   void StepDone(const char* step);
   void GiveBack() {
     if (holding_ && req_.turn.done) req_.turn.done();
@@ -155,7 +167,8 @@ class CaseTimer {
   std::string method_;
   int graph_calls_ = 1;  // calls per graph sample, the same on both sides
   SideSamples samples_[2];  // reference, candidate
-  bool export_outputs_ = true;
+  enum class SampleOutputs { kFiles, kKept, kUnchecked } sample_outputs_ = SampleOutputs::kFiles;
+  uintmax_t output_bytes_ = 0;  // of one output of the reference (its layout), when kept
   int compared_ = 0;
   bool holding_ = false;  // the turn's device hold, until the re-check's device work ends
   int warmup_ms_ = 0;
@@ -182,13 +195,13 @@ std::optional<Json> CaseTimer::Call(WorkerRole role, Json request) {
 }
 
 bool CaseTimer::CompareTimedOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,
-                                    const std::function<void()>& device_done) {
+                                    const char* where, const std::function<void()>& device_done) {
   ComparedOutputs got = CompareOutputs(offer, candidate_reply, files, req_.tolerance, device_done);
   if (got.failure) {
     Fail(got.failure->status, got.failure->message);
     return false;
   }
-  if (got.on_device) result_.row["recheck_on"] = "device";
+  result_.row[where] = got.on_device ? "device" : "files";
   for (const CompareReport& cmp : got.calls) {
     result_.row["recheck_max_abs_error"] =
         std::max(cmp.max_abs_error, Number(result_.row, "recheck_max_abs_error", 0.0));
@@ -386,10 +399,7 @@ std::string CaseTimer::SamplePath(int side, int round, int index) const {
 
 bool CaseTimer::SampleRounds() {
   const TimingSettings& t = req_.options.timing;
-  // Outputs of the largest cases (those compared on the device) are not written per
-  // sample: a file of each would take longer than the samples (docs/timing.md, "Known
-  // limits").
-  export_outputs_ = !req_.outputs_on_device;
+  ChooseSampleOutputs();
   const StoppingRule rule = StoppingRule::From(t);
   const auto began = std::chrono::steady_clock::now();
   int rounds = 0;
@@ -401,7 +411,7 @@ bool CaseTimer::SampleRounds() {
       if (!SampleSide(side, rounds, nonce)) return false;
     }
     if (!CheckAliasing(rounds)) return false;
-    if (export_outputs_ && !CompareRound(rounds, nonce)) return false;
+    if (sample_outputs_ != SampleOutputs::kUnchecked && !CompareRound(rounds, nonce)) return false;
     ++rounds;
     const double elapsed =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
@@ -432,7 +442,8 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
     if (flushed && !Call(kWorkerRoles[side], TimeFlushRequest{}.ToJson())) return false;
     TimeSampleRequest request{method_, SampleSeed(nonce, i)};
     if (method_ == kGraph) request.call = static_cast<int64_t>(calls() % static_cast<uint64_t>(graph_calls_));
-    if (export_outputs_) request.out = SamplePath(side, round, i);
+    if (sample_outputs_ == SampleOutputs::kFiles) request.out = SamplePath(side, round, i);
+    if (sample_outputs_ == SampleOutputs::kKept) request.keep_as = i;
     double clocked = 0;
     auto reply = ClockedCall(kWorkerRoles[side], request.ToJson(), &clocked);
     if (!reply) return false;
@@ -494,22 +505,58 @@ bool CaseTimer::CheckAliasing(int round) {
   return true;
 }
 
+void CaseTimer::ChooseSampleOutputs() {
+  sample_outputs_ = SampleOutputs::kFiles;
+  if (req_.outputs_on_device) {
+    // Outputs this large are compared on the device: a file of each sample would take
+    // longer than the samples. Both sides keep each sample's output there until the
+    // engine has drawn the ones it compares, as long as a round's fit.
+    uintmax_t bytes = 0;
+    const Json layout = Field(prepared_.reference, protocol::field::kOutputLayout);
+    const Json tensors = layout.is_object() ? Field(layout, "tensors") : Json();
+    bool known = tensors.is_array() && !tensors.empty();
+    for (const Json& t : known ? tensors : Json::array()) {
+      auto dtype = DTypeFromName(t.is_object() ? t.value("dtype", std::string()) : std::string());
+      const Json shape = t.is_object() ? Field(t, "shape") : Json();
+      if (!dtype || !shape.is_array()) {
+        known = false;
+        break;
+      }
+      uintmax_t n = DTypeSize(*dtype);
+      for (const Json& d : shape) n *= d.is_number_integer() && d.get<int64_t>() >= 0 ? d.get<uintmax_t>() : 0;
+      bytes += n;
+    }
+    output_bytes_ = bytes;
+    sample_outputs_ = known && bytes * static_cast<uintmax_t>(SamplesPerRound()) <= kKeptSampleBytes
+                          ? SampleOutputs::kKept
+                          : SampleOutputs::kUnchecked;
+  }
+  static constexpr const char* kNames[] = {"files", "device", "unchecked"};
+  result_.row["samples_on"] = kNames[static_cast<int>(sample_outputs_)];
+}
+
 bool CaseTimer::CompareRound(int round, uint64_t nonce) {
   const int n = SamplesPerRound();
   std::vector<int> chosen(n);
   for (int i = 0; i < n; ++i) chosen[i] = i;
+  uintmax_t bytes = output_bytes_;
   std::error_code size_error;
-  const auto bytes = std::filesystem::file_size(SamplePath(0, round, 0), size_error);
+  if (sample_outputs_ == SampleOutputs::kFiles) bytes = std::filesystem::file_size(SamplePath(0, round, 0), size_error);
   if (size_error || bytes > kCompareAllBytes) {  // large outputs: some, at random, after the fact
     std::shuffle(chosen.begin(), chosen.end(), rng_);
     chosen.resize(std::min<size_t>(chosen.size(), kComparedPerRound));
   }
   bool same = true;
-  DeviceOffer none;  // sample outputs are always files
   for (int i : chosen) {
-    const OutputFiles files{.reference = SamplePath(0, round, i), .candidate = {SamplePath(1, round, i)},
-                            .remove_reference = true};
-    if (!(same = CompareTimedOutputs(none, Json::object(), files))) {
+    if (sample_outputs_ == SampleOutputs::kKept) {
+      same = CompareKeptSample(round, i);
+    } else {
+      DeviceOffer none;  // written to files by both sides
+      const OutputFiles files{.reference = SamplePath(0, round, i), .candidate = {SamplePath(1, round, i)},
+                              .remove_reference = true};
+      same = CompareTimedOutputs(none, Json::object(), files, "samples_on");
+    }
+    if (!same) {
       result_.failure->message += " (timed sample " + std::to_string(i) + " of round " + std::to_string(round) +
                                   ", inputs of seed " + std::to_string(SampleSeed(nonce, i)) + ")";
       break;
@@ -520,6 +567,28 @@ bool CaseTimer::CompareRound(int round, uint64_t nonce) {
   for (int i = 0; i < n; ++i)
     for (int side : {0, 1}) std::filesystem::remove(SamplePath(side, round, i), ignored);
   return same;
+}
+
+bool CaseTimer::CompareKeptSample(int round, int index) {
+  // The candidate's worker reaches only its own folder (DeviceSession::Folder).
+  const std::string& own = session_.Folder(WorkerRole::kCandidate);
+  const HandoffSpec handoff = NewHandoff(own.empty() ? req_.scratch : own, 1);
+  const std::string ref_out = SamplePath(0, round, index), cand_out = SamplePath(1, round, index);
+  auto ref = Call(WorkerRole::kReference, TimeOutputRequest{index, ref_out, handoff.ToJson()}.ToJson());
+  if (!ref) return false;
+  DeviceOffer offer;  // ended on every way out
+  if (const Json h = Field(*ref, protocol::field::kHandoff); h.is_object())
+    offer = DeviceOffer([this](const Json& request) {
+      return session_.AskReference(request, timeout_, "the reference");
+    }, h.value(protocol::field::kOutputLayout, Json()));
+  TimeOutputRequest to_candidate{index, cand_out};
+  if (offer.open()) to_candidate.handoff = handoff.Delivery(), to_candidate.output_layout = offer.layout();
+  auto cand = Call(WorkerRole::kCandidate, to_candidate.ToJson());
+  if (!cand) return false;
+  const OutputFiles files{.reference = ref_out, .candidate = {cand_out}, .remove_reference = true,
+                          .device_stem = req_.scratch + "/timed_" + std::to_string(req_.case_index) + "_r" +
+                                         std::to_string(round) + "_" + std::to_string(index) + "_handoff"};
+  return CompareTimedOutputs(offer, *cand, files, "samples_on");
 }
 
 void CaseTimer::BoundByEngineClock() {
@@ -625,7 +694,7 @@ bool CaseTimer::RecheckOutput() {
   } else {
     const OutputFiles files{.reference = stem + "_reference.kvt", .candidate = {cand_out},
                             .remove_reference = true, .device_stem = stem + "_handoff"};
-    if (!CompareTimedOutputs(offer, *cand_finish, files, [this] { GiveBack(); })) return false;
+    if (!CompareTimedOutputs(offer, *cand_finish, files, "recheck_on", [this] { GiveBack(); })) return false;
     row["recheck"] = "ok";
   }
   GiveBack();

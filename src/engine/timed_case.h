@@ -55,7 +55,9 @@ struct TimedCaseRequest {
   Tolerance tolerance;
   int warmup_ms = -1;   // each side's warm-up (TimeCase); < 0: the turn's, else options.timing.warmup_ms
   DeviceTurn turn;
-  // The re-check's outputs compared on the device (engine/output_handoff.h).
+  // Outputs compared on the device (engine/output_handoff.h): the timed samples' (kept
+  // there by both sides until the engine has chosen which to compare) and the
+  // re-check's; else through files.
   bool outputs_on_device = false;
 };
 

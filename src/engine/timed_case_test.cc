@@ -193,8 +193,64 @@ TEST_F(TimedCaseTest, LargeOutputsAreRecheckedOnTheDevice) {
   ASSERT_FALSE(t.failure) << t.failure->message;
   EXPECT_EQ(t.row["recheck"], "ok");
   EXPECT_EQ(t.row["recheck_on"], "device");
-  EXPECT_EQ(fake_->handoff_compares, 1);
-  EXPECT_EQ(fake_->handoff_releases, 0);  // the comparison ended the offer
+  EXPECT_EQ(fake_->handoff_compares, 21);  // 20 samples and the re-check
+  EXPECT_EQ(fake_->handoff_releases, 0);   // each comparison ended its offer
+}
+
+// Cases compared on the device: no sample is written to a file; both sides keep each
+// sample's output there, and those drawn after the round are handed over and compared.
+TEST_F(TimedCaseTest, LargeCasesKeepTheirSamplesOnTheDeviceAndCompareThemThere) {
+  outputs_on_device_ = true;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["samples_on"], "device");
+  EXPECT_EQ(t.row["samples_compared"], 20);  // small outputs: every sample of both rounds
+  EXPECT_EQ(fake_->sample_outputs, 40);      // each compared sample from both sides
+  EXPECT_EQ(fake_->handoff_compares, 21);    // 20 samples and the re-check
+  for (const auto& entry : std::filesystem::directory_iterator(dir_->path()))
+    EXPECT_EQ(entry.path().filename().string().rfind("timed_", 0), std::string::npos) << entry.path();
+}
+
+TEST_F(TimedCaseTest, AKeptSampleThatDiffersOnTheDeviceIsAMismatch) {
+  outputs_on_device_ = true;
+  fake_->candidate_sample_output = {0, 1, 5};
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(t.failure->message.find("timed sample 0 of round 0"), std::string::npos) << t.failure->message;
+}
+
+TEST_F(TimedCaseTest, AKeptSampleTheReferenceCannotOfferIsComparedFromFiles) {
+  outputs_on_device_ = true;
+  fake_->reference_declines = true;
+  fake_->candidate_sample_output = {0, 1, 5};
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_EQ(fake_->handoff_compares, 0);
+}
+
+// Large outputs: kComparedPerRound of each round's samples, drawn after it.
+TEST_F(TimedCaseTest, LargeKeptSamplesAreComparedThreeARound) {
+  outputs_on_device_ = true;
+  fake_->reference_layout["tensors"][0]["shape"] = Json::array({int64_t{8} << 20});  // 32 MiB of float32
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["samples_compared"], 6);
+  EXPECT_EQ(fake_->sample_outputs, 12);  // 3 a round from each side; the others are never sent
+}
+
+// Outputs too large to keep a round of: timed samples are not compared (the limit is
+// in docs/timing.md), and no sample is asked to keep or write anything.
+TEST_F(TimedCaseTest, SamplesTooLargeToKeepAreLeftUnchecked) {
+  outputs_on_device_ = true;
+  fake_->reference_layout["tensors"][0]["shape"] = Json::array({int64_t{1} << 30});  // 4 GiB, 10 a round
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["samples_on"], "unchecked");
+  EXPECT_EQ(t.row["samples_compared"], 0);
+  EXPECT_EQ(fake_->sample_outputs, 0);
+  EXPECT_TRUE(fake_->kept[0].empty());
 }
 
 TEST_F(TimedCaseTest, TimedOutputsNeverHandedOverAreAForgedReply) {
@@ -211,7 +267,7 @@ TEST_F(TimedCaseTest, AnOfferIsReleasedWhenTheCandidateFails) {
   fake_->candidate_modifies_inputs = true;
   TimedCase t = Run();
   ASSERT_TRUE(t.failure);
-  EXPECT_EQ(fake_->handoff_compares, 0);
+  EXPECT_EQ(fake_->handoff_compares, 20);  // the samples'; the re-check's offer is released
   EXPECT_EQ(fake_->handoff_releases, 1);
 }
 

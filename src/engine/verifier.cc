@@ -202,12 +202,9 @@ std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int see
   return h.Hex();
 }
 
-bool Verifier::OutputsOnDevice(const TaskInfo& task, int case_index, CompareFor what) {
+bool Verifier::OutputsOnDevice(const TaskInfo& task, int case_index) {
   if (options_.backend == Backend::kCpu || options_.device_compare_min_bytes < 0) return false;
-  const int64_t bound = what == CompareFor::kTiming
-                            ? options_.device_compare_min_bytes
-                            : std::min(options_.device_compare_min_bytes, options_.correctness_device_compare_min_bytes);
-  if (task.cases[case_index].input_bytes < bound) return false;
+  if (task.cases[case_index].input_bytes < options_.device_compare_min_bytes) return false;
   auto hello = session_.Hello();
   return hello && hello->value(field::kDeviceHandoff, false);
 }
@@ -227,7 +224,7 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
     return false;
   }
   for (int ci : task.CorrectnessCases()) {
-    const bool on_device = OutputsOnDevice(task, ci, CompareFor::kCorrectness);
+    const bool on_device = OutputsOnDevice(task, ci);
     for (const CorrectnessRun& run : runs) {
       const RunPlan plan{task, ci, run, "case " + task.cases[ci].name + " " + RunLabel(run),
                          std::to_string(ci) + "_" + std::to_string(run.seed) + "_" + run.distribution, on_device,
@@ -411,7 +408,7 @@ TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, c
     GiveBackLock();  // the next lane's turn begins while this one re-checks
   };
   req.turn.done = [this] { holding_.Release(); };
-  req.outputs_on_device = OutputsOnDevice(task, case_index, CompareFor::kTiming);
+  req.outputs_on_device = OutputsOnDevice(task, case_index);
   return req;
 }
 

@@ -82,11 +82,10 @@ class Verifier {
   // Fills v with a build outcome; returns the module path (empty on failure).
   bool Build(const Candidate& c, Verification& v, std::string* module_path,
              std::string* module_name);
-  // Whether case `case_index`'s outputs are compared on the device (engine/output_handoff.h):
-  // a GPU backend, workers that can, and inputs of at least options.device_compare_min_bytes
-  // (timing) or of the smaller correctness_device_compare_min_bytes (correctness runs).
-  enum class CompareFor { kCorrectness, kTiming };
-  bool OutputsOnDevice(const TaskInfo& task, int case_index, CompareFor what);
+  // Whether case `case_index`'s outputs are compared on the device (engine/output_handoff.h),
+  // in its correctness runs and its timing alike: a GPU backend, workers that can, and
+  // inputs of at least options.device_compare_min_bytes.
+  bool OutputsOnDevice(const TaskInfo& task, int case_index);
   // A request to the reference worker under the device gate (DeviceSession::AskReference;
   // default timeout: timeouts.reference).
   Result<Json> CallReference(const Json& request, const std::string& what,

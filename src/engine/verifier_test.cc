@@ -730,19 +730,6 @@ TEST_F(VerifierHandoffTest, SmallCaseUsesCachedReferenceFiles) {
   EXPECT_EQ(compares_, 0);
 }
 
-TEST_F(VerifierHandoffTest, CorrectnessRunsGoToTheDeviceFromTheirOwnSmallerBound) {
-  options_.device_compare_min_bytes = 1 << 20;           // timing's bound: above the case
-  options_.correctness_device_compare_min_bytes = 1000;  // correctness runs': below it
-  Verification v = Verify();
-  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
-  EXPECT_EQ(offers_.size(), 5u);  // every run offered on the device
-  options_.device_compare_min_bytes = -1;  // never: the smaller bound does not overrule it
-  offers_.clear();
-  v = Verify();
-  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
-  EXPECT_TRUE(offers_.empty());
-}
-
 TEST_F(VerifierHandoffTest, DeliveryNeverTakenIsAForgedReply) {
   served_ = false;
   Verification v = Verify();

@@ -88,6 +88,14 @@ Json TimeSampleRequest::ToJson() const {
   Json j{{field::kOp, op::kTimeSample}, {field::kMethod, method}, {field::kSeed, seed}};
   if (call >= 0) j[field::kCall] = call;
   SetIf(j, field::kOut, out);
+  if (keep_as >= 0) j[field::kKeepAs] = keep_as;
+  return j;
+}
+
+Json TimeOutputRequest::ToJson() const {
+  Json j{{field::kOp, op::kTimeOutput}, {field::kSample, sample}, {field::kOut, out}};
+  SetIf(j, field::kHandoff, handoff);
+  if (output_layout.is_object()) j[field::kOutputLayout] = output_layout;
   return j;
 }
 

@@ -22,7 +22,7 @@ namespace protocol {
 // The protocol version this engine speaks. A worker's `hello` must report the same
 // (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
 // reply that a peer of the old version would misread or silently ignore raises both.
-inline constexpr int kVersion = 2;
+inline constexpr int kVersion = 3;
 
 // Requests' `op` (docs/worker-protocol.md, "Requests").
 namespace op {
@@ -37,6 +37,7 @@ inline constexpr char kTimeWarmup[] = "time_warmup";
 inline constexpr char kTimeGraph[] = "time_graph";
 inline constexpr char kTimeFlush[] = "time_flush";
 inline constexpr char kTimeSample[] = "time_sample";
+inline constexpr char kTimeOutput[] = "time_output";
 inline constexpr char kTimeFinish[] = "time_finish";
 inline constexpr char kHandoffCompare[] = "handoff_compare";
 inline constexpr char kHandoffRelease[] = "handoff_release";
@@ -89,7 +90,7 @@ inline constexpr char kDeferWrites[] = "defer_writes";
 inline constexpr char kDeferred[] = "deferred";
 inline constexpr char kInputDigest[] = "input_digest";
 inline constexpr char kInputsModified[] = "inputs_modified";
-// time_start, time_warmup, time_graph, time_flush, time_sample, time_finish
+// time_start, time_warmup, time_graph, time_flush, time_sample, time_output, time_finish
 inline constexpr char kSide[] = "side";
 inline constexpr char kFlush[] = "flush";
 inline constexpr char kGraphBelowMs[] = "graph_below_ms";
@@ -109,6 +110,8 @@ inline constexpr char kGraphMaxCalls[] = "graph_max_calls";
 inline constexpr char kGraphCalls[] = "graph_calls";
 inline constexpr char kGraphFailed[] = "graph_failed";
 inline constexpr char kKeep[] = "keep";
+inline constexpr char kKeepAs[] = "keep_as";
+inline constexpr char kSample[] = "sample";
 // Outputs on the device (docs/device-compare.md)
 inline constexpr char kHandoff[] = "handoff";
 inline constexpr char kSocket[] = "socket";
@@ -241,6 +244,18 @@ struct TimeSampleRequest {
   int64_t seed = 0;      // the inputs of this sample
   int64_t call = -1;     // graphs: the call whose output goes to `out`; < 0: none sent
   std::string out{};     // where the sample's output goes; empty: nowhere
+  int keep_as = -1;      // >= 0: the output is kept on the device as this sample of the round
+  Json ToJson() const;
+};
+
+// The output kept as sample `sample` (TimeSampleRequest::keep_as) handed over: with
+// `handoff`, offered (reference) or delivered (candidate) as time_finish does; else,
+// or when declined, written to `out`.
+struct TimeOutputRequest {
+  int sample = 0;
+  std::string out{};
+  Json handoff{};        // reference: HandoffSpec::ToJson(); candidate: {socket, secret}
+  Json output_layout{};  // candidate side with handoff
   Json ToJson() const;
 };
 

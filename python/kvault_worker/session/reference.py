@@ -122,6 +122,7 @@ class ReferenceRole(SessionState):
         """Keeps `timed` under its key; the oldest others go while more than
         KEEP_SIDES are kept or they hold more than KEEP_BYTES together."""
         self.timed = None
+        timed.kept_samples = {}  # outputs of its samples are never kept with it
         self.kept_references.pop(timed.kept_key, None)
         self.kept_references[timed.kept_key] = timed
         while len(self.kept_references) > KEEP_SIDES or sum(

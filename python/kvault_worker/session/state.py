@@ -48,8 +48,10 @@ class TimedCase:
         self.owned_task, self.digest, self.side = owned_task, digest, None
         self.kept_key, self.seed = kept_key, seed
         self.modified = False  # a sample's call changed the inputs it was given
+        self.kept_samples = {}  # time_sample's `keep_as` -> the sample's output, until time_output
 
     def release(self):
+        self.kept_samples = {}
         if self.side is not None:
             self.side.release()
         release_task(self.owned_task)

@@ -4,20 +4,28 @@ side is built by that role's part (ReferenceRole._start_reference_side,
 CandidateRole._start_candidate_side). Between them every request works on the
 one TimedSide the worker holds (timing/side.py); time_finish hands its last
 output over by the role's way (the reference offers it, the candidate delivers
-it) and keeps a reference side for the next candidate when asked.
+it) and keeps a reference side for the next candidate when asked. Outputs of
+timed samples go to files (`out`) or are kept on the device (`keep_as`) until the
+engine, after the round, asks for the ones it compares (time_output), handed over
+the same way.
 """
 from kvault_worker import execution
 from kvault_worker import request_fields as fields
 from kvault_worker.aliasing import output_aliases
-from kvault_worker.checked_run import captured, check_integrity
+from kvault_worker.checked_run import captured, check_integrity, device_copy
 from kvault_worker.device import device_info, l2_bytes
 from kvault_worker.digest import input_digest
 from kvault_worker.errors import RUNTIME_ERROR, attributed, bad_request
 from kvault_worker.session.state import SessionState, write_output
-from kvault_worker.tensorfile import capture
+from kvault_worker.tensorfile import Captured, capture
 from kvault_worker.timing import timers
 from kvault_worker.timing.sensors import read_sensors
 from kvault_worker.timing.side import TimedSide, output_layout
+
+
+# Outputs of one round's samples a side keeps at most (the engine sends 2 x its
+# batch per round).
+MAX_KEPT_SAMPLES = 64
 
 
 class TimedRequests(SessionState):
@@ -94,8 +102,9 @@ class TimedRequests(SessionState):
         return {}
 
     def time_sample(self, request):
-        """One timed sample on the inputs of `seed`; the output goes to `out` before
-        the reply, so what the engine compares was made inside the time it clocked."""
+        """One timed sample on the inputs of `seed`; the output goes to `out`, or is
+        kept on the device as sample `keep_as` of the round, before the reply, so what
+        the engine compares was made inside the time it clocked."""
         timed = self._require_timed()
         method = fields.string(request, "method")
         if method not in (timers.EVENTS, timers.GRAPH, timers.CLOCK):
@@ -107,7 +116,11 @@ class TimedRequests(SessionState):
         s = fields.integer(request, "seed", minimum=0, maximum=(1 << 62))
         check_call = fields.integer(request, "call", 0, minimum=0, maximum=1 << 30)
         out = fields.absolute_path(request, "out") if "out" in request else None
+        keep = fields.integer(request, "keep_as", minimum=0, maximum=MAX_KEPT_SAMPLES - 1) \
+            if "keep_as" in request else None
         side = timed.side
+        if keep is not None:
+            timed.kept_samples.pop(keep, None)  # last round's: its memory is free for this sample
         sample, output, inputs, modified = side.sample(method, s, check_call)
         timed.modified = timed.modified or modified
         with attributed(side.kind, "%s returned an output that cannot be inspected" % side.label):
@@ -116,11 +129,46 @@ class TimedRequests(SessionState):
             with attributed(side.kind, "the output of %s cannot be captured" % side.label):
                 value = captured(output) if side.kind == RUNTIME_ERROR else capture(output)
             write_output(out, value)
+        if keep is not None:
+            timed.kept_samples[keep] = device_copy(output, side.kind, side.label)
         check_integrity("timing")
         response = {"ms": sample.ms, "wall_ms": sample.wall_ms, "inputs_modified": modified,
                     "output_aliases": aliases}
         if method == timers.GRAPH:
             response["graph_calls"] = side.graph.calls
+        return response
+
+    def time_output(self, request):
+        """The output kept as sample `sample` of the round, handed over as
+        time_finish hands its output over: offered (reference side) or delivered
+        into the offer (candidate side) with `handoff`, else written to `out`. The
+        sample is no longer kept afterwards."""
+        timed = self._require_timed()
+        index = fields.integer(request, "sample", minimum=0, maximum=MAX_KEPT_SAMPLES - 1)
+        out = fields.absolute_path(request, "out")
+        if index not in timed.kept_samples:
+            raise bad_request("no output kept as sample %d: send time_sample with 'keep_as' first" % index)
+        value = timed.kept_samples.pop(index)
+        return self._hand_over(request, timed, value, out)
+
+    def _hand_over(self, request, timed, value, out):
+        """An output of the timed side to the engine: the response's `handoff`
+        (offered, delivered or declined), and the output written to `out` unless it
+        stays on the device."""
+        side = timed.side
+        response = {}
+        if "handoff" in request:
+            if timed.owned_task is not None:  # the reference side offers
+                offered = self._offer(request, value)
+                if offered is not None:
+                    response["handoff"] = offered
+            else:
+                response.update(self._deliver(request, [value]))
+        if response.get("handoff") in (None, "declined"):
+            if not isinstance(value, Captured):
+                with attributed(side.kind, "the output of %s cannot be captured" % side.label):
+                    value = capture(value)
+            write_output(out, value)
         return response
 
     def time_finish(self, request):
@@ -142,17 +190,7 @@ class TimedRequests(SessionState):
             if out is not None:
                 with attributed(side.kind, "%s raised on fresh inputs after timing" % side.label):
                     output = side.call_on(side.fresh_inputs(), into_timed_buffers=not keep)
-                if "handoff" in request:
-                    if timed.owned_task is not None:  # the reference side offers
-                        offered = self._offer(request, output)
-                        if offered is not None:
-                            response["handoff"] = offered
-                    else:
-                        response.update(self._deliver(request, [output]))
-                if response.get("handoff") in (None, "declined"):
-                    with attributed(side.kind, "the output of %s cannot be captured" % side.label):
-                        value = capture(output)
-                    write_output(out, value)
+                response.update(self._hand_over(request, timed, output, out))
                 del output
         except BaseException:
             keep = False

@@ -3,7 +3,8 @@
 // time_flush / time_sample / time_finish (docs/worker-protocol.md) like a worker whose
 // side always takes `ms` per call (reference_ms on the side "reference", candidate_ms on
 // "candidate"; warm samples half of it), writing `output` to the `out` of time_sample
-// and time_finish. Tests only.
+// and time_finish, or keeping it (`keep_as`) until time_output hands it over. Tests only.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -43,6 +44,13 @@ struct FakeTiming {
   // handoff_compare answers served (or not) and a match (docs/device-compare.md).
   bool handoff_served = true;
   int handoff_compares = 0, handoff_releases = 0;
+  // The reference's output_layout (time_start's reply), which sizes kept samples.
+  Json reference_layout = Json{{"tree", {{"kind", "tensor"}, {"index", 0}}},
+                               {"tensors", {{{"dtype", "float32"}, {"shape", {3}}}}}};
+  bool reference_declines = false;  // time_output/time_finish with handoff: files instead
+  std::vector<int> kept[2];         // per side ("reference", "candidate"): keep_as indices kept
+  int sample_outputs = 0;           // time_output requests seen
+  bool delivered_differs = false;   // the last delivery was of a differing sample output
   std::vector<std::string> log;      // "<side>:<op>[:<method>]" in call order
   std::vector<Json> starts, finishes;  // every time_start and time_finish request
 };
@@ -65,7 +73,7 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     return FakeWorker::Ok(Json{{"timer", "monotonic_clock"},
                                {"input_digest", ref ? ref_digest : t->candidate_digest},
                                {"flush_bytes", 64}, {"kept", ref && t->reference_kept},
-                               {"output_layout", ref ? Json{{"tree", "x"}} : Json(nullptr)}});
+                               {"output_layout", ref ? t->reference_layout : Json(nullptr)}});
   });
   w.Handle("time_warmup", [t, side](const Json&) {
     t->log.push_back(*side + ":time_warmup");
@@ -106,10 +114,9 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     *flushed = false;
     const double sleep_ms = (ref ? t->reference_sleep_ms : t->candidate_sleep_ms) / (cold ? 1 : 2);
     if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(sleep_ms * 1000)));
-    if (r.contains("out")) {
-      const auto& out = ref || t->candidate_sample_output.empty() ? t->reference_output : t->candidate_sample_output;
-      WriteFloats(r["out"], out);
-    }
+    const auto& out = ref || t->candidate_sample_output.empty() ? t->reference_output : t->candidate_sample_output;
+    if (r.contains("out")) WriteFloats(r["out"], out);
+    if (r.contains("keep_as")) t->kept[ref ? 0 : 1].push_back(r["keep_as"].get<int>());
     const double ms = ref ? t->reference_ms : t->candidate_ms;
     Json reply{{"ms", cold ? ms : ms / 2}, {"wall_ms", ms},
                {"inputs_modified", !ref && t->candidate_modifies_sampled_inputs},
@@ -132,11 +139,42 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     }
     return FakeWorker::Ok(reply);
   });
-  w.Handle("handoff_compare", [t](const Json&) {
+  w.Handle("time_output", [t, side](const Json& r) {
+    const bool ref = *side == "reference";
+    ++t->sample_outputs;
+    auto& kept = t->kept[ref ? 0 : 1];
+    auto it = std::find(kept.begin(), kept.end(), r.value("sample", -1));
+    if (it == kept.end()) {
+      WorkerReply failed;
+      failed.response = Json{{"ok", false}, {"kind", "bad_request"}, {"message", "no output kept"}};
+      return failed;
+    }
+    kept.erase(it);
+    const bool sample_differs = !t->candidate_sample_output.empty();
+    Json reply = Json::object();
+    if (r.contains("handoff") && !(ref && t->reference_declines)) {
+      if (ref) {
+        reply["handoff"] = Json{{"output_layout", t->reference_layout}};
+      } else {
+        reply["handoff"] = "delivered";
+        t->delivered_differs = sample_differs;
+      }
+    } else {
+      WriteFloats(r["out"], ref || !sample_differs ? t->reference_output : t->candidate_sample_output);
+    }
+    return FakeWorker::Ok(reply);
+  });
+  w.Handle("handoff_compare", [t](const Json& r) {
     ++t->handoff_compares;
     Json calls = Json::array();
-    if (t->handoff_served)
+    if (t->handoff_served && t->delivered_differs) {  // worded by the engine from the files written
+      WriteFloats(r["out_reference"], t->reference_output);
+      WriteFloats(r["out_candidate"], t->candidate_sample_output);
+      calls.push_back(Json{{"match", false}, {"compared", 3}, {"mismatched", 1}, {"max_abs", 1.0}, {"max_rel", 1.0}});
+    } else if (t->handoff_served) {
       calls.push_back(Json{{"match", true}, {"compared", 3}, {"mismatched", 0}, {"max_abs", 0.0}, {"max_rel", 0.0}});
+    }
+    t->delivered_differs = false;
     return FakeWorker::Ok(Json{{"served", t->handoff_served}, {"calls", calls}});
   });
   w.Handle("handoff_release", [t](const Json&) {
