@@ -70,10 +70,4 @@ std::string FormatNoCode(std::string_view why, const FeedbackLimits& limits) {
   return Truncate("<execution_result>\n" + DumpJson(result) + "\n</execution_result>\n", limits.total);
 }
 
-std::string FormatCallFailed(std::string_view error, const FeedbackLimits& limits) {
-  Json result{{"status", "call_failed"}, {"compiled", false}, {"correct", false},
-              {"feedback", "no answer was received: " + Truncate(error, limits.message)}};
-  return Truncate("<execution_result>\n" + DumpJson(result) + "\n</execution_result>\n", limits.total);
-}
-
 }  // namespace kvault::agent

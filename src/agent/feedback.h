@@ -33,7 +33,4 @@ std::string FormatFeedback(const AttemptRecord& attempt, const FeedbackLimits& l
 // parser's or splicer's message, written for the model).
 std::string FormatNoCode(std::string_view why, const FeedbackLimits& limits);
 
-// Feedback for a call that failed (timeout, HTTP error): nothing to judge.
-std::string FormatCallFailed(std::string_view error, const FeedbackLimits& limits);
-
 }  // namespace kvault::agent

@@ -67,9 +67,8 @@ TEST(FormatFeedback, ManyCasesAreCapped) {
   EXPECT_EQ(f.find("\"c3\""), std::string::npos);
 }
 
-TEST(FormatNoCodeAndCallFailed, NameTheReason) {
+TEST(FormatNoCode, NamesTheReason) {
   EXPECT_NE(FormatNoCode("2 code blocks", FeedbackLimits{}).find("2 code blocks"), std::string::npos);
-  EXPECT_NE(FormatCallFailed("HTTP 500", FeedbackLimits{}).find("HTTP 500"), std::string::npos);
 }
 
 }  // namespace

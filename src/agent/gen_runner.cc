@@ -12,8 +12,8 @@ namespace kvault::agent {
 namespace {
 
 // The CallLog of one task: records into the GenerationLog; with resume, finds the
-// calls recorded by the interrupted run (failed ones too: a recorded failure is that
-// call's outcome, and replaying it keeps the resumed run's prompts identical).
+// answered calls recorded by the interrupted run (a failed one is made again: the
+// service failed, the loop stopped there, and a resumed run continues from it).
 class TaskCallLog : public CallLog {
  public:
   TaskCallLog(GenerationLog& log, std::string run, std::string task, bool resume)
@@ -22,7 +22,7 @@ class TaskCallLog : public CallLog {
                                            const std::string& role) override {
     if (!resume_) return std::nullopt;
     auto found = log_.Find(run_, task_, iteration, offspring, role);
-    if (!found || !found->has_value()) return std::nullopt;
+    if (!found || !found->has_value() || !(*found)->error.empty()) return std::nullopt;
     return **found;
   }
   Status Record(GenerationRecord& record) override {
@@ -56,8 +56,9 @@ bool Compiled(const std::string& status) {
 void Summarise(const std::vector<GenerationRecord>& rows, GenTaskSummary& out) {
   for (const GenerationRecord& g : rows) {
     if (g.role != "generator") continue;
-    ++out.attempts;
     ++out.outcomes[g.outcome];
+    if (g.outcome == "call_failed") continue;  // nothing was answered
+    ++out.attempts;
     if (!g.attempt_id) continue;
     ++out.verified;
     if (Compiled(g.outcome)) ++out.compiled;
@@ -143,8 +144,9 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
       sum.calls = r.calls;
       rec.candidates = 0;
       for (const Offspring& o : r.offsprings) rec.candidates += o.attempt ? 1 : 0;
-      rec.finished = !r.stopped;
+      rec.finished = !r.stopped && r.call_error.empty();
       if (r.stopped) sum.error = "interrupted";
+      if (!r.call_error.empty()) sum.error = sum.call_error = r.call_error;
       rec.solved = r.best.has_value();
       if (r.best) {
         const AttemptRecord& best = *r.offsprings[*r.best].attempt;

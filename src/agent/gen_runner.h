@@ -47,6 +47,7 @@ struct GenTaskSummary {
   std::string best_path;
   std::map<std::string, int> outcomes;  // generator outcome -> count
   std::string error;                    // why the task did not finish, if it did not
+  std::string call_error;               // an LLM call failed: the service's fault (--resume retries it)
   Json ToJson() const;
 };
 

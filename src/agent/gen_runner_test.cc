@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 
 #include "util/files.h"
@@ -17,6 +18,7 @@ class ScriptedChat : public llm::ChatClient {
   Result<llm::ChatResponse> Complete(const llm::ChatRequest& req) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++calls;
+    if (down) return Error{"connection refused"};
     const std::string& user = req.messages.back().content;
     llm::ChatResponse r;
     r.model_returned = req.model;
@@ -25,6 +27,7 @@ class ScriptedChat : public llm::ChatClient {
     return r;
   }
   int calls = 0;
+  bool down = false;  // every call fails, as with a dead endpoint
 
  private:
   std::mutex mu_;
@@ -109,45 +112,71 @@ TEST(RunGeneration, SummarisesRecordsAndResumeSkipsFinishedTasks) {
   EXPECT_TRUE((*again)[0].solved);
 }
 
-TEST(RunGeneration, StoppedRunLeavesTasksUnfinished) {
-  auto dir = TempDir::Create("", "kvault-gen-test");
-  ASSERT_TRUE(dir);
-  auto log = GenerationLog::Open(dir->Join("kv.db"));
-  ASSERT_TRUE(log);
-  std::vector<TaskFile> tasks(1);
-  tasks[0].name = "a";
+// One task "a" over a fresh generation log, the scripted model and the file evaluator.
+struct OneTaskRun {
+  OneTaskRun() {
+    tasks[0].name = "a";
+    s.gen_dir = dir.Join("gen");
+  }
+  Result<std::vector<GenTaskSummary>> Run(const std::atomic<bool>* stop = nullptr) {
+    GenSeams seams{&chat, Extract, &eval, log.get()};
+    return RunGeneration(tasks, prompts, s, seams, stop, nullptr);
+  }
+  static TempDir MakeDir() {
+    auto d = TempDir::Create("", "kvault-gen-test");
+    return std::move(*d);
+  }
+  static std::unique_ptr<GenerationLog> OpenLog(const std::string& path) {
+    auto l = GenerationLog::Open(path);
+    return l ? std::move(*l) : nullptr;
+  }
+  TempDir dir = MakeDir();
+  std::unique_ptr<GenerationLog> log = OpenLog(dir.Join("kv.db"));
+  std::vector<TaskFile> tasks = std::vector<TaskFile>(1);
   GenSettings s;
-  s.gen_dir = dir->Join("gen");
   ScriptedChat chat;
   FileEvaluator eval;
-  GenSeams seams{&chat, Extract, &eval, log->get()};
   PromptSet prompts = Prompts();
+};
+
+TEST(RunGeneration, StoppedRunLeavesTasksUnfinished) {
+  OneTaskRun t;
   std::atomic<bool> stop{true};
-  auto out = RunGeneration(tasks, prompts, s, seams, &stop, nullptr);
+  auto out = t.Run(&stop);
   ASSERT_TRUE(out);
   EXPECT_EQ((*out)[0].error, "interrupted");
   EXPECT_FALSE((*out)[0].finished);
-  EXPECT_EQ(chat.calls, 0);
+  EXPECT_EQ(t.chat.calls, 0);
+}
+
+TEST(RunGeneration, FailedCallsLeaveTheTaskUnfinishedAndResumeCallsAgain) {
+  OneTaskRun t;
+  t.s.loop.iterations = 1;
+  t.chat.down = true;
+  auto out = t.Run();
+  ASSERT_TRUE(out) << out.error();
+  EXPECT_FALSE((*out)[0].finished);
+  EXPECT_NE((*out)[0].call_error.find("connection refused"), std::string::npos);
+  EXPECT_EQ((*out)[0].attempts, 0);  // a failed call is no attempt
+  EXPECT_EQ(t.chat.calls, 1);
+
+  t.chat.down = false;
+  t.s.resume = true;
+  auto again = t.Run();
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_TRUE((*again)[0].finished);
+  EXPECT_TRUE((*again)[0].solved);
+  EXPECT_TRUE((*again)[0].call_error.empty());
+  EXPECT_EQ(t.chat.calls, 3);  // the failed generator call again, then its reflector
 }
 
 TEST(RunGeneration, KernelToKernelWithoutBaselineIsATaskError) {
-  auto dir = TempDir::Create("", "kvault-gen-test");
-  ASSERT_TRUE(dir);
-  auto log = GenerationLog::Open(dir->Join("kv.db"));
-  ASSERT_TRUE(log);
-  std::vector<TaskFile> tasks(1);
-  tasks[0].name = "a";
-  GenSettings s;
-  s.mode = "kernel2kernel";
-  s.gen_dir = dir->Join("gen");
-  ScriptedChat chat;
-  FileEvaluator eval;
-  GenSeams seams{&chat, Extract, &eval, log->get()};
-  PromptSet prompts = Prompts();
-  auto out = RunGeneration(tasks, prompts, s, seams, nullptr, nullptr);
+  OneTaskRun t;
+  t.s.mode = "kernel2kernel";
+  auto out = t.Run();
   ASSERT_TRUE(out);
   EXPECT_NE((*out)[0].error.find("no baseline"), std::string::npos);
-  EXPECT_EQ(chat.calls, 0);
+  EXPECT_EQ(t.chat.calls, 0);
 }
 
 }  // namespace

@@ -42,15 +42,16 @@ class Loop {
       if (solved) ++perf_iterations;
       const std::vector<Offspring> previous = Previous(it);
       for (int k = 0; k < std::max(1, s_.offsprings); ++k) {
-        if (Stopped() || !result_.infra_error.empty()) return Finish();
+        if (Stopped() || Failed()) return Finish();
         Offspring o = Generate(it, k, previous);
-        if (!result_.infra_error.empty()) return Finish();
+        if (Failed()) return Finish();
         if (Stopped()) {
           result_.offsprings.push_back(std::move(o));
           return Finish();
         }
         Reflect(o);
         result_.offsprings.push_back(std::move(o));
+        if (Failed()) return Finish();
       }
     }
     return Finish();
@@ -61,6 +62,8 @@ class Loop {
     if (stop_ && stop_->load()) result_.stopped = true;
     return result_.stopped;
   }
+
+  bool Failed() const { return !result_.infra_error.empty() || !result_.call_error.empty(); }
 
   LoopResult Finish() {
     auto best = BestCorrect(result_.offsprings, 1);
@@ -158,6 +161,7 @@ class Loop {
     } else {
       g.error = resp.error().empty() ? "the call failed" : resp.error();
       g.outcome = "call_failed";
+      result_.call_error = role + " call failed: " + g.error;
     }
     Save(g);
     return g;
@@ -190,10 +194,7 @@ class Loop {
       return o;
     }
     GenerationRecord g = Call(it, k, "generator", o.parent, *messages);
-    if (!g.error.empty()) {
-      o.feedback = FormatCallFailed(g.error, s_.limits);
-      return o;
-    }
+    if (!g.error.empty()) return o;
     o.answered = true;
     if (Stopped()) return o;
     auto code = seams_.extract(g.response);

@@ -10,7 +10,9 @@
 // (the list is rebuilt from every candidate; nothing is overwritten), and the last
 // iteration's candidates with their feedback and reflections. Every call is handed
 // to the CallLog before the next starts; a call the CallLog already holds (an
-// interrupted run being resumed) is taken from it instead of being made again.
+// interrupted run being resumed) is taken from it instead of being made again. A
+// call that fails (after the client's retries) stops the loop: the service failed,
+// and nothing about the task or its candidates is learned from it.
 #include <atomic>
 #include <functional>
 #include <optional>
@@ -52,7 +54,8 @@ class Evaluator {
 class CallLog {
  public:
   virtual ~CallLog() = default;
-  // The call recorded earlier under this key (failed or not), or nullopt.
+  // The call recorded earlier under this key, or nullopt. A recorded failed call is
+  // not an answer: the CallLog returns nullopt for it, so it is made again.
   virtual std::optional<GenerationRecord> Recorded(int iteration, int offspring,
                                                    const std::string& role) = 0;
   virtual Status Record(GenerationRecord& record) = 0;
@@ -99,6 +102,9 @@ struct LoopResult {
   int calls = 0;                      // calls made now (not taken from the log)
   bool stopped = false;               // *stop was set before the loop ended
   std::string infra_error;            // non-empty: an Evaluator or CallLog error ended it
+  // Non-empty: an LLM call failed after the client's retries (the service's fault,
+  // not the task's); the loop stopped there, unfinished, so a resumed run calls again.
+  std::string call_error;
 };
 
 LoopResult RunLoop(const TaskFile& task, const PromptSet& prompts, const Pipeline& pipeline,

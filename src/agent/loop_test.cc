@@ -79,7 +79,8 @@ class MemoryLog : public CallLog {
  public:
   std::optional<GenerationRecord> Recorded(int it, int k, const std::string& role) override {
     auto i = rows.find({it, k, role});
-    if (i == rows.end() || !replay) return std::nullopt;
+    // As CallLog requires: a failed call is not an answer to replay.
+    if (i == rows.end() || !replay || !i->second.error.empty()) return std::nullopt;
     return i->second;
   }
   Status Record(GenerationRecord& g) override {
@@ -198,20 +199,38 @@ TEST(Loop, BestCorrectOrdersUntimedLastAndKeepsTies) {
   EXPECT_EQ(BestCorrect(all, 1), (std::vector<size_t>{1}));
 }
 
-TEST(Loop, NoCodeAndFailedCallsAreRecordedOutcomes) {
+TEST(Loop, NoCodeIsAnOutcomeAndAFailedCallStopsTheLoop) {
   Harness h({"I cannot help with that", "FAIL", "CODE:ok"});
   LoopSettings s;
   LoopResult r = h.Run(s);
-  ASSERT_EQ(r.offsprings.size(), 3u);
+  ASSERT_EQ(r.offsprings.size(), 1u);
   EXPECT_EQ(h.log.rows.at({1, 0, "generator"}).outcome, "no_code");
   EXPECT_TRUE(h.log.rows.count({1, 0, "reflector"}));  // a no-code answer is reflected on
   const GenerationRecord& failed = h.log.rows.at({2, 0, "generator"});
   EXPECT_EQ(failed.outcome, "call_failed");
   EXPECT_NE(failed.error.find("HTTP 500"), std::string::npos);
+  EXPECT_NE(r.call_error.find("HTTP 500"), std::string::npos);
   EXPECT_FALSE(h.log.rows.count({2, 0, "reflector"}));  // nothing to reflect on
-  EXPECT_NE(h.GeneratorPrompt(3).find("no answer was received"), std::string::npos);
-  EXPECT_TRUE(r.best);
-  EXPECT_EQ(h.evaluator.paths.size(), 1u);
+  EXPECT_FALSE(h.log.rows.count({3, 0, "generator"}));  // stopped: the service failed
+  EXPECT_FALSE(r.best);
+  EXPECT_TRUE(h.evaluator.paths.empty());
+}
+
+TEST(Loop, ResumeCallsAgainWhereACallFailed) {
+  Harness first({"CODE:broken", "FAIL"});
+  LoopSettings s;
+  s.max_perf_debug = 0;
+  LoopResult failed = first.Run(s);
+  ASSERT_FALSE(failed.call_error.empty());
+
+  Harness again({"CODE:ok"});
+  again.log.rows = first.log.rows;
+  again.log.replay = true;
+  LoopResult r = again.Run(s);
+  EXPECT_TRUE(r.call_error.empty());
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.offsprings[*r.best].label, "iter2_0");
+  EXPECT_EQ(again.log.rows.at({2, 0, "generator"}).outcome, "passed");
 }
 
 TEST(Loop, ResumeTakesRecordedCallsInsteadOfCallingAgain) {

@@ -103,6 +103,24 @@ Result<std::pair<std::string, std::string>> ResolveFormat(const GenFlags& f) {
 // would teach a model to call it; modu2func's answers are PyTorch code by design.
 std::string GenPolicy(const std::string& mode) { return mode == "modu2func" ? kPolicyTask : "custom_kernel"; }
 
+// Tasks stopped by a failed LLM call: the service's fault, so the run is not done.
+// Says so on stderr, with the first error; true when there were any.
+bool ReportFailedCalls(const std::vector<agent::GenTaskSummary>& summaries, const std::string& run) {
+  size_t n = 0;
+  const agent::GenTaskSummary* first = nullptr;
+  for (const auto& s : summaries) {
+    if (s.call_error.empty()) continue;
+    if (!first) first = &s;
+    ++n;
+  }
+  if (!first) return false;
+  std::cerr << "kvault gen: " << n << " task(s) stopped by a failed LLM call (the service's fault, "
+            << "not the tasks'); the first, " << first->task << ": " << first->call_error << "\n"
+            << "kvault gen: once the endpoint answers, run the same command with --resume (--run "
+            << run << ") to call again\n";
+  return true;
+}
+
 }  // namespace
 
 int RunGen(const GenFlags& flags) {
@@ -219,7 +237,7 @@ int RunGen(const GenFlags& flags) {
     std::cerr << "kvault gen: interrupted; continue with --resume --run " << flags.run << "\n";
     return kExitInterrupted;
   }
-  return kExitOk;
+  return ReportFailedCalls(*summaries, flags.run) ? kExitInfra : kExitOk;
 }
 
 }  // namespace kvault::cli

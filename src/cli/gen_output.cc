@@ -22,6 +22,7 @@ std::string Rate(int part, int whole) {
 }
 
 std::string State(const agent::GenTaskSummary& s) {
+  if (!s.call_error.empty()) return "llm_failed";
   if (!s.error.empty()) return s.error;
   return s.solved ? "solved" : "unsolved";
 }
@@ -34,6 +35,7 @@ void PrintGenProgress(std::ostream& out, const agent::GenProgress& p) {
   if (s.resumed) out << " (finished earlier)";
   out << ", " << s.attempts << " attempt(s), " << s.correct << " correct, best "
       << Speedup(s.best_speedup) << ", " << s.calls << " call(s) now\n";
+  if (!s.call_error.empty()) out << "  " << s.call_error << "\n";
   out.flush();
 }
 

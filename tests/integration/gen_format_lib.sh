@@ -39,6 +39,15 @@ gen_format_run() {
     --concurrency 4 --run-timeout "$run_timeout" --db "$TMP/kv.db" --run "$name" --json "$@" \
     > "$dir/out.jsonl" 2> "$dir/err.txt"
   local rc=$?
+  if python3 -c "import json,sys; sys.exit(0 if any(v['call_fails'] for v in json.load(open(sys.argv[1])).values()) else 1)" "$dir/plan.json"; then
+    # A failed call stops its task and the run exits 3; --resume calls again.
+    [ $rc = 3 ] && grep -q -- "--resume" "$dir/err.txt" || { cat "$dir/err.txt"; fail "$name: a failed call: gen exited $rc, want 3 naming --resume"; }
+    "$KVAULT" gen --suite "$dir/suite" --endpoint "http://127.0.0.1:$port/v1" --model replay-model \
+      --backend "$GEN_BACKEND" --preset paper --perf-debug 0 ${GEN_TIMING_FLAG---no-timing} --timeout 5 --retries 1 --jobs "${GEN_JOBS:-2}" \
+      --concurrency 4 --run-timeout "$run_timeout" --db "$TMP/kv.db" --run "$name" --json --resume "$@" \
+      > "$dir/out.jsonl" 2> "$dir/err.txt"
+    rc=$?
+  fi
   stop_server
   [ $rc = 0 ] || { cat "$dir/err.txt"; fail "$name: gen exited $rc"; }
   python3 "$support/gen_format_check.py" "$dir/out.jsonl" "$dir/plan.json" "$TMP/kv.db" "$name" \

@@ -1,7 +1,8 @@
 # `kvault gen` end to end against a loopback OpenAI-compatible replay server on the CPU
 # backend: every answer path (correct, broken then fixed, garbage, no code block, two
 # code blocks, a timeout, HTTP 429 and 500, truncated JSON) ends in its recorded
-# outcome; a re-run without --resume is refused; --resume repeats nothing; an
+# outcome (a failed call stops its task, exit 3, until --resume calls again); a
+# re-run without --resume is refused; --resume repeats nothing; an
 # interrupted run (SIGTERM) leaves a consistent store and --resume finishes it.
 source "$(dirname "$0")/lib.sh"
 need_torch
@@ -54,6 +55,15 @@ misuse "no-such-dir" --endpoint http://127.0.0.1:9/v1 --lang cpp --suite "$TMP/n
 start_server "$TMP/calls.jsonl"
 gen --run ci > "$TMP/out.jsonl" 2> "$TMP/err.txt"
 rc=$?
+if python3 -c "import json,sys; sys.exit(0 if any(v['call_fails'] for v in json.load(open(sys.argv[1])).values()) else 1)" "$TMP/plan.json"; then
+  # A call that fails (a reply that is not JSON) stops its task: exit 3 naming
+  # --resume, the task unfinished; --resume calls again and finishes it.
+  [ $rc = 3 ] && grep -q -- "--resume" "$TMP/err.txt" || { cat "$TMP/err.txt"; fail "a failed call: gen exited $rc, want 3 naming --resume"; }
+  [ "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM gen_tasks WHERE run='ci' AND finished=0\").fetchone()[0])" "$TMP/kv.db")" -ge 1 ] ||
+    fail "the task whose call failed was recorded as finished"
+  gen --run ci --resume > "$TMP/out.jsonl" 2> "$TMP/err.txt"
+  rc=$?
+fi
 [ $rc = 0 ] || { cat "$TMP/err.txt"; fail "gen exited $rc"; }
 
 python3 - "$TMP/out.jsonl" "$TMP/plan.json" "$TMP/kv.db" <<'PY' || { cat "$TMP/err.txt"; fail "recorded outcomes differ from the plan"; }
@@ -153,9 +163,14 @@ rc=$?
 sql() { python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]" "$TMP/kv.db" "$1"; }
 sql "PRAGMA integrity_check" | grep -q '^ok$' || fail "store damaged"
 unfinished=$(sql "SELECT count(*) FROM gen_tasks WHERE run='int' AND finished=0")
-sql "SELECT task, role, iteration FROM generations WHERE run='int'" > "$TMP/recorded.txt"
+sql "SELECT task, role, iteration FROM generations WHERE run='int' AND error=''" > "$TMP/recorded.txt"
 lines_before=$(wc -l < "$TMP/calls2.jsonl")
-TIMEOUT_S=5 gen --run int --resume > "$TMP/int.jsonl" 2> "$TMP/err_int2.txt" || { cat "$TMP/err_int2.txt"; fail "resume after interrupt failed"; }
+TIMEOUT_S=5 gen --run int --resume > "$TMP/int.jsonl" 2> "$TMP/err_int2.txt"
+rc=$?
+# The task whose first call fails may not have started before the interrupt: then
+# this resume meets the failure (exit 3), and one more finishes it.
+[ $rc = 3 ] && { TIMEOUT_S=5 gen --run int --resume > "$TMP/int.jsonl" 2> "$TMP/err_int2.txt"; rc=$?; }
+[ $rc = 0 ] || { cat "$TMP/err_int2.txt"; fail "resume after interrupt exited $rc"; }
 python3 - "$TMP/calls2.jsonl" "$lines_before" "$TMP/recorded.txt" "$TMP/int.jsonl" "$ntasks" "$nsolved" <<'PY' || fail "the resumed run repeated a recorded call or lost a task"
 import json, re, sys
 recorded = {tuple(l.split()) for l in open(sys.argv[3]) if l.strip()}

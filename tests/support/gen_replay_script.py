@@ -13,8 +13,9 @@ correct example <task><ext>; "broken then fixed" also needs a <task>.wrong-*<ext
 A language with fewer examples covers the first paths only. --paths keeps only the
 named paths (broken, correct, garbage, two_blocks, timeout, http429, http500,
 truncated, no_code), in the same order, e.g. for a slow language. P.json maps each chosen
-task to the generator outcomes the run must record, whether it ends solved, and
-whether its first call needs HTTP retries.
+task to the generator outcomes the run must record (after a --resume where a call
+fails), whether it ends solved, whether its first call needs HTTP retries, and
+whether its first call fails (the run then exits 3 until resumed).
 """
 import argparse
 import glob
@@ -69,8 +70,10 @@ def main():
         plan[broken] = ([answer(example(broken, True)), answer(example(broken))], ["mismatch", "passed"], True, False)
     paths = [
         ("correct", lambda c: [answer(c)], ["passed"], False),
+        # A reply that is not JSON fails the call (not retried): the run stops that task
+        # and exits 3; --resume calls again and gets the answer.
         ("garbage", lambda c: [{"raw": "<html>502 garbage</html>", "status": 200}, answer(c)],
-         ["call_failed", "passed"], False),
+         ["passed"], False),
         ("two_blocks", lambda c: [{"content": answer(c)["content"] * 2}, answer(c)], ["no_code", "passed"], False),
         ("timeout", lambda c: [dict(answer(c), delay_s=a.delay), answer(c)], ["passed"], True),
         ("http429", lambda c: [{"status": 429, "retry_after": 0}, answer(c)], ["passed"], True),
@@ -93,7 +96,8 @@ def main():
     rules.append({"match": ["role: reflector"],
                   "responses": [{"content": "Reflection: check the indexing and the reduction order."}]})
     json.dump({"rules": rules, "default": {"status": 404}}, open(a.out, "w"), indent=1)
-    json.dump({t: {"outcomes": p[1], "solved": p[2], "retried": p[3]} for t, p in plan.items()},
+    json.dump({t: {"outcomes": p[1], "solved": p[2], "retried": p[3],
+                   "call_fails": p[0][0].get("raw") is not None} for t, p in plan.items()},
               open(a.plan, "w"), indent=1)
 
 
