@@ -31,6 +31,7 @@ from kvault_worker import devmem
 MAX_DESCRIPTORS = 250  # one message (SCM_MAX_FD is 253)
 MAX_SOCKET_PATH = 108  # bytes of sun_path, the terminating NUL included
 SERVE_SECONDS = 900  # an offer nobody takes closes itself after this
+SERVED_WAIT_SECONDS = 5  # handoff_compare's wait for the serving thread to mark a delivery
 _SECRET_BYTES = 128
 _CHUNK = 1 << 26  # elements per step of the device comparison
 

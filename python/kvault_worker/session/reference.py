@@ -190,7 +190,10 @@ class ReferenceRole(SessionState):
             raise bad_request("'tolerances' must list one {rtol, atol, forbid} per output tensor")
         rules = [(fields.number(r, "rtol"), fields.number(r, "atol"), fields.boolean(r, "forbid")) for r in rules]
         try:
-            if not offer.served.is_set():
+            # A candidate that took the buffers has its descriptors before the serving
+            # thread marks the offer served: an honest delivery of small outputs can be
+            # answered first. One that never took them is told apart by the wait's end.
+            if not offer.served.wait(handoff.SERVED_WAIT_SECONDS):
                 return {"served": False, "calls": []}
             calls = []
             for row in range(len(offer.buffers)):
