@@ -1,5 +1,7 @@
 #include "agent/lane_evaluator.h"
 
+#include <filesystem>
+
 #include "engine/batch.h"
 #include "engine/fingerprint.h"
 
@@ -44,12 +46,15 @@ Result<AttemptRecord> LaneEvaluator::Evaluate(const TaskFile& task, const std::s
     lane->environment = EnvironmentFingerprint(hello ? *hello : Json(nullptr));
   }
   auto candidate = LoadCandidate(path);
+  // Each generated candidate is a sample of its own, named by its label (iter1_0):
+  // identical answers are distinct attempts.
+  const std::string sample = std::filesystem::path(path).stem().string();
   std::string arch = options_.arch;
   if (arch.empty() && lane->environment.is_object() && lane->environment.contains("device"))
     arch = lane->environment["device"].value("arch", std::string());
   if (candidate) {
-    auto found = store_.Find(run_, task.name, candidate->hash,
-                             std::string(ToString(options_.backend)), arch);
+    auto found = store_.FindSample(run_, task.name, sample, candidate->hash,
+                                   std::string(ToString(options_.backend)), arch);
     if (!found) return Error{found.error()};
     if (found->has_value()) {
       auto status = OutcomeStatusFromString((*found)->status);
@@ -59,6 +64,7 @@ Result<AttemptRecord> LaneEvaluator::Evaluate(const TaskFile& task, const std::s
   Verification v = VerifyLoaded(*lane->verifier, task, candidate);
   AttemptRecord rec = MakeRecord(run_, task, candidate ? &*candidate : nullptr, path, options_, v,
                                  lane->environment);
+  rec.sample = sample;
   if (Status st = store_.Put(rec); !st) return Error{"cannot write to the store: " + st.error()};
   return rec;
 }

@@ -6,6 +6,7 @@
 
 #include "util/files.h"
 #include "util/sha256.h"
+#include "util/strings.h"
 
 namespace kvault {
 namespace fs = std::filesystem;
@@ -119,7 +120,7 @@ Result<std::vector<CandidateMatch>> MatchCandidates(const std::string& dir,
   }
   if (ec) return Error{"cannot list " + dir + ": " + ec.message()};
   std::sort(out.begin(), out.end(),
-            [](const CandidateMatch& a, const CandidateMatch& b) { return a.path < b.path; });
+            [](const CandidateMatch& a, const CandidateMatch& b) { return NaturalLess(a.path, b.path); });
   return out;
 }
 

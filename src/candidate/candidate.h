@@ -44,7 +44,8 @@ Result<Candidate> LoadCandidate(const std::string& path);
 Result<Candidate> CandidateFromSource(const std::string& path, std::string source);
 
 // Candidate files of an `eval` folder matched to a task by stem: `<stem>.<ext>` or
-// `<stem>.<label>.<ext>` (several per task). Sorted by path.
+// `<stem>.<label>.<ext>` (several per task). Sorted by path, numbers as numbers
+// (relu.sample_2.cpp before relu.sample_10.cpp; util NaturalLess).
 struct CandidateMatch {
   std::string task;  // stem
   std::string path;

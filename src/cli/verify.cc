@@ -46,6 +46,7 @@ int RunVerify(const VerifyFlags& flags) {
     AttemptRecord rec = MakeRecord(flags.run.empty() ? "verify" : flags.run, *task,
                                    candidate ? &*candidate : nullptr, flags.candidate, *options, v,
                                    EnvironmentFingerprint(hello ? *hello : Json(nullptr)));
+    rec.sample = flags.candidate;  // each file verified into a run is a sample of its own
     if (auto st = store->Put(rec); !st) {
       std::cerr << "kvault verify: cannot record: " << st.error() << "\n";
       return kExitInfra;

@@ -1,6 +1,7 @@
 #include "engine/batch.h"
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,13 +17,17 @@
 namespace kvault {
 namespace {
 
+std::string SampleOf(const EvalJob& job) {
+  return job.sample.empty() ? std::filesystem::path(job.candidate_path).filename().string() : job.sample;
+}
+
 // The store's record of this attempt when a re-run should skip it (task_error and
 // infra_error are retried: they are not the candidate's outcome).
 std::optional<AttemptRecord> RecordedAttempt(Store& store, const EvalSettings& settings,
                                              const EngineOptions& options, const EvalJob& job,
                                              const Candidate& candidate, const std::string& arch) {
-  auto found = store.Find(settings.run, job.task.name, candidate.hash,
-                          std::string(ToString(options.backend)), arch);
+  auto found = store.FindSample(settings.run, job.task.name, SampleOf(job), candidate.hash,
+                                std::string(ToString(options.backend)), arch);
   if (!found || !found->has_value()) return std::nullopt;
   auto status = OutcomeStatusFromString((*found)->status);
   if (!status || IsInfrastructure(*status)) return std::nullopt;
@@ -152,6 +157,7 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
         Verification v = VerifyLoaded(verifier, job.task, candidate);
         rec = MakeRecord(settings.run, job.task, candidate ? &*candidate : nullptr,
                          job.candidate_path, options, v, environment);
+        rec.sample = SampleOf(job);
         if (auto st = store.Put(rec); !st) {
           std::lock_guard<std::mutex> lock(mu);
           fatal = "cannot write to the store: " + st.error();

@@ -2,8 +2,10 @@
 // Batch evaluation (`kvault eval`): many candidates over a suite, in parallel
 // lanes, each lane a Verifier with its own workers. Every attempt is written to the
 // store as soon as it ends, so an interrupted batch loses at most the attempts in
-// flight, and a re-run skips what is recorded (task_error and infra_error are
-// retried: they are not the candidate's outcome).
+// flight, and a re-run skips what is recorded for the same sample and content
+// (task_error and infra_error are retried: they are not the candidate's outcome).
+// Identical candidates of two samples are two attempts (the compile cache builds
+// them once).
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +21,8 @@ namespace kvault {
 struct EvalJob {
   TaskFile task;
   std::string candidate_path;
+  // The sample this candidate is (AttemptRecord::sample); Default: the file's name.
+  std::string sample;
 };
 
 struct EvalSettings {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace kvault::score {
 
@@ -54,6 +55,7 @@ SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
     s.id = r.id;
     s.status = r.status;
     s.candidate = r.candidate_path;
+    s.sample = r.sample;
     s.correct = r.status == "passed";
     s.ran = s.correct || r.status == "mismatch" || r.status == "policy_violation";
     s.speedup = r.speedup;
@@ -62,7 +64,10 @@ SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
     ts.samples.push_back(std::move(s));
   }
   for (TaskSamples& ts : out.tasks)
-    std::sort(ts.samples.begin(), ts.samples.end(), [](const Sample& a, const Sample& b) { return a.id < b.id; });
+    std::sort(ts.samples.begin(), ts.samples.end(), [](const Sample& a, const Sample& b) {
+      if (a.sample != b.sample) return NaturalLess(a.sample, b.sample);
+      return a.id < b.id;
+    });
   out.unknown_tasks.assign(unknown.begin(), unknown.end());
   return out;
 }

@@ -6,7 +6,9 @@
 //
 // A sample is one attempt whose status is the kernel's own outcome; task_error and
 // infra_error attempts are not samples (not the candidate's fault) and are counted
-// separately. Samples of a task are in store order (ascending id).
+// separately. Samples of a task are in the order they were generated or named: by
+// their sample name, numbers as numbers (sample_2 before sample_10, iter9_0 before
+// iter10_0; util NaturalLess), then ascending id (the order they were recorded).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -22,6 +24,7 @@ struct Sample {
   int64_t id = 0;
   std::string status;
   std::string candidate;  // candidate_path
+  std::string sample;     // the record's sample name ("" when content identifies it)
   bool ran = false;       // Comp: status is passed or mismatch (built, loaded, ran to the comparison)
   bool correct = false;   // status is passed
   std::optional<double> speedup, reference_ms, candidate_ms;
@@ -30,7 +33,7 @@ struct Sample {
 struct TaskSamples {
   std::string task;
   std::string category;
-  std::vector<Sample> samples;  // ascending id
+  std::vector<Sample> samples;  // in sample order (above)
   size_t not_kernel_fault = 0;  // task_error / infra_error attempts left out
   // Every attempt was task_error / infra_error: left out of every denominator.
   bool excluded() const { return samples.empty() && not_kernel_fault > 0; }

@@ -68,6 +68,21 @@ TEST(Samples, CategoriesAndExclusion) {
   EXPECT_EQ(s.statuses["infra_error"], 1u);
 }
 
+// Samples are ordered by their names, numbers as numbers, not by when they were
+// recorded (parallel lanes finish out of order) nor alphabetically; so is Comp@k.
+TEST(Samples, OrderedBySampleNameNumerically) {
+  std::vector<AttemptRecord> recs = {Rec(1, "a", "passed"), Rec(2, "a", "mismatch"),
+                                     Rec(3, "a", "compile_error")};
+  recs[0].sample = "level_1_problem_1_sample_10_kernel.py";
+  recs[1].sample = "level_1_problem_1_sample_2_kernel.py";
+  recs[2].sample = "level_1_problem_1_sample_0_kernel.py";
+  SuiteSamples s = GroupByTask(recs, {"a"}, {});
+  ASSERT_EQ(s.tasks[0].samples.size(), 3u);
+  EXPECT_EQ(s.tasks[0].samples[0].id, 3);
+  EXPECT_EQ(s.tasks[0].samples[1].id, 2);
+  EXPECT_EQ(s.tasks[0].samples[2].id, 1);
+}
+
 // Suite of 5 tasks, by hand:
 //   a: mismatch, passed 2x, passed 4x        n=3 c=2
 //   b: compile_error, mismatch               n=2 c=0 (ran)

@@ -96,6 +96,15 @@ CREATE TABLE gen_tasks (
 -- '' for attempts recorded before it was.
 ALTER TABLE attempts ADD COLUMN policy TEXT NOT NULL DEFAULT '';
 )sql"},
+    {4, R"sql(
+-- Which sample of its task an attempt is (docs/store.md): the candidate's file name
+-- in an eval folder, its label in a gen run; '' where content alone identifies it
+-- (kvault serve) and for attempts recorded before version 4. Identical candidates
+-- of two samples are two attempts.
+ALTER TABLE attempts ADD COLUMN sample TEXT NOT NULL DEFAULT '';
+DROP INDEX attempts_key;
+CREATE UNIQUE INDEX attempts_key ON attempts (run, task, sample, candidate_hash, backend, arch);
+)sql"},
 };
 
 constexpr int kLatest = kMigrations[std::size(kMigrations) - 1].version;

@@ -12,7 +12,7 @@
 namespace kvault::store_schema {
 
 // The version this build writes and reads. A file with a higher version is refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Brings the database on `db` to kSchemaVersion. Errors (each names no path; the
 // caller adds it):

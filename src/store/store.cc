@@ -15,14 +15,14 @@ INSERT INTO attempts (
   run, task, task_hash, candidate_hash, candidate_path, candidate_source,
   format, language, backend, arch, status, compiled, correct,
   speedup, reference_ms, candidate_ms, reward, message, diagnostics,
-  cases, environment, engine_version, seconds, created_at, policy
+  cases, environment, engine_version, seconds, created_at, policy, sample
 ) VALUES (
   :run, :task, :task_hash, :candidate_hash, :candidate_path, :candidate_source,
   :format, :language, :backend, :arch, :status, :compiled, :correct,
   :speedup, :reference_ms, :candidate_ms, :reward, :message, :diagnostics,
-  :cases, :environment, :engine_version, :seconds, :created_at, :policy
+  :cases, :environment, :engine_version, :seconds, :created_at, :policy, :sample
 )
-ON CONFLICT (run, task, candidate_hash, backend, arch) DO UPDATE SET
+ON CONFLICT (run, task, sample, candidate_hash, backend, arch) DO UPDATE SET
   task_hash = excluded.task_hash, candidate_path = excluded.candidate_path,
   candidate_source = excluded.candidate_source, format = excluded.format,
   language = excluded.language, status = excluded.status,
@@ -38,8 +38,15 @@ RETURNING id
 
 constexpr const char* kFindSql = R"sql(
 SELECT * FROM attempts
-WHERE run = :run AND task = :task AND candidate_hash = :candidate_hash
+WHERE run = :run AND task = :task AND sample = :sample AND candidate_hash = :candidate_hash
   AND backend = :backend AND arch = :arch
+)sql";
+
+// A named sample holds one candidate: its record of other content goes when it changes.
+constexpr const char* kDropReplacedSql = R"sql(
+DELETE FROM attempts
+WHERE run = :run AND task = :task AND sample = :sample AND sample != ''
+  AND candidate_hash != :candidate_hash AND backend = :backend AND arch = :arch
 )sql";
 
 constexpr const char* kListRunSql = "SELECT * FROM attempts WHERE run = :run ORDER BY task, id";
@@ -80,6 +87,19 @@ void BindRecord(sqlite::Statement& s, const AttemptRecord& r, const std::string&
   s.Bind(":seconds", r.seconds);
   s.Bind(":created_at", created_at);
   s.Bind(":policy", r.policy);
+  s.Bind(":sample", r.sample);
+}
+
+// Binds the key columns a find or a removal names.
+void BindKey(sqlite::Statement& s, const std::string& run, const std::string& task,
+             const std::string& sample, const std::string& candidate_hash,
+             const std::string& backend, const std::string& arch) {
+  s.Bind(":run", run);
+  s.Bind(":task", task);
+  s.Bind(":sample", sample);
+  s.Bind(":candidate_hash", candidate_hash);
+  s.Bind(":backend", backend);
+  s.Bind(":arch", arch);
 }
 
 // REQUIRES: `s` is on a row of `SELECT * FROM attempts`.
@@ -115,6 +135,7 @@ Result<AttemptRecord> ReadRecord(const sqlite::Statement& s) {
   r.seconds = s.Double("seconds");
   r.created_at = s.Text("created_at");
   r.policy = s.Text("policy");
+  r.sample = s.Text("sample");
   return r;
 }
 
@@ -137,6 +158,7 @@ Result<std::vector<AttemptRecord>> ReadAll(sqlite::Statement& s) {
 struct Store::Impl {
   sqlite::Connection db;
   sqlite::Statement put;
+  sqlite::Statement drop_replaced;
   sqlite::Statement find;
   sqlite::Statement list_run;
   sqlite::Statement list_runs;
@@ -160,13 +182,15 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 
   auto put = sqlite::Statement::Prepare(*db, kPutSql);
   if (!put) return fail("prepare put", put.error());
+  auto drop_replaced = sqlite::Statement::Prepare(*db, kDropReplacedSql);
+  if (!drop_replaced) return fail("prepare put", drop_replaced.error());
   auto find = sqlite::Statement::Prepare(*db, kFindSql);
   if (!find) return fail("prepare find", find.error());
   auto list_run = sqlite::Statement::Prepare(*db, kListRunSql);
   if (!list_run) return fail("prepare list", list_run.error());
   auto list_runs = sqlite::Statement::Prepare(*db, kListRunsSql);
   if (!list_runs) return fail("prepare runs", list_runs.error());
-  auto impl = std::unique_ptr<Impl>(new Impl{std::move(*db), std::move(*put), std::move(*find),
+  auto impl = std::unique_ptr<Impl>(new Impl{std::move(*db), std::move(*put), std::move(*drop_replaced), std::move(*find),
                                              std::move(*list_run), std::move(*list_runs)});
   return std::unique_ptr<Store>(new Store(path, std::move(impl)));
 }
@@ -177,6 +201,13 @@ Status Store::Put(AttemptRecord& record) {
   }
   const std::string created_at = NowIso8601Utc();
   std::lock_guard<std::mutex> lock(mu_);
+  if (!record.sample.empty()) {
+    sqlite::Statement& d = impl_->drop_replaced;
+    sqlite::ResetOnExit reset(d);
+    BindKey(d, record.run, record.task, record.sample, record.candidate_hash, record.backend,
+            record.arch);
+    if (auto done = d.Next(); !done) return Fail("put", done.error());
+  }
   sqlite::Statement& s = impl_->put;
   sqlite::ResetOnExit reset(s);
   BindRecord(s, record, created_at);
@@ -194,14 +225,18 @@ Result<std::optional<AttemptRecord>> Store::Find(const std::string& run, const s
                                                  const std::string& candidate_hash,
                                                  const std::string& backend,
                                                  const std::string& arch) {
+  return FindSample(run, task, "", candidate_hash, backend, arch);
+}
+
+Result<std::optional<AttemptRecord>> Store::FindSample(const std::string& run, const std::string& task,
+                                                       const std::string& sample,
+                                                       const std::string& candidate_hash,
+                                                       const std::string& backend,
+                                                       const std::string& arch) {
   std::lock_guard<std::mutex> lock(mu_);
   sqlite::Statement& s = impl_->find;
   sqlite::ResetOnExit reset(s);
-  s.Bind(":run", run);
-  s.Bind(":task", task);
-  s.Bind(":candidate_hash", candidate_hash);
-  s.Bind(":backend", backend);
-  s.Bind(":arch", arch);
+  BindKey(s, run, task, sample, candidate_hash, backend, arch);
   auto step = s.Next();
   if (!step) return Fail("find", step.error());
   if (*step == sqlite::Step::kDone) return std::optional<AttemptRecord>();

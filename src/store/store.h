@@ -28,7 +28,7 @@
 
 namespace kvault {
 
-// One verification attempt. Key: (run, task, candidate_hash, backend, arch).
+// One verification attempt. Key: (run, task, sample, candidate_hash, backend, arch).
 struct AttemptRecord {
   int64_t id = 0;  // set by Store::Put; ignored on input
   std::string run;
@@ -51,6 +51,11 @@ struct AttemptRecord {
   std::string message;
   std::string diagnostics;  // bounded by the engine
   std::string policy;       // applied: any | custom_kernel; empty before it was known
+  // Which sample of the task this is: the candidate's name in an eval folder, its
+  // label in a gen run (iter1_0); "" where content alone identifies an attempt
+  // (kvault serve: identical candidates verify once). Samples of a task are ordered
+  // by this name, numbers compared as numbers (sample_2 before sample_10).
+  std::string sample;
   // Stored as compact JSON text; invalid UTF-8 inside strings is stored as U+FFFD.
   Json cases = Json::array();         // per-case errors and timings
   Json environment = Json::object();  // environment fingerprint
@@ -73,11 +78,17 @@ class Store {
   ~Store();
 
   // Inserts `record`, or replaces every field of the row with the same key (that
-  // row keeps its id). Sets record.id and record.created_at (now, UTC).
+  // row keeps its id). A named sample holds one candidate: the sample's rows of
+  // other content (same run, task, backend and arch) are removed. Sets record.id and
+  // record.created_at (now, UTC).
   // An empty run, task or candidate_hash is refused with an Error.
   Status Put(AttemptRecord& record);
 
-  // The record with this key, or nullopt.
+  // The record of this sample and key, or nullopt. Find: the sample "".
+  Result<std::optional<AttemptRecord>> FindSample(const std::string& run, const std::string& task,
+                                                  const std::string& sample,
+                                                  const std::string& candidate_hash,
+                                                  const std::string& backend, const std::string& arch);
   Result<std::optional<AttemptRecord>> Find(const std::string& run, const std::string& task,
                                             const std::string& candidate_hash,
                                             const std::string& backend, const std::string& arch);

@@ -77,6 +77,7 @@ void ExpectSameFields(const AttemptRecord& a, const AttemptRecord& b) {
   EXPECT_EQ(a.message, b.message);
   EXPECT_EQ(a.diagnostics, b.diagnostics);
   EXPECT_EQ(a.policy, b.policy);
+  EXPECT_EQ(a.sample, b.sample);
   EXPECT_EQ(a.cases, b.cases);
   EXPECT_EQ(a.environment, b.environment);
   EXPECT_EQ(a.engine_version, b.engine_version);
@@ -85,7 +86,7 @@ void ExpectSameFields(const AttemptRecord& a, const AttemptRecord& b) {
 }
 
 std::optional<AttemptRecord> FindKey(Store& s, const AttemptRecord& r) {
-  auto found = s.Find(r.run, r.task, r.candidate_hash, r.backend, r.arch);
+  auto found = s.FindSample(r.run, r.task, r.sample, r.candidate_hash, r.backend, r.arch);
   if (!found) throw std::runtime_error(found.error());
   return *found;
 }
@@ -132,21 +133,31 @@ TEST(Store, OptionalsRoundTripAsNull) {
   EXPECT_TRUE(found->environment.is_object());
 }
 
-// A version-2 store (no policy column) gains it; its rows read back with "".
-TEST(Store, MigratesAVersionTwoStoreToRecordThePolicy) {
-  TempDir dir = MakeTempDir();
-  const std::string path = dir.Join("old.db");
+// Undoes version 4 (the sample column and the key with it).
+constexpr const char* kBackToVersion3 =
+    "DROP INDEX attempts_key; ALTER TABLE attempts DROP COLUMN sample; "
+    "CREATE UNIQUE INDEX attempts_key ON attempts (run, task, candidate_hash, backend, arch); "
+    "UPDATE kvault_schema SET version = 3 WHERE id = 1;";
+
+// Writes FullRecord() into a new store at `path`, then runs `downgrade` on it.
+void MakeOldStore(const std::string& path, const std::string& downgrade) {
   {
     auto store = OpenOrDie(path);
     AttemptRecord old = FullRecord();
     ASSERT_TRUE(store->Put(old));
   }
-  {
-    auto db = sqlite::Connection::Open(path, 1000);
-    ASSERT_TRUE(db) << db.error();
-    ASSERT_TRUE(db->Exec("ALTER TABLE attempts DROP COLUMN policy; "
-                         "UPDATE kvault_schema SET version = 2 WHERE id = 1;"));
-  }
+  auto db = sqlite::Connection::Open(path, 1000);
+  ASSERT_TRUE(db) << db.error();
+  ASSERT_TRUE(db->Exec(downgrade.c_str()));
+}
+
+// A version-2 store (no policy column) gains it; its rows read back with "".
+TEST(Store, MigratesAVersionTwoStoreToRecordThePolicy) {
+  TempDir dir = MakeTempDir();
+  const std::string path = dir.Join("old.db");
+  MakeOldStore(path, std::string(kBackToVersion3) +
+                         "ALTER TABLE attempts DROP COLUMN policy; "
+                         "UPDATE kvault_schema SET version = 2 WHERE id = 1;");
   auto store = OpenOrDie(path);
   auto rows = store->ListRun("run-1");
   ASSERT_TRUE(rows) << rows.error();
@@ -156,6 +167,49 @@ TEST(Store, MigratesAVersionTwoStoreToRecordThePolicy) {
   rec.task = "level1/gelu";
   ASSERT_TRUE(store->Put(rec));
   EXPECT_EQ(FindKey(*store, rec)->policy, "custom_kernel");
+}
+
+// A version-3 store (no sample column, content in the key) gains the column; its
+// rows read back with the sample "" and keep their keys.
+TEST(Store, MigratesAVersionThreeStoreToKeySamples) {
+  TempDir dir = MakeTempDir();
+  const std::string path = dir.Join("old.db");
+  MakeOldStore(path, kBackToVersion3);
+  auto store = OpenOrDie(path);
+  auto rows = store->ListRun("run-1");
+  ASSERT_TRUE(rows) << rows.error();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].sample, "");
+  EXPECT_TRUE(FindKey(*store, FullRecord()).has_value());
+  AttemptRecord named = FullRecord();
+  named.sample = "relu.1.cpp";
+  ASSERT_TRUE(store->Put(named));
+  EXPECT_EQ(store->ListRun("run-1")->size(), 2u);
+}
+
+// Identical candidates of two samples are two attempts; content alone ("") is one;
+// a named sample whose candidate changed holds the new one only.
+TEST(Store, SamplesAreDistinctAttempts) {
+  auto store = OpenOrDie(":memory:");
+  AttemptRecord a = FullRecord(), b = FullRecord();
+  a.sample = "sample_0";
+  b.sample = "sample_1";
+  ASSERT_TRUE(store->Put(a));
+  ASSERT_TRUE(store->Put(b));
+  EXPECT_NE(a.id, b.id);
+  AttemptRecord c = FullRecord(), d = FullRecord();
+  ASSERT_TRUE(store->Put(c));
+  ASSERT_TRUE(store->Put(d));
+  EXPECT_EQ(c.id, d.id);
+  EXPECT_EQ(store->ListRun("run-1")->size(), 3u);
+
+  AttemptRecord changed = FullRecord();
+  changed.sample = "sample_0";
+  changed.candidate_hash = "another";
+  ASSERT_TRUE(store->Put(changed));
+  EXPECT_FALSE(FindKey(*store, a).has_value());
+  EXPECT_TRUE(FindKey(*store, changed).has_value());
+  EXPECT_EQ(store->ListRun("run-1")->size(), 3u);
 }
 
 TEST(Store, NanSpeedupReadsBackAsNull) {

@@ -117,4 +117,29 @@ std::string FormatDuration(std::chrono::milliseconds d) {
   return out + " s";
 }
 
+bool NaturalLess(std::string_view a, std::string_view b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  int zeros = 0;  // leading zeros of a than of b, in the first tie of equal numbers
+  while (i < a.size() && j < b.size()) {
+    if (!digit(a[i]) || !digit(b[j])) {
+      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      ++i, ++j;
+      continue;
+    }
+    size_t za = i, zb = j;
+    while (za < a.size() && a[za] == '0') ++za;
+    while (zb < b.size() && b[zb] == '0') ++zb;
+    size_t ea = za, eb = zb;
+    while (ea < a.size() && digit(a[ea])) ++ea;
+    while (eb < b.size() && digit(b[eb])) ++eb;
+    if (ea - za != eb - zb) return ea - za < eb - zb;  // fewer significant digits: smaller
+    if (int c = a.substr(za, ea - za).compare(b.substr(zb, eb - zb)); c != 0) return c < 0;
+    if (zeros == 0) zeros = static_cast<int>(za - i) - static_cast<int>(zb - j);
+    i = ea, j = eb;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return zeros < 0;
+}
+
 }  // namespace kvault

@@ -54,4 +54,9 @@ class HeadTailBuffer {
 // Human-readable duration for messages: "250 ms", "30 s", "1.5 s".
 std::string FormatDuration(std::chrono::milliseconds d);
 
+// Order of names with numbers in them, as people number things: runs of digits
+// compare as numbers ("sample_2" < "sample_10", "iter9_0" < "iter10_0"), the rest
+// byte by byte; equal numbers with more leading zeros go last. A strict weak order.
+bool NaturalLess(std::string_view a, std::string_view b);
+
 }  // namespace kvault

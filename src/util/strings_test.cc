@@ -17,6 +17,20 @@ TEST(StringsTest, SplitKeepsEmptyFields) {
   EXPECT_EQ(Split("x,", ','), (std::vector<std::string>{"x", ""}));
 }
 
+TEST(StringsTest, NaturalLessComparesNumbersAsNumbers) {
+  EXPECT_TRUE(NaturalLess("sample_2", "sample_10"));
+  EXPECT_FALSE(NaturalLess("sample_10", "sample_2"));
+  EXPECT_TRUE(NaturalLess("iter9_0", "iter10_0"));
+  EXPECT_TRUE(NaturalLess("iter1_1", "iter2_0"));
+  EXPECT_TRUE(NaturalLess("a", "b"));
+  EXPECT_TRUE(NaturalLess("relu.cpp", "relu.1.cpp") == ("relu.cpp" < std::string("relu.1.cpp")));
+  EXPECT_TRUE(NaturalLess("x_1", "x_01"));  // equal numbers: fewer zeros first
+  EXPECT_FALSE(NaturalLess("x_01", "x_1"));
+  EXPECT_FALSE(NaturalLess("same", "same"));
+  EXPECT_TRUE(NaturalLess("", "a"));
+  EXPECT_TRUE(NaturalLess("level_1_problem_19_sample_9_kernel.py", "level_1_problem_19_sample_10_kernel.py"));
+}
+
 TEST(StringsTest, Join) {
   EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
   EXPECT_EQ(Join({}, ", "), "");

@@ -52,6 +52,19 @@ fi
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --no-timing \
   --fail-on-reject > /dev/null
 [ $? -eq 1 ] || fail "--fail-on-reject: a mismatch must exit 1"
+# Every sample counts, in its numbered order: two identical files are two attempts,
+# and the first sample is sample_2 (not sample_10, as alphabetical order would have).
+mkdir -p "$TMP/one" "$TMP/samples"
+cp "$ex/suite/relu.py" "$TMP/one/"
+sed 's/x.abs()/torch.relu(x)/' "$TMP/cand.py" > "$TMP/samples/relu.sample_2.py"
+cp "$TMP/cand.py" "$TMP/samples/relu.sample_10.py"
+cp "$TMP/cand.py" "$TMP/samples/relu.sample_11.py"
+"$KVAULT" eval --suite "$TMP/one" --candidates "$TMP/samples" --backend cpu --no-timing --db "$TMP/s.db" \
+  --run samples --json > "$TMP/eval.json" 2> "$TMP/e.txt" || fail "eval of samples: $(cat "$TMP/e.txt")"
+! grep -q "recorded earlier" "$TMP/e.txt" || fail "an identical sample was taken as recorded: $(cat "$TMP/e.txt")"
+"$KVAULT" score --suite "$TMP/one" --run samples --db "$TMP/s.db" --k 1 --json > "$TMP/score.json" || fail "score of samples"
+[ "$(json_get "$TMP/score.json" 'j["per_task"][0]["samples"], j["corr_at_k"]["1"]')" = "3 1.0" ] ||
+  fail "samples: $(cat "$TMP/score.json")"
 # --policy: the engine's choice over the task's; a value outside the list is misuse.
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --policy custom_kernel \
   --json > "$TMP/vp.json" || fail "verify --policy custom_kernel failed"
