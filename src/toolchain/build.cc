@@ -5,6 +5,7 @@
 #include "kvault/build_config.h"
 #include "cache/cache.h"
 #include "toolchain/build_key.h"
+#include "toolchain/fast_ext.h"
 #include "toolchain/flags.h"
 #include "toolchain/pch.h"
 #include "toolchain/tools.h"
@@ -37,9 +38,17 @@ std::string Label(const CompilerSetup& setup, const std::string& identity, const
 }
 
 // Everything that decides the artifact's bytes, field by field.
+// `include_ext_dir` non-empty: the key of the fast extension build (the light headers
+// and the binding are in the command and hashed).
 Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
-                           const std::string& source, const std::string& identity) {
-  auto cmd = AssembleCommand(req, setup, {"<source>", "<module>", "<output>"});
+                           const std::string& source, const std::string& identity,
+                           const std::string& include_ext_dir = "") {
+  CommandSlots slots{"<source>", "<module>", "<output>"};
+  if (!include_ext_dir.empty()) {
+    slots.ext_include_dir = "<include_ext>";
+    slots.link_object = "<binding.o>";
+  }
+  auto cmd = AssembleCommand(req, setup, slots);
   if (!cmd) return Error{cmd.error()};
   KeyHasher h;
   h.Add("kvault-build", "2");
@@ -62,6 +71,11 @@ Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
     h.Add("kind", "native");
     h.Add("native_include", *digest);
   }
+  if (!include_ext_dir.empty()) {
+    auto digest = DirectoryDigest(include_ext_dir);
+    if (!digest) return Error{"fast extension headers: " + digest.error()};
+    h.Add("fast_ext", *digest);
+  }
   return h;
 }
 
@@ -77,6 +91,8 @@ BuildResult FromCache(const CacheEntry& e, const std::string& artifact_name, Bui
   r.diagnostics = meta.value("diagnostics", std::string());
   r.pch = meta.value("pch", false);
   r.pch_note = meta.value("pch_note", std::string());
+  r.fast_ext = meta.value("fast_ext", false);
+  if (r.fast_ext_note.empty()) r.fast_ext_note = meta.value("fast_ext_note", std::string());
   r.seconds = SecondsSince(start);
   return r;
 }
@@ -115,6 +131,123 @@ std::string DefaultNativeIncludeDir() {
   return std::string(KVAULT_DEFAULT_SOURCE_ROOT) + "/include";
 }
 
+namespace {
+
+// What one BuildExtension call shares between its fast and its full attempt.
+struct BuildContext {
+  const BuildRequest& req;
+  const CompilerSetup& setup;
+  const std::string& source;
+  const std::string& identity;
+  std::string cache_root;
+  std::chrono::milliseconds timeout;
+  std::chrono::steady_clock::time_point start;
+};
+
+// The first line of `diagnostics` that g++ marks as an error, else the first line.
+std::string FirstError(const std::string& diagnostics) {
+  size_t at = diagnostics.find("error:");
+  size_t from = at == std::string::npos ? 0 : diagnostics.rfind('\n', at);
+  from = from == std::string::npos || at == std::string::npos ? 0 : from + 1;
+  return Truncate(diagnostics.substr(from, diagnostics.find('\n', from) - from), 300);
+}
+
+// One build under `key`: a cache hit, or a compile stored on success. `fast` set: the
+// fast extension build's command (its light headers and binding), else the full one
+// with the precompiled header where it applies. `fast_ext_note` goes into the record.
+Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, const FastExtEntry* fast,
+                                  const std::string& include_ext_dir, const std::string& fast_ext_note) {
+  const BuildRequest& req = c.req;
+  BuildResult r;
+  r.key = key.Hex();
+  r.module_name = ModuleNameForKey(r.key);
+  r.fast_ext_note = fast_ext_note;
+  const std::string artifact_name = r.module_name + (req.compile_only ? ".o" : ".so");
+  auto limits = CacheLimits::FromEnv();
+  if (!limits) return Error{limits.error()};
+  Cache cache(c.cache_root, "build", *limits);
+  // An entry without the artifact (another kind of build under the same key cannot
+  // happen: the artifact name follows the key) is treated as a miss.
+  auto usable = [&](std::optional<CacheEntry> e) -> std::optional<CacheEntry> {
+    if (e && FileExists(e->Path(artifact_name))) return e;
+    return std::nullopt;
+  };
+  if (auto hit = usable(cache.Lookup(r.key))) return FromCache(*hit, artifact_name, std::move(r), c.start);
+  // Another process may be building the same entry; wait for it rather than compile
+  // twice. A lock that cannot be had in time only costs the sharing, so go on without.
+  auto lock = cache.Lock(r.key, c.timeout);
+  if (lock) {
+    if (auto hit = usable(cache.Lookup(r.key, CountLookup::kNo)))
+      return FromCache(*hit, artifact_name, std::move(r), c.start);
+  }
+
+  auto scratch = TempDir::Create("", "kvault-build");
+  if (!scratch) return Error{scratch.error()};
+  auto staged = cache.Stage();
+  if (!staged) return Error{"compile cache: " + staged.error()};
+  std::string built = staged->Join(artifact_name);
+  CommandSlots slots{req.source_path, r.module_name, built};
+  if (fast) {
+    // The light header, precompiled, applies to the same sources as the full one.
+    if (PchApplies(c.source)) slots.pch_header = fast->pch_header;
+    else r.pch_note = "the source does not start with #include <torch/extension.h> (after standard headers only)";
+    slots.ext_include_dir = include_ext_dir;
+    slots.link_object = fast->binding_object;
+  } else {
+    // The precompiled header changes how the source is compiled, not what it compiles
+    // to, so it is not part of the key; build.json records which path was taken.
+    slots.pch_header = PchFor(req, c.setup, c.source, c.identity, c.cache_root, c.timeout, r.pch_note);
+  }
+  const std::string& pch = slots.pch_header;
+  auto cmd = AssembleCommand(req, c.setup, slots);
+  if (!cmd) return Error{cmd.error()};
+  r.command = ShellQuote(cmd->argv);
+  r.toolchain = Label(c.setup, c.identity, fast ? "fast extension build" : cmd->variant);
+  CommandSpec spec;
+  spec.argv = cmd->argv;
+  spec.cwd = scratch->path();
+  auto run = RunCommand(spec, c.timeout);
+  if (!run) return Error{ToolName(c.setup.tool) + " could not be started: " + run.error()};
+  r.diagnostics = Truncate(run->output, kMaxDiagnostics);
+  r.timed_out = run->timed_out;
+  // -Winvalid-pch: g++ found the .gch but read the header as text instead.
+  r.pch = !pch.empty() && r.diagnostics.find("[-Winvalid-pch]") == std::string::npos;
+  if (!pch.empty() && !r.pch) r.pch_note = "g++ rejected the precompiled header (see the diagnostics)";
+  if (run->timed_out || run->exit_code != 0) {
+    if (!run->timed_out && run->exit_code != 0 && r.diagnostics.empty())
+      r.diagnostics = ToolName(c.setup.tool) + " " + DescribeTermination(run->exit_code, run->term_signal);
+    r.seconds = SecondsSince(c.start);
+    return r;
+  }
+  if (!FileExists(built))
+    return Error{ToolName(c.setup.tool) + " exited 0 but wrote no " + artifact_name};
+  r.fast_ext = fast != nullptr;
+  Json meta{{"key_fields", key.Describe()}, {"command", r.command},
+            {"toolchain", r.toolchain}, {"diagnostics", r.diagnostics},
+            {"compile_seconds", run->seconds}, {"pch", r.pch}, {"pch_note", r.pch_note},
+            {"fast_ext", r.fast_ext}, {"fast_ext_note", r.fast_ext_note}};
+  if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s)
+    return Error{"compile cache: " + s.error()};
+  auto stored = cache.Commit(r.key, std::move(*staged), meta);
+  if (!stored) return Error{"compile cache: " + stored.error()};
+  r.ok = true;
+  r.artifact = stored->Path(artifact_name);
+  r.seconds = SecondsSince(c.start);
+  return r;
+}
+
+// Why the fast extension build does not apply to this request ("" when it does).
+std::string FastExtExcluded(const BuildRequest& req, const CompilerSetup& setup, const std::string& source) {
+  if (setup.tool != Tool::kCxx) return "the fast extension build is for g++ only";
+  if (req.kind != SourceKind::kTorchExtension) return "native sources have no binding";
+  if (req.compile_only) return "a compile-only build links nothing";
+  if (source.find("#include \"") != std::string::npos || source.find("# include \"") != std::string::npos)
+    return "the source includes local files";
+  return "";
+}
+
+}  // namespace
+
 Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::milliseconds timeout) {
   auto start = std::chrono::steady_clock::now();
   auto tool = ToolFor(req.language, req.backend);
@@ -133,71 +266,28 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   if (!source) return Error{source.error()};
   auto key = BuildKey(req, setup, *source, *identity);
   if (!key) return Error{key.error()};
+  const BuildContext c{req, setup, *source, *identity,
+                       req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir, timeout, start};
 
-  BuildResult r;
-  r.key = key->Hex();
-  r.module_name = ModuleNameForKey(r.key);
-  const std::string artifact_name = r.module_name + (req.compile_only ? ".o" : ".so");
-  const std::string cache_root = req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir;
-  auto limits = CacheLimits::FromEnv();
-  if (!limits) return Error{limits.error()};
-  Cache cache(cache_root, "build", *limits);
-  // An entry without the artifact (another kind of build under the same key cannot
-  // happen: the artifact name follows the key) is treated as a miss.
-  auto usable = [&](std::optional<CacheEntry> e) -> std::optional<CacheEntry> {
-    if (e && FileExists(e->Path(artifact_name))) return e;
-    return std::nullopt;
-  };
-  if (auto hit = usable(cache.Lookup(r.key))) return FromCache(*hit, artifact_name, std::move(r), start);
-  // Another process may be building the same entry; wait for it rather than compile
-  // twice. A lock that cannot be had in time only costs the sharing, so go on without.
-  auto lock = cache.Lock(r.key, timeout);
-  if (lock) {
-    if (auto hit = usable(cache.Lookup(r.key, CountLookup::kNo)))
-      return FromCache(*hit, artifact_name, std::move(r), start);
+  // The fast extension build first, when asked for; a source its light headers do not
+  // compile is built again with the full ones, and the record says why.
+  std::string fast_note;
+  if (FastExtRequested()) {
+    const std::string ext_dir = req.include_ext_dir.empty() ? DefaultIncludeExtDir() : req.include_ext_dir;
+    fast_note = FastExtExcluded(req, setup, *source);
+    if (fast_note.empty()) {
+      auto entry = EnsureFastExt(req, setup, *identity, ext_dir, c.cache_root, timeout);
+      auto fast_key = entry ? BuildKey(req, setup, *source, *identity, ext_dir) : Result<KeyHasher>(Error{entry.error()});
+      if (!fast_key) {
+        fast_note = fast_key.error();
+      } else {
+        auto fast = BuildUnderKey(c, *fast_key, &*entry, ext_dir, "");
+        if (!fast || fast->ok || fast->timed_out) return fast;
+        fast_note = "the light headers did not compile it (" + FirstError(fast->diagnostics) + ")";
+      }
+    }
   }
-
-  auto scratch = TempDir::Create("", "kvault-build");
-  if (!scratch) return Error{scratch.error()};
-  auto staged = cache.Stage();
-  if (!staged) return Error{"compile cache: " + staged.error()};
-  std::string built = staged->Join(artifact_name);
-  // The precompiled header changes how the source is compiled, not what it compiles
-  // to, so it is not part of the key; build.json records which path was taken.
-  const std::string pch = PchFor(req, setup, *source, *identity, cache_root, timeout, r.pch_note);
-  auto cmd = AssembleCommand(req, setup, {req.source_path, r.module_name, built, pch});
-  if (!cmd) return Error{cmd.error()};
-  r.command = ShellQuote(cmd->argv);
-  r.toolchain = Label(setup, *identity, cmd->variant);
-  CommandSpec spec;
-  spec.argv = cmd->argv;
-  spec.cwd = scratch->path();
-  auto run = RunCommand(spec, timeout);
-  if (!run) return Error{ToolName(*tool) + " could not be started: " + run.error()};
-  r.diagnostics = Truncate(run->output, kMaxDiagnostics);
-  r.timed_out = run->timed_out;
-  // -Winvalid-pch: g++ found the .gch but read the header as text instead.
-  r.pch = !pch.empty() && r.diagnostics.find("[-Winvalid-pch]") == std::string::npos;
-  if (!pch.empty() && !r.pch) r.pch_note = "g++ rejected the precompiled header (see the diagnostics)";
-  if (run->timed_out || run->exit_code != 0) {
-    if (!run->timed_out && run->exit_code != 0 && r.diagnostics.empty())
-      r.diagnostics = ToolName(*tool) + " " + DescribeTermination(run->exit_code, run->term_signal);
-    r.seconds = SecondsSince(start);
-    return r;
-  }
-  if (!FileExists(built))
-    return Error{ToolName(*tool) + " exited 0 but wrote no " + artifact_name};
-  Json meta{{"key_fields", key->Describe()}, {"command", r.command},
-            {"toolchain", r.toolchain}, {"diagnostics", r.diagnostics},
-            {"compile_seconds", run->seconds}, {"pch", r.pch}, {"pch_note", r.pch_note}};
-  if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s)
-    return Error{"compile cache: " + s.error()};
-  auto stored = cache.Commit(r.key, std::move(*staged), meta);
-  if (!stored) return Error{"compile cache: " + stored.error()};
-  r.ok = true;
-  r.artifact = stored->Path(artifact_name);
-  r.seconds = SecondsSince(start);
-  return r;
+  return BuildUnderKey(c, *key, nullptr, "", fast_note);
 }
 
 }  // namespace kvault

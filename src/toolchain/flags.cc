@@ -156,9 +156,12 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   CompileCommand cmd;
   std::vector<std::string>& a = cmd.argv;
   a.push_back(setup.tool_path);
+  if ((!slots.ext_include_dir.empty() || !slots.link_object.empty()) && *tool != Tool::kCxx)
+    return Error{"internal: the fast extension build is for g++ only"};
   switch (*tool) {
     case Tool::kCxx:
       Append(a, kCxxFlags);
+      if (!slots.ext_include_dir.empty()) Append(a, {"-I", slots.ext_include_dir});
       break;
     case Tool::kNvcc:
       Append(a, {"-O3", "-std=c++17", "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr"});
@@ -189,28 +192,53 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   }
   a.push_back(slots.source);
   if (req.compile_only) {
+    if (!slots.link_object.empty()) return Error{"internal: nothing is linked in a compile-only build"};
     Append(a, {"-c", "-o", slots.output});
     return cmd;
   }
+  if (!slots.link_object.empty()) a.push_back(slots.link_object);
   Append(a, {"-shared", "-o", slots.output});
   if (*tool == Tool::kNvcc) Append(a, {"-cudart", "shared"});
   Append(a, LinkFlags(req.torch, req.backend, *tool));
   return cmd;
 }
 
-Result<CompileCommand> AssemblePchCommand(const BuildRequest& req, const CompilerSetup& setup,
-                                          const std::string& header, const std::string& output) {
+namespace {
+
+// g++'s compile flags without the module name: the shared start of the precompiled
+// header's and the binding's commands.
+Result<CompileCommand> GxxFlagsWithoutModule(const BuildRequest& req, const CompilerSetup& setup,
+                                             const std::string& ext_include_dir) {
   auto tool = ToolFor(req.language, req.backend);
   if (!tool) return Error{tool.error()};
   if (*tool != Tool::kCxx || setup.tool != Tool::kCxx)
-    return Error{"precompiled headers are built for g++ (cpp on cpu) only"};
+    return Error{"precompiled headers and the fast extension build are for g++ (cpp on cpu) only"};
   CompileCommand cmd;
   std::vector<std::string>& a = cmd.argv;
   a.push_back(setup.tool_path);
   Append(a, kCxxFlags);
+  if (!ext_include_dir.empty()) Append(a, {"-I", ext_include_dir});
   Append(a, TorchCompileFlags(req.torch, /*module=*/""));
   Append(a, req.extra_flags);
-  Append(a, {"-x", "c++-header", header, "-o", output});
+  return cmd;
+}
+
+}  // namespace
+
+Result<CompileCommand> AssemblePchCommand(const BuildRequest& req, const CompilerSetup& setup,
+                                          const std::string& header, const std::string& output,
+                                          const std::string& ext_include_dir) {
+  auto cmd = GxxFlagsWithoutModule(req, setup, ext_include_dir);
+  if (!cmd) return cmd;
+  Append(cmd->argv, {"-x", "c++-header", header, "-o", output});
+  return cmd;
+}
+
+Result<CompileCommand> AssembleBindingCommand(const BuildRequest& req, const CompilerSetup& setup,
+                                              const std::string& source, const std::string& output) {
+  auto cmd = GxxFlagsWithoutModule(req, setup, /*ext_include_dir=*/"");
+  if (!cmd) return cmd;
+  Append(cmd->argv, {"-c", source, "-o", output});
   return cmd;
 }
 

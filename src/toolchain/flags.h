@@ -34,6 +34,12 @@ struct CommandSlots {
   // go right before the source, so a rejected .gch shows up in the diagnostics (and
   // g++ then reads the header as text: same result, no speed-up). Default: "" = none.
   std::string pch_header = "";
+  // g++ only, the fast extension build (toolchain/fast_ext.h): a folder put first on
+  // the include path (`-I <dir>` right after g++'s own flags), whose light
+  // torch/extension.h stands in for PyTorch's, and an object file linked in after the
+  // source (the binding compiled once). Default: "" = neither.
+  std::string ext_include_dir = "";
+  std::string link_object = "";
 };
 
 struct CompileCommand {
@@ -63,8 +69,17 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& request, const Compil
 // name stays out because g++ rejects a .gch when a macro defined at its creation is
 // defined differently at use; a macro defined only at use is harmless as long as the
 // header never mentions it (PyTorch's headers do not). Error for nvcc/hipcc requests.
+// `ext_include_dir` (default "" = none) goes where CommandSlots::ext_include_dir goes,
+// for the fast extension build's precompiled light header.
 Result<CompileCommand> AssemblePchCommand(const BuildRequest& request, const CompilerSetup& setup,
-                                          const std::string& header, const std::string& output);
+                                          const std::string& header, const std::string& output,
+                                          const std::string& ext_include_dir = "");
+
+// The command that compiles the fast extension build's binding source (with PyTorch's
+// full headers, not the light ones) into the object `output`: AssemblePchCommand's
+// flags, then `-c <source> -o <output>`. Error for nvcc/hipcc requests.
+Result<CompileCommand> AssembleBindingCommand(const BuildRequest& request, const CompilerSetup& setup,
+                                              const std::string& source, const std::string& output);
 
 // The flags that select the GPU target: {"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}
 // for "sm_90", {"--offload-arch=gfx90a"} for "gfx90a", {} for "". Error when `arch`

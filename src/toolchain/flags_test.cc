@@ -253,6 +253,39 @@ void ExpectNoTorch(const Argv& a) {
   }
 }
 
+TEST(AssembleCommand, TheFastExtensionBuildPutsItsHeadersFirstAndLinksTheBinding) {
+  CommandSlots slots = kSlots;
+  slots.ext_include_dir = "/src/include_ext";
+  slots.link_object = "/cache/kvault_ext_binding.o";
+  auto cmd = AssembleCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx), slots);
+  ASSERT_TRUE(cmd.ok()) << cmd.error();
+  const Argv& a = cmd->argv;
+  long inc = At(a, "/src/include_ext");
+  ASSERT_GT(inc, 0);
+  EXPECT_EQ(a[inc - 1], "-I");
+  EXPECT_LT(inc, At(a, "/t/include"));  // before every torch include path
+  EXPECT_EQ(At(a, "/cache/kvault_ext_binding.o"), At(a, "/c/relu.src") + 1);
+  EXPECT_LT(At(a, "/cache/kvault_ext_binding.o"), At(a, "-shared"));
+
+  auto pch = AssemblePchCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx), "/h.h", "/h.h.gch",
+                                "/src/include_ext");
+  ASSERT_TRUE(pch.ok());
+  EXPECT_LT(At(pch->argv, "/src/include_ext"), At(pch->argv, "/t/include"));
+  auto binding = AssembleBindingCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx),
+                                        "/src/binding.cc", "/o/binding.o");
+  ASSERT_TRUE(binding.ok());
+  EXPECT_FALSE(Has(binding->argv, "/src/include_ext"));  // the binding sees the full headers
+  EXPECT_EQ(At(binding->argv, "/src/binding.cc"), At(binding->argv, "-c") + 1);
+  EXPECT_FALSE(Has(binding->argv, "-DTORCH_EXTENSION_NAME=kv_0123456789abcdef"));
+
+  BuildRequest compile_only = Request(Language::kCpp, Backend::kCpu);
+  compile_only.compile_only = true;
+  EXPECT_FALSE(AssembleCommand(compile_only, MakeSetup(Tool::kCxx), slots).ok());
+  EXPECT_FALSE(AssembleCommand(Request(Language::kCuda, Backend::kCuda, "sm_90"), MakeSetup(Tool::kNvcc), slots).ok());
+  EXPECT_FALSE(AssembleBindingCommand(Request(Language::kCuda, Backend::kCuda), MakeSetup(Tool::kNvcc), "/b.cc",
+                                      "/b.o").ok());
+}
+
 TEST(AssembleCommand, NativeCxxIsAPlainSharedLibrary) {
   auto cmd = AssembleCommand(NativeRequest(Language::kCpp, Backend::kCpu), NativeSetup(Tool::kCxx), kSlots);
   ASSERT_TRUE(cmd) << cmd.error();

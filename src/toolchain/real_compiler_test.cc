@@ -136,6 +136,86 @@ TEST_F(RealCompilerTest, GxxBuildsATorchExtensionThatPythonLoads) {
   EXPECT_LT(again->seconds, 2.0);
 }
 
+// Calls of every function of testdata/fast_ext_extension.cpp, good and bad, one line
+// each: the result, or the exception's type (and a RuntimeError's first line).
+constexpr char kFastExtCalls[] =
+    "x = torch.tensor([-2.0, -1.0, 1.0, 3.0])\n"
+    "def show(v):\n"
+    "    if isinstance(v, torch.Tensor): return 'T%s%s' % (v.dtype, v.tolist())\n"
+    "    if isinstance(v, (tuple, list)): return type(v).__name__ + '(' + ','.join(show(e) for e in v) + ')'\n"
+    "    return '%s:%r' % (type(v).__name__, v)\n"
+    "calls = [lambda: m.scale(x, 2.0), lambda: m.scale(x, 2), lambda: m.scale(x, 'a'), lambda: m.scale(x),\n"
+    "         lambda: m.scale(x, s=2.0), lambda: m.split_sign(x), lambda: m.chunks(x, 2), lambda: m.count([1, 2, 3], True),\n"
+    "         lambda: m.count((1, 2), False), lambda: m.count([1], 1), lambda: m.count([1.5], True),\n"
+    "         lambda: m.half_of(3), lambda: m.half_of(0.1), lambda: m.pick(x, None, 1), lambda: m.pick(x, x, 2),\n"
+    "         lambda: m.pick(x, None, -1), lambda: m.pick(x, None, 2**40), lambda: m.pick(None, None, 1),\n"
+    "         lambda: m.sum_dims(x.view(2, 2), [0], None), lambda: m.sum_dims(x.view(2, 2), (1,), 0.5),\n"
+    "         lambda: m.halves([x, x * 2]), lambda: m.name_len('abc', None), lambda: m.name_len('abc', 4),\n"
+    "         lambda: m.over(x), lambda: m.over(x, x), lambda: m.over(x, 1), lambda: m.times(x, 3)]\n"
+    "for call in calls:\n"
+    "    try: print(show(call()))\n"
+    "    except RuntimeError as e: print('RuntimeError', str(e).splitlines()[0])\n"
+    "    except Exception as e: print(type(e).__name__)\n"
+    "t = torch.zeros(3); print(show(m.fill(t, 4.5)), show(t))\n";
+
+// The fast extension build: its module behaves as the pybind11 module of the same
+// source (same results, same exception types) for every kind it binds; a source it
+// cannot bind is built the full way, with the reason recorded.
+TEST_F(RealCompilerTest, GxxFastExtensionBuildBindsAsPybind11Does) {
+  if (!ToolRuns(Tool::kCxx)) GTEST_SKIP() << "g++ not found";
+  auto torch = LocalTorch();
+  if (!torch) GTEST_SKIP() << torch.error();
+  BuildRequest req = Request(TestData("fast_ext_extension.cpp"), Language::kCpp, Backend::kCpu, "");
+  req.torch = *torch;
+  setenv("KVAULT_PCH", "0", 1);
+  auto full = BuildExtension(req, seconds(300));
+  unsetenv("KVAULT_PCH");
+  ASSERT_TRUE(full.ok()) << full.error();
+  ASSERT_TRUE(full->ok) << full->diagnostics;
+  setenv("KVAULT_FAST_EXT", "1", 1);
+  auto fast = BuildExtension(req, seconds(300));
+  ASSERT_TRUE(fast.ok()) << fast.error();
+  ASSERT_TRUE(fast->ok) << fast->command << "\n" << fast->diagnostics;
+  EXPECT_TRUE(fast->fast_ext) << fast->fast_ext_note;
+  EXPECT_NE(fast->module_name, full->module_name);
+  auto want = RunWithModule(full->module_name, full->artifact, kFastExtCalls);
+  auto got = RunWithModule(fast->module_name, fast->artifact, kFastExtCalls);
+  ASSERT_TRUE(want.ok()) << want.error();
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_EQ(*got, *want);
+  EXPECT_NE(got->find("RuntimeError k must be >= 0"), std::string::npos) << *got;
+
+  std::string second = work_->Join("relu_again.cpp");
+  ASSERT_TRUE(WriteFileAtomic(second, *ReadFile(TestData("relu_extension.cpp")) + "// a second candidate\n").ok());
+  BuildRequest relu_req = Request(second, Language::kCpp, Backend::kCpu, "");
+  relu_req.torch = *torch;
+  auto relu = BuildExtension(relu_req, seconds(300));
+  ASSERT_TRUE(relu.ok()) << relu.error();
+  ASSERT_TRUE(relu->ok && relu->fast_ext) << relu->fast_ext_note << "\n" << relu->diagnostics;
+  std::cout << "[ timing ] g++ fast extension build, entry ready: " << relu->seconds << " s\n";
+
+  // pybind11 itself (py::arg) is not in the light headers: the full build, and why.
+  std::string uses_py = work_->Join("uses_py.cpp");
+  ASSERT_TRUE(WriteFileAtomic(uses_py,
+                              "#include <torch/extension.h>\n"
+                              "torch::Tensor forward(torch::Tensor x) { return x.relu(); }\n"
+                              "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &forward, py::arg(\"x\")); }\n")
+                  .ok());
+  BuildRequest py_req = Request(uses_py, Language::kCpp, Backend::kCpu, "");
+  py_req.torch = *torch;
+  setenv("KVAULT_PCH", "0", 1);  // the full precompiled header is not what this tests
+  auto py = BuildExtension(py_req, seconds(300));
+  unsetenv("KVAULT_PCH");
+  unsetenv("KVAULT_FAST_EXT");
+  ASSERT_TRUE(py.ok()) << py.error();
+  ASSERT_TRUE(py->ok) << py->diagnostics;
+  EXPECT_FALSE(py->fast_ext);
+  EXPECT_NE(py->fast_ext_note.find("the light headers did not compile it"), std::string::npos) << py->fast_ext_note;
+  auto out = RunWithModule(py->module_name, py->artifact, "print(m.forward(x=torch.tensor([-1.0, 2.0])).tolist())\n");
+  ASSERT_TRUE(out.ok()) << out.error();
+  EXPECT_NE(out->find("[0.0, 2.0]"), std::string::npos) << *out;
+}
+
 // The .gch files under <cache>/pch, with their modification times.
 std::map<std::string, std::filesystem::file_time_type> GchFiles(const std::string& cache) {
   std::map<std::string, std::filesystem::file_time_type> out;
