@@ -16,15 +16,10 @@ import contextlib
 import torch
 
 from kvault_worker.candidates import NATIVE
-from kvault_worker.errors import (LOAD_ERROR, RUNTIME_ERROR, TASK_ERROR, UNSUPPORTED,
-                                  WorkerError, attributed)
+from kvault_worker.errors import LOAD_ERROR, RUNTIME_ERROR, TASK_ERROR, attributed
 from kvault_worker import distributions, native
 from kvault_worker.seeding import seed
 from kvault_worker.tasks import check_init_inputs, check_inputs
-
-NO_TWIN_MESSAGE = ("task has parameters but no functional twin (module_fn); "
-                   "the extension format cannot receive the weights")
-
 
 def init_inputs(case, s):
     seed(s)
@@ -71,8 +66,10 @@ def reference_forward(task, case, s, device):
 def candidate_forward(task, candidate, case, s, device, output_layout=None, fill_outputs=False):
     """Builds whatever the candidate needs for the case; returns fn(inputs) -> output.
 
-    Raises unsupported for an extension on a task with weights and no twin.
-    Native candidates get outputs of `output_layout` (native.OutputLayout; None =
+    A function entry (an extension's or Triton's forward) gets the twin's arguments
+    through `model(*inputs, fn=forward)`; without a twin, what a twin would give:
+    the inputs, then the Model's parameters (named_parameters() order), then its
+    buffers, as the native format does. Native candidates get outputs of `output_layout` (native.OutputLayout; None =
     take it from the reference's output on this case's inputs, which only the
     `time` request may do), garbage-filled when `fill_outputs`.
     """
@@ -82,14 +79,21 @@ def candidate_forward(task, candidate, case, s, device, output_layout=None, fill
     if candidate.model_new is not None:  # kernelbench, or triton with ModelNew
         model = build_model(candidate.model_new, init, s, device.torch_device, LOAD_ERROR, "ModelNew")
         return lambda inputs: model(*inputs)
-    forward = candidate.forward
+    return _function_forward(task, candidate.forward, init, s, device)
+
+
+def _function_forward(task, forward, init, s, device):
+    """model(*inputs, fn=forward) with a twin; else forward(*inputs, *weights)."""
+    model = build_model(task.model_class, init, s, device.torch_device, TASK_ERROR, "Model")
     if task.has_twin:
-        model = build_model(task.model_class, init, s, device.torch_device, TASK_ERROR, "Model")
         return lambda inputs: model(*inputs, fn=forward)
-    probe = build_model(task.model_class, init, s, torch.device("cpu"), TASK_ERROR, "Model")
-    if count_parameters(probe) > 0:
-        raise WorkerError(UNSUPPORTED, NO_TWIN_MESSAGE)
-    return lambda inputs: forward(*inputs)
+    weights = model_weights(model)
+    return lambda inputs: forward(*inputs, *weights)
+
+
+def model_weights(model):
+    """What a functional twin would take besides the inputs: the parameters, then the buffers."""
+    return list(model.parameters()) + list(model.buffers())
 
 
 def _native_forward(task, candidate, case, s, device, layout, fill):
@@ -101,11 +105,7 @@ def _native_forward(task, candidate, case, s, device, layout, fill):
         layout = native.OutputLayout.of_output(output)
         del output, reference
     forward = candidate.library.bind(layout, device, fill)
-    model = build_model(task.model_class, init_inputs(case, s), s, device.torch_device, TASK_ERROR, "Model")
-    if task.has_twin:
-        return lambda inputs: model(*inputs, fn=forward)
-    weights = list(model.parameters()) + list(model.buffers())
-    return lambda inputs: forward(*inputs, *weights)
+    return _function_forward(task, forward, init_inputs(case, s), s, device)
 
 
 def call(fn, inputs, s, device, kind, label):

@@ -58,10 +58,6 @@ def get_inputs():
     return [torch.randn(33, 7)]
 """
 
-UNSUPPORTED_MESSAGE = ("task has parameters but no functional twin (module_fn); "
-                       "the extension format cannot receive the weights")
-
-
 def load_extension(worker, tmp_path, task_source, path, module):
     task = write_file(tmp_path, "task.py", task_source)
     response = worker.call("load", task=task, candidate={"format": "extension", "path": path, "module": module})
@@ -98,13 +94,14 @@ def test_without_twin_forward_gets_the_inputs(shared_worker, tmp_path, fake_exte
     assert_same(ref, cand)
 
 
-def test_parameters_without_twin_are_unsupported(shared_worker, tmp_path, fake_extensions):
+def test_parameters_without_twin_follow_the_inputs(shared_worker, tmp_path, fake_extensions):
+    # What a functional twin would give: the inputs, then the parameters, then the buffers.
     loaded, _ = load_extension(shared_worker, tmp_path, LINEAR_NO_TWIN, fake_extensions["kv_echo"], "kv_echo")
     assert loaded["ok"], loaded
     response = shared_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
-    assert response == {"id": response["id"], "ok": False, "kind": "unsupported", "message": UNSUPPORTED_MESSAGE}
-    timed = shared_worker.call("time_start", side="candidate", case=0, seed=1000, warmup_ms=0, flush=False)
-    assert timed["kind"] == "unsupported"
+    assert response["ok"], response
+    echoed = tensorfile.read(str(tmp_path / "c.kvt"))[0]
+    assert [tuple(t.shape) for t in echoed] == [(4, 8), (3, 8), (3,)]
 
 
 def test_extension_load_errors(shared_worker, tmp_path, fake_extensions):
@@ -139,9 +136,11 @@ def test_real_extension_without_twin(shared_worker, tmp_path, torch_extension):
     timed = timed_samples(shared_worker, "monotonic_clock", cold=0, warm=3)
     assert timed["ok"] and len(timed["warm_ms"]) == 3
     assert shared_worker.call("time_finish")["ok"]
-    loaded, _ = load_extension(shared_worker, tmp_path, LINEAR_NO_TWIN, path, module)
-    response = shared_worker.call("run", case=0, seed=1, out=str(tmp_path / "c.kvt"))
-    assert response["kind"] == "unsupported" and response["message"] == UNSUPPORTED_MESSAGE
+    # A task with parameters and no twin: forward(x, weight, bias) matches Model's linear.
+    loaded, task = load_extension(shared_worker, tmp_path, LINEAR_NO_TWIN, path, module)
+    assert loaded["ok"], loaded
+    ref, cand = reference_and_run(shared_worker, task, tmp_path)
+    torch.testing.assert_close(cand, ref, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.slow

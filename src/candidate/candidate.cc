@@ -1,6 +1,8 @@
 #include "candidate/candidate.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <filesystem>
 #include <set>
 
@@ -100,27 +102,80 @@ Result<Candidate> CandidateFromSource(const std::string& path, std::string sourc
                "exposing forward) nor native format (no extern \"C\" kvault_forward)"};
 }
 
+std::optional<KernelBenchSampleName> ParseKernelBenchSampleName(const std::string& file) {
+  // level_<L>_problem_<P>_sample_<S>_kernel.<ext>
+  KernelBenchSampleName n;
+  int consumed = 0;
+  if (std::sscanf(file.c_str(), "level_%d_problem_%d_sample_%d_kernel.%n", &n.level, &n.problem,
+                  &n.sample, &consumed) != 3 || consumed == 0)
+    return std::nullopt;
+  if (file.find('.', static_cast<size_t>(consumed)) != std::string::npos || consumed == static_cast<int>(file.size()))
+    return std::nullopt;
+  return n;
+}
+
+namespace {
+
+// Task names of a suite of level folders by (level, problem): "level1/19_ReLU" is
+// level 1, problem 19.
+std::map<std::pair<int, int>, std::string> KernelBenchTasks(const std::vector<std::string>& names) {
+  std::map<std::pair<int, int>, std::string> out;
+  for (const std::string& name : names) {
+    int level = 0, problem = 0, consumed = 0;
+    if (std::sscanf(name.c_str(), "level%d/%d_%n", &level, &problem, &consumed) == 2 && consumed > 0)
+      out.emplace(std::make_pair(level, problem), name);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<CandidateMatch>> MatchCandidates(const std::string& dir,
                                                     const std::vector<std::string>& task_names,
                                                     std::vector<std::string>* unmatched) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Error{"candidates " + dir + " is not a folder"};
   std::set<std::string> tasks(task_names.begin(), task_names.end());
+  const auto by_problem = KernelBenchTasks(task_names);
   std::vector<CandidateMatch> out;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file()) continue;
-    const fs::path& p = entry.path();
-    if (!IsCandidateExtension(p.extension().string())) continue;
+  auto skip = [&](const fs::path& p, const std::string& why) {
+    if (unmatched) unmatched->push_back(p.string() + " (" + why + ")");
+  };
+  // `prefix`: "" in `dir`, "<folder>/" in a sub-folder (candidates laid out like a
+  // suite of level folders).
+  auto match = [&](const fs::path& p, const std::string& prefix) {
     const std::string file = p.filename().string();
-    const std::string stem = file.substr(0, file.find('.'));
-    if (tasks.count(stem))
-      out.push_back({stem, fs::absolute(p).string()});
-    else if (unmatched)
-      unmatched->push_back(p.string());
+    if (file.starts_with(".")) return;
+    if (!IsCandidateExtension(p.extension().string()))
+      return skip(p, "not a candidate file: expected .cpp, .cu, .hip or .py");
+    if (auto kb = ParseKernelBenchSampleName(file); kb && prefix.empty()) {
+      auto it = by_problem.find({kb->level, kb->problem});
+      if (it == by_problem.end())
+        return skip(p, "no task level" + std::to_string(kb->level) + "/" + std::to_string(kb->problem) +
+                           "_* in the suite");
+      out.push_back({it->second, fs::absolute(p).string()});
+      return;
+    }
+    const std::string stem = prefix + file.substr(0, file.find('.'));
+    if (!tasks.count(stem)) return skip(p, "no task named " + stem + " in the suite");
+    out.push_back({stem, fs::absolute(p).string()});
+  };
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file()) {
+      match(entry.path(), "");
+    } else if (entry.is_directory() && !entry.path().filename().string().starts_with(".")) {
+      std::error_code sub_ec;
+      for (const auto& inner : fs::directory_iterator(entry.path(), sub_ec))
+        if (inner.is_regular_file()) match(inner.path(), entry.path().filename().string() + "/");
+      if (sub_ec) return Error{"cannot list " + entry.path().string() + ": " + sub_ec.message()};
+    }
   }
   if (ec) return Error{"cannot list " + dir + ": " + ec.message()};
   std::sort(out.begin(), out.end(),
-            [](const CandidateMatch& a, const CandidateMatch& b) { return NaturalLess(a.path, b.path); });
+            [](const CandidateMatch& a, const CandidateMatch& b) {
+              if (a.task != b.task) return NaturalLess(a.task, b.task);
+              return NaturalLess(a.path, b.path);
+            });
   return out;
 }
 

@@ -4,6 +4,7 @@
 //
 //   auto c = LoadCandidate("relu.hip");      // extension format, language "hip"
 //   if (!c) -> the outcome is parse_error with c.error()
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,15 +44,26 @@ Result<Candidate> LoadCandidate(const std::string& path);
 // except that it reads nothing. Used by LoadCandidate and the fuzzer.
 Result<Candidate> CandidateFromSource(const std::string& path, std::string source);
 
-// Candidate files of an `eval` folder matched to a task by stem: `<stem>.<ext>` or
-// `<stem>.<label>.<ext>` (several per task). Sorted by path, numbers as numbers
-// (relu.sample_2.cpp before relu.sample_10.cpp; util NaturalLess).
+// Candidate files of an `eval` folder matched to a task: by stem, `<stem>.<ext>` or
+// `<stem>.<label>.<ext>` (several per task), also in sub-folders named like the
+// suite's level folders (`level1/19_ReLU.cu` for task "level1/19_ReLU"); or by
+// KernelBench's sample name, `level_1_problem_19_sample_0_kernel.py` for the task
+// of problem 19 in folder level1 ("level1/19_ReLU"), each file a sample. Sorted by
+// task, then path, numbers as numbers (relu.sample_2.cpp before relu.sample_10.cpp;
+// util NaturalLess).
 struct CandidateMatch {
-  std::string task;  // stem
+  std::string task;  // the task's name (TaskFile::name)
   std::string path;
 };
-// Every regular file in `dir` whose stem (text before the first '.') is in
-// `task_names`; `unmatched` receives the other candidate-like files.
+// Every regular file in `dir` (and its sub-folders) that matches a task of
+// `task_names`; `unmatched` receives each other file as "PATH (why)": no such task,
+// or not a candidate file. Names starting with '.' are ignored.
+// KernelBench's name of a generated sample: level_<L>_problem_<P>_sample_<S>_kernel.<ext>.
+struct KernelBenchSampleName {
+  int level = 0, problem = 0, sample = 0;
+};
+std::optional<KernelBenchSampleName> ParseKernelBenchSampleName(const std::string& file_name);
+
 Result<std::vector<CandidateMatch>> MatchCandidates(const std::string& dir,
                                                     const std::vector<std::string>& task_names,
                                                     std::vector<std::string>* unmatched);

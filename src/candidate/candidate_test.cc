@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "util/files.h"
 
 namespace kvault {
@@ -94,8 +97,37 @@ TEST_F(CandidateTest, MatchesByStemWithLabels) {
   ASSERT_TRUE(m);
   ASSERT_EQ(m->size(), 4u);
   for (const auto& c : *m) EXPECT_TRUE(c.task == "relu" || c.task == "softmax");
+  ASSERT_EQ(unmatched.size(), 2u);  // each named, with why
+  std::sort(unmatched.begin(), unmatched.end());
+  EXPECT_NE(unmatched[0].find("gelu.hip (no task named gelu"), std::string::npos) << unmatched[0];
+  EXPECT_NE(unmatched[1].find("notes.txt (not a candidate file"), std::string::npos) << unmatched[1];
+}
+
+// KernelBench's layout: tasks in level folders, samples named by level, problem and
+// sample number, or candidates in matching level folders; samples in numbered order.
+TEST_F(CandidateTest, MatchesKernelBenchSampleNamesAndLevelFolders) {
+  Write("level_1_problem_19_sample_10_kernel.py", "class ModelNew: pass");
+  Write("level_1_problem_19_sample_2_kernel.py", "class ModelNew: pass");
+  Write("level_2_problem_19_sample_0_kernel.py", "class ModelNew: pass");
+  Write("level_1_problem_7_sample_0_kernel.py", "class ModelNew: pass");
+  ASSERT_TRUE(std::filesystem::create_directories(dir_->path() + "/level2"));
+  Write("level2/3_Conv.cu", kBinding);
+  std::vector<std::string> unmatched;
+  auto m = MatchCandidates(dir_->path(), {"level1/19_ReLU", "level2/19_Conv_Add", "level2/3_Conv"}, &unmatched);
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ((*m)[0].task, "level1/19_ReLU");
+  EXPECT_NE((*m)[0].path.find("sample_2_"), std::string::npos);  // 2 before 10
+  EXPECT_EQ((*m)[1].task, "level1/19_ReLU");
+  EXPECT_EQ((*m)[2].task, "level2/3_Conv");  // by task, numbers as numbers
+  EXPECT_EQ((*m)[3].task, "level2/19_Conv_Add");
   ASSERT_EQ(unmatched.size(), 1u);
-  EXPECT_NE(unmatched[0].find("gelu.hip"), std::string::npos);
+  EXPECT_NE(unmatched[0].find("no task level1/7_*"), std::string::npos) << unmatched[0];
+  auto n = ParseKernelBenchSampleName("level_3_problem_40_sample_12_kernel.cu");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->level * 10000 + n->problem * 100 + n->sample, 34012);
+  EXPECT_FALSE(ParseKernelBenchSampleName("level_3_problem_40_sample_12_kernel"));
+  EXPECT_FALSE(ParseKernelBenchSampleName("relu.cu"));
 }
 
 TEST_F(CandidateTest, FromSourceDecidesLikeLoadCandidate) {

@@ -24,7 +24,7 @@ int RunEval(const EvalFlags& flags) {
     return kExitMisuse;
   }
   for (const auto& u : unmatched)
-    std::cerr << "kvault eval: no task for candidate " << u << " (skipped)\n";
+    std::cerr << "kvault eval: skipped " << u << "\n";
   if (matches->empty()) {
     std::cerr << "kvault eval: no candidate in " << flags.candidates << " matches a task of "
               << flags.suite << "\n";

@@ -516,12 +516,6 @@ bool Verifier::DescribeTask(Attempt& a) {
     return false;
   }
   a.policy = AppliedPolicy(options_.policy, info->policy);
-  if (a.candidate.format == CandidateFormat::kExtension && !info->has_twin && info->num_parameters > 0) {
-    a.v = Outcome(OutcomeStatus::kUnsupported,
-                  "task " + a.task.name + " has parameters but no functional twin (module_fn); "
-                  "an extension-format candidate cannot receive its weights");
-    return false;
-  }
   a.checked = WithFormatTolerances(*info, a.candidate.format);
   a.info = std::move(*info);
   clock_.Lap("describe");

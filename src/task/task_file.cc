@@ -5,6 +5,7 @@
 
 #include "util/files.h"
 #include "util/sha256.h"
+#include "util/strings.h"
 
 namespace kvault {
 namespace fs = std::filesystem;
@@ -24,24 +25,59 @@ Result<TaskFile> LoadTaskFile(const std::string& path) {
   return t;
 }
 
+namespace {
+
+bool Hidden(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.starts_with("_") || name.starts_with(".");
+}
+
+// The task files directly in `dir`, sorted by name (numbers as numbers).
+Result<std::vector<fs::path>> TaskPathsIn(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> paths;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const fs::path& p = entry.path();
+    if (entry.is_regular_file() && p.extension() == ".py" && !Hidden(p)) paths.push_back(p);
+  }
+  if (ec) return Error{"cannot list suite " + dir.string() + ": " + ec.message()};
+  std::sort(paths.begin(), paths.end(),
+            [](const fs::path& a, const fs::path& b) { return NaturalLess(a.string(), b.string()); });
+  return paths;
+}
+
+}  // namespace
+
 Result<std::vector<TaskFile>> DiscoverSuite(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Error{"suite " + dir + " is not a folder"};
-  std::vector<std::string> paths;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const fs::path& p = entry.path();
-    if (entry.is_regular_file() && p.extension() == ".py" && !p.filename().string().starts_with("_"))
-      paths.push_back(p.string());
+  auto top = TaskPathsIn(dir);
+  if (!top) return Error{top.error()};
+  std::vector<std::pair<std::string, fs::path>> named;  // task name, file
+  for (const fs::path& p : *top) named.emplace_back(p.stem().string(), p);
+  if (named.empty()) {  // KernelBench's layout: level1/, level2/, ... hold the tasks
+    std::vector<fs::path> folders;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.is_directory() && !Hidden(entry.path())) folders.push_back(entry.path());
+    if (ec) return Error{"cannot list suite " + dir + ": " + ec.message()};
+    std::sort(folders.begin(), folders.end(),
+              [](const fs::path& a, const fs::path& b) { return NaturalLess(a.string(), b.string()); });
+    for (const fs::path& f : folders) {
+      auto inner = TaskPathsIn(f);
+      if (!inner) return Error{inner.error()};
+      for (const fs::path& p : *inner)
+        named.emplace_back(f.filename().string() + "/" + p.stem().string(), p);
+    }
   }
-  if (ec) return Error{"cannot list suite " + dir + ": " + ec.message()};
-  std::sort(paths.begin(), paths.end());
   std::vector<TaskFile> tasks;
-  for (const auto& p : paths) {
-    auto t = LoadTaskFile(p);
+  for (const auto& [name, p] : named) {
+    auto t = LoadTaskFile(p.string());
     if (!t) return Error{t.error()};
+    t->name = name;
     tasks.push_back(std::move(*t));
   }
-  if (tasks.empty()) return Error{"suite " + dir + " holds no task (*.py)"};
+  if (tasks.empty())
+    return Error{"suite " + dir + " holds no task (*.py, here or in its sub-folders such as level1/)"};
   return tasks;
 }
 

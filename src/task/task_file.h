@@ -15,7 +15,7 @@
 namespace kvault {
 
 struct TaskFile {
-  std::string name;    // file stem
+  std::string name;    // file stem; "<folder>/<stem>" in a suite of level folders
   std::string path;    // absolute
   std::string source;  // file contents
   std::string hash;    // SHA-256 of source
@@ -24,8 +24,11 @@ struct TaskFile {
 // Reads one task file. Error if it cannot be read or is not a .py file.
 Result<TaskFile> LoadTaskFile(const std::string& path);
 
-// Every *.py in `dir` (not recursive; names starting with '_' skipped), sorted by
-// name. Error if `dir` is not a readable folder or holds no task.
+// Every *.py in `dir` (names starting with '_' or '.' skipped), sorted by name with
+// numbers as numbers. When `dir` holds none, the *.py of each of its sub-folders
+// (KernelBench's level1/, level2/, ...), named "<folder>/<stem>" ("level1/19_ReLU";
+// the folder is the task's category, docs/scoring.md). Error if `dir` is not a
+// readable folder or holds no task.
 Result<std::vector<TaskFile>> DiscoverSuite(const std::string& dir);
 
 struct CaseInfo {

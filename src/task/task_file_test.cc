@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "util/files.h"
 
 namespace kvault {
@@ -18,6 +20,24 @@ TEST(TaskFileTest, SuiteListsPythonFilesSortedSkippingPrivateOnes) {
   EXPECT_EQ((*suite)[0].name, "a");
   EXPECT_EQ((*suite)[1].name, "b");
   EXPECT_EQ((*suite)[0].hash, (*suite)[1].hash);  // same content
+}
+
+// KernelBench's layout: no task at the top, tasks in level folders.
+TEST(TaskFileTest, SuiteOfLevelFoldersNamesTasksByFolder) {
+  auto d = TempDir::Create();
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(std::filesystem::create_directories(d->path() + "/level1"));
+  ASSERT_TRUE(std::filesystem::create_directories(d->path() + "/level2"));
+  ASSERT_TRUE(std::filesystem::create_directories(d->path() + "/__pycache__"));
+  for (const char* n : {"level1/19_ReLU.py", "level1/2_Matmul.py", "level2/1_Conv.py", "__pycache__/x.py",
+                        "level1/__init__.py"})
+    ASSERT_TRUE(WriteFileAtomic(d->path() + "/" + n, "x = 1\n"));
+  auto suite = DiscoverSuite(d->path());
+  ASSERT_TRUE(suite) << suite.error();
+  ASSERT_EQ(suite->size(), 3u);
+  EXPECT_EQ((*suite)[0].name, "level1/2_Matmul");  // numbers as numbers
+  EXPECT_EQ((*suite)[1].name, "level1/19_ReLU");
+  EXPECT_EQ((*suite)[2].name, "level2/1_Conv");
 }
 
 TEST(TaskFileTest, EmptyOrMissingSuiteIsAnError) {

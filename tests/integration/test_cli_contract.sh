@@ -65,6 +65,20 @@ cp "$TMP/cand.py" "$TMP/samples/relu.sample_11.py"
 "$KVAULT" score --suite "$TMP/one" --run samples --db "$TMP/s.db" --k 1 --json > "$TMP/score.json" || fail "score of samples"
 [ "$(json_get "$TMP/score.json" 'j["per_task"][0]["samples"], j["corr_at_k"]["1"]')" = "3 1.0" ] ||
   fail "samples: $(cat "$TMP/score.json")"
+# KernelBench as it is: tasks in level folders, samples named as its scripts name
+# them; a file that matches no task is named on stderr, not skipped in silence.
+mkdir -p "$TMP/kb/level1" "$TMP/kbruns"
+cp "$ex/suite/relu.py" "$TMP/kb/level1/19_ReLU.py"
+cp "$TMP/samples/relu.sample_2.py" "$TMP/kbruns/level_1_problem_19_sample_0_kernel.py"
+cp "$TMP/cand.py" "$TMP/kbruns/level_1_problem_19_sample_1_kernel.py"
+cp "$TMP/cand.py" "$TMP/kbruns/level_1_problem_20_sample_0_kernel.py"
+echo "notes" > "$TMP/kbruns/notes.txt"
+"$KVAULT" eval --suite "$TMP/kb" --candidates "$TMP/kbruns" --backend cpu --no-timing --db "$TMP/s.db" \
+  --run kb --json > "$TMP/kb.json" 2> "$TMP/e.txt" || fail "eval of KernelBench's layout: $(cat "$TMP/e.txt")"
+[ "$(json_get "$TMP/kb.json" '[(a["task"], a["status"]) for a in j["attempts"]]')" = \
+  "[('level1/19_ReLU', 'passed'), ('level1/19_ReLU', 'mismatch')]" ] || fail "KernelBench layout: $(cat "$TMP/kb.json")"
+grep -q "problem_20_sample_0_kernel.py (no task level1/20_" "$TMP/e.txt" && grep -q "notes.txt (not a candidate" "$TMP/e.txt" ||
+  fail "unmatched files not named: $(cat "$TMP/e.txt")"
 # --policy: the engine's choice over the task's; a value outside the list is misuse.
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --policy custom_kernel \
   --json > "$TMP/vp.json" || fail "verify --policy custom_kernel failed"
