@@ -15,7 +15,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitRejected = 1;  // verify --fail-on-reject: the candidate did not pass
 constexpr int kExitMisuse = 2;
 constexpr int kExitInfra = 3;
-constexpr int kExitInterrupted = 130;  // gen: stopped by SIGINT/SIGTERM; --resume continues
+constexpr int kExitInterrupted = 130;  // stopped by SIGINT/SIGTERM; the same command continues
 
 struct CommonFlags {
   std::string backend = "auto";  // auto|cpu|cuda|hip

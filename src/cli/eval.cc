@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/report.h"
 #include "engine/batch.h"
 #include "engine/worker_sandbox.h"
@@ -10,6 +11,7 @@
 namespace kvault::cli {
 
 int RunEval(const EvalFlags& flags) {
+  InterruptGuard interrupt;  // before any thread or child starts
   auto suite = DiscoverSuite(flags.suite);
   if (!suite) {
     std::cerr << "kvault eval: " << suite.error() << "\n";
@@ -49,6 +51,7 @@ int RunEval(const EvalFlags& flags) {
   settings.jobs = flags.jobs;
   settings.compile_jobs = flags.compile_jobs;
   settings.force = flags.force;
+  settings.stop = interrupt.flag();
   std::cerr << "kvault eval: " << jobs.size() << " candidate(s) for " << suite->size()
             << " task(s) on backend " << ToString(options->backend) << ", " << settings.jobs
             << " lane(s), run '" << settings.run << "'\n";
@@ -56,6 +59,13 @@ int RunEval(const EvalFlags& flags) {
   auto records = RunBatch(jobs, *options, settings, **store,
                           [&](const EvalProgress& p) { progress.Update(p); });
   progress.Finish();
+  if (interrupt.stopped()) {
+    size_t recorded = 0;
+    for (const AttemptRecord& r : records ? *records : std::vector<AttemptRecord>{}) recorded += !r.run.empty();
+    std::cerr << "kvault eval: interrupted: " << recorded << " of " << jobs.size()
+              << " recorded; run the same command again to continue\n";
+    return kExitInterrupted;
+  }
   if (!records) {
     std::cerr << "kvault eval: " << records.error() << "\n";
     return kExitInfra;

@@ -139,11 +139,35 @@ Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records)
                           {"geomean_speedup", t.geomean_speedup > 0 ? Json(t.geomean_speedup) : Json(nullptr)}}}};
 }
 
+std::string ShortMessage(const AttemptRecord& r, size_t max) {
+  if (r.status == "passed") return "";
+  std::string m = r.message.substr(0, r.message.find('\n'));
+  if (m.size() > max) m = m.substr(0, max - 3) + "...";
+  return m;
+}
+
+namespace {
+std::string Clock(double seconds) {
+  const long s = std::lround(seconds);
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, s / 60 % 60);
+  else std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  return buf;
+}
+}  // namespace
+
 void ProgressPrinter::Update(const EvalProgress& p) {
   const AttemptRecord& r = *p.last;
-  std::string line = "[" + std::to_string(p.done) + "/" + std::to_string(p.total) + "] " + r.task +
-                     " <- " + Base(r.candidate_path) + ": " + r.status +
-                     (p.skipped ? " (recorded earlier)" : "");
+  if (!p.skipped) ++verified_;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  std::string when = Clock(elapsed);
+  if (verified_ > 0 && p.done < p.total)
+    when += ", ~" + Clock(elapsed / verified_ * static_cast<double>(p.total - p.done)) + " left";
+  const std::string why = ShortMessage(r);
+  std::string line = "[" + std::to_string(p.done) + "/" + std::to_string(p.total) + " " + when + "] " +
+                     r.task + " <- " + Base(r.candidate_path) + ": " + r.status +
+                     (p.skipped ? " (recorded earlier)" : "") + (why.empty() ? "" : ": " + why);
   if (terminal_) {
     const int width = 30;
     int filled = static_cast<int>(width * p.done / std::max<size_t>(1, p.total));

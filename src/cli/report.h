@@ -1,5 +1,6 @@
 #pragma once
 // Human and JSON output of verify and eval.
+#include <chrono>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,15 +29,24 @@ bool ReportInfraFailures(std::ostream& err, const std::string& who,
                          const std::vector<AttemptRecord>& records);
 
 // One line per finished attempt; on a terminal, a progress bar redrawn in place.
+// Each line: done/total, elapsed time and the estimated time left (from the pace of
+// the attempts verified now, not those taken from the store), the attempt's status
+// and, for a failure, its message cut short.
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
+  explicit ProgressPrinter(std::ostream& out, bool terminal)
+      : out_(out), terminal_(terminal), started_(std::chrono::steady_clock::now()) {}
   void Update(const EvalProgress& p);
   void Finish();
 
  private:
   std::ostream& out_;
   bool terminal_;
+  std::chrono::steady_clock::time_point started_;
+  size_t verified_ = 0;  // attempts verified now (not skipped)
 };
+
+// A failure's message cut to `max` characters on one line ("" for passed).
+std::string ShortMessage(const AttemptRecord& r, size_t max = 60);
 
 }  // namespace kvault::cli

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/report.h"
 #include "engine/batch.h"
 #include "engine/fingerprint.h"
@@ -13,6 +14,7 @@
 namespace kvault::cli {
 
 int RunVerify(const VerifyFlags& flags) {
+  InterruptGuard interrupt;  // before any thread or child starts
   auto misuse = [](const std::string& why) {
     std::cerr << "kvault verify: " << why << "\n";
     return kExitMisuse;
@@ -41,6 +43,10 @@ int RunVerify(const VerifyFlags& flags) {
   Verifier verifier(*options);
   auto candidate = LoadCandidate(flags.candidate);
   Verification v = VerifyLoaded(verifier, *task, candidate);
+  if (interrupt.stopped()) {
+    std::cerr << "kvault verify: interrupted; nothing recorded\n";
+    return kExitInterrupted;
+  }
   if (store) {
     auto hello = verifier.Hello();
     AttemptRecord rec = MakeRecord(flags.run.empty() ? "verify" : flags.run, *task,

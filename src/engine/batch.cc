@@ -133,10 +133,11 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
 
   auto lane = [&](Verifier& verifier) {
     Json environment;  // filled once the lane's worker answered hello
+    auto stopped = [&] { return settings.stop && settings.stop->load(); };
     for (size_t i = next++; i < jobs.size(); i = next++) {
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (!fatal.empty()) return;
+        if (!fatal.empty() || stopped()) return;
       }
       const EvalJob& job = jobs[i];
       if (environment.is_null()) {
@@ -155,6 +156,7 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
       }
       if (!skipped) {
         Verification v = VerifyLoaded(verifier, job.task, candidate);
+        if (stopped()) return;
         rec = MakeRecord(settings.run, job.task, candidate ? &*candidate : nullptr,
                          job.candidate_path, options, v, environment);
         rec.sample = SampleOf(job);

@@ -6,6 +6,7 @@
 // (task_error and infra_error are retried: they are not the candidate's outcome).
 // Identical candidates of two samples are two attempts (the compile cache builds
 // them once).
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct EvalSettings {
   // Default: -1 = one per CPU core; 0 = none, each lane builds as it goes.
   int compile_jobs = -1;
   bool force = false;  // re-verify even when the store has a record
+  // Set (by a signal): lanes take no further job, and an attempt that ends after it
+  // is not recorded (its children were stopped; it did not fail by itself).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct EvalProgress {
@@ -40,8 +44,9 @@ struct EvalProgress {
   bool skipped = false;                 // it was taken from the store
 };
 
-// Runs every job; returns one record per job, in job order. Error only for an
-// infrastructure failure that stops the whole batch (the store cannot be written).
+// Runs every job; returns one record per job, in job order (a job not run because
+// of settings.stop has a record with an empty run). Error only for an infrastructure
+// failure that stops the whole batch (no worker starts, the store cannot be written).
 Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
                                             const EngineOptions& options,
                                             const EvalSettings& settings, Store& store,

@@ -83,6 +83,11 @@ class ChildProcess {
   // that did not leave the group). Idempotent; a no-op after Wait().
   void KillGroup();
 
+  // Sends SIGKILL to the process group of every child that Spawn started and that
+  // is not yet reaped (an interrupted command stops its builds and workers at once).
+  // Thread-safe.
+  static void KillAllGroups();
+
   // Blocks until the child terminates, reaps it and returns how it ended. Idempotent.
   ExitStatus Wait();
 

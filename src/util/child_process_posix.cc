@@ -15,6 +15,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "util/child_process.h"
@@ -24,6 +25,15 @@ extern char** environ;
 
 namespace kvault {
 namespace {
+
+// Children started and not yet reaped, for KillAllGroups. A child leaves it after it
+// has terminated and before it is reaped, so its pid (the group id) cannot have been
+// reused while it is listed.
+std::mutex live_mu;
+std::set<pid_t>& LiveChildren() {
+  static std::set<pid_t> live;
+  return live;
+}
 
 constexpr int kDefaultedSignals[] = {SIGPIPE, SIGINT,  SIGTERM, SIGQUIT, SIGHUP,  SIGCHLD,
                                      SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU,
@@ -193,6 +203,10 @@ Result<ChildProcess> ChildProcess::Spawn(const Spec& spec) {
   int rc = OnSpawnerThread(
       [&] { return ::posix_spawn(&pid, program->c_str(), &s.actions, &s.attr, argv.data(), envp.data()); });
   if (rc != 0) return Error{"cannot start '" + name + "': " + std::strerror(rc)};
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    LiveChildren().insert(pid);
+  }
   return ChildProcess(pid, UniqueFd(OpenExitFd(pid)));
 }
 
@@ -242,8 +256,23 @@ void ChildProcess::KillGroup() {
   ::kill(pid_, SIGKILL);  // in case the child left its group
 }
 
+void ChildProcess::KillAllGroups() {
+  std::lock_guard<std::mutex> lock(live_mu);
+  for (pid_t pid : LiveChildren()) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+}
+
 ExitStatus ChildProcess::Wait() {
   if (reaped_ || pid_ <= 0) return status_;
+  siginfo_t info;
+  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    LiveChildren().erase(pid_);
+  }
   int raw = 0;
   while (::waitpid(pid_, &raw, 0) < 0) {
     if (errno != EINTR) {  // ECHILD: someone else reaped it; nothing is known

@@ -104,6 +104,22 @@ TEST(ChildProcessTest, OwnProcessGroup) {
   EXPECT_EQ(st.term_signal, SIGKILL);
 }
 
+// An interrupted command stops every child it started; reaped ones are not touched.
+TEST(ChildProcessTest, KillAllGroupsKillsEveryLiveChild) {
+  ChildProcess::Spec spec;
+  spec.argv = {"/bin/sh", "-c", "/bin/sleep 30 & wait"};
+  auto a = ChildProcess::Spawn(spec);
+  spec.argv = {"/bin/sleep", "30"};
+  auto b = ChildProcess::Spawn(spec);
+  spec.argv = {"/bin/true"};
+  auto done = ChildProcess::Spawn(spec);
+  ASSERT_TRUE(a && b && done);
+  done->Wait();
+  ChildProcess::KillAllGroups();
+  EXPECT_EQ(a->Wait().term_signal, SIGKILL);
+  EXPECT_EQ(b->Wait().term_signal, SIGKILL);
+}
+
 TEST(ChildProcessTest, DestructorKillsAndReaps) {
   pid_t pid;
   {

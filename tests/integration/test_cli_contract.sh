@@ -79,6 +79,22 @@ echo "notes" > "$TMP/kbruns/notes.txt"
   "[('level1/19_ReLU', 'passed'), ('level1/19_ReLU', 'mismatch')]" ] || fail "KernelBench layout: $(cat "$TMP/kb.json")"
 grep -q "problem_20_sample_0_kernel.py (no task level1/20_" "$TMP/e.txt" && grep -q "notes.txt (not a candidate" "$TMP/e.txt" ||
   fail "unmatched files not named: $(cat "$TMP/e.txt")"
+# Ctrl-C: the compiler is stopped with kvault, which says what was kept and exits 130.
+printf '#!/bin/sh\necho $$ >> "%s/cxx.pids"\nexec sleep 60\n' "$TMP" > "$TMP/slowcxx"
+chmod +x "$TMP/slowcxx"
+mkdir -p "$TMP/cpp"
+cp "$ex/cpu/relu.cpp" "$TMP/cpp/"
+KVAULT_CXX="$TMP/slowcxx" KVAULT_CACHE_DIR="$TMP/cache-int" "$KVAULT" eval --suite "$TMP/one" \
+  --candidates "$TMP/cpp" --backend cpu --no-timing --db "$TMP/int.db" > /dev/null 2> "$TMP/int.txt" &
+pid=$!
+for _ in $(seq 300); do [ -s "$TMP/cxx.pids" ] && break; sleep 0.1; done
+[ -s "$TMP/cxx.pids" ] || fail "the fake compiler never started: $(cat "$TMP/int.txt")"
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc = 130 ] && grep -q "0 of 1 recorded; run the same command again to continue" "$TMP/int.txt" ||
+  fail "Ctrl-C: exit $rc: $(cat "$TMP/int.txt")"
+for p in $(cat "$TMP/cxx.pids"); do ! kill -0 "$p" 2>/dev/null || fail "the compiler $p outlived kvault"; done
 # --policy: the engine's choice over the task's; a value outside the list is misuse.
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --policy custom_kernel \
   --json > "$TMP/vp.json" || fail "verify --policy custom_kernel failed"
