@@ -84,6 +84,9 @@ class Offer:
                     # earlier reference output): all ones (NaN, -1) until delivered.
                     mapping.tensor(torch.uint8, (max(n, 1),), device.torch_device).fill_(0xFF)
                 self.buffers.append(row)
+            # The fills are queued on this process's stream, maybe behind other work: one
+            # still pending when the candidate's copy lands would overwrite it.
+            torch.cuda.synchronize(device.torch_device)
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self._listener = listener
             listener.bind(socket_path)
