@@ -112,6 +112,15 @@ struct ScoreFlags {
   std::string output;             // report: the HTML file
 };
 int RunScore(const ScoreFlags& flags);
+
+// `kvault export` (docs/export.md).
+struct ExportFlags {
+  std::vector<std::string> runs;  // empty: every run of the store
+  std::optional<std::string> db;
+  std::string format = "jsonl";   // jsonl | csv | parquet
+  std::string output = "-";       // "-": stdout (jsonl, csv)
+};
+int RunExport(const ExportFlags& flags);
 int RunCompare(const ScoreFlags& flags);
 int RunReport(const ScoreFlags& flags);
 

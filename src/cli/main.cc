@@ -97,6 +97,15 @@ int main(int argc, char** argv) {
   report->add_option("-o,--output", rf.output, "the HTML file to write")->required();
   add_score_flags(report, rf);
 
+  kvault::cli::ExportFlags xf;
+  auto* exporter = app.add_subcommand("export", "write runs' attempts as JSON Lines, CSV or Parquet");
+  exporter->add_option("--run", xf.runs, "run name; repeat for several (Default: every run)")
+      ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  exporter->add_option("--db", xf.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
+  exporter->add_option("--format", xf.format, "jsonl | csv | parquet (Default: jsonl)")
+      ->check(CLI::IsMember({"jsonl", "csv", "parquet"}));
+  exporter->add_option("-o,--output", xf.output, "file to write; - for stdout (Default: -)");
+
   kvault::cli::GenFlags gf;
   auto* gen = kvault::cli::AddGenCommand(app, gf);
   AddCommon(gen, gf.common);
@@ -142,6 +151,7 @@ int main(int argc, char** argv) {
   if (*score) return kvault::cli::RunScore(sf);
   if (*compare) return kvault::cli::RunCompare(cf);
   if (*report) return kvault::cli::RunReport(rf);
+  if (*exporter) return kvault::cli::RunExport(xf);
   if (*gen) return kvault::cli::RunGen(gf);
   if (*import_geak) return kvault::cli::RunImportGeak(gk);
   if (*cache) return kvault::cli::RunCache(*cache, cachef);

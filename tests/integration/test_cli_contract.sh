@@ -65,6 +65,22 @@ cp "$TMP/cand.py" "$TMP/samples/relu.sample_11.py"
 "$KVAULT" score --suite "$TMP/one" --run samples --db "$TMP/s.db" --k 1 --json > "$TMP/score.json" || fail "score of samples"
 [ "$(json_get "$TMP/score.json" 'j["per_task"][0]["samples"], j["corr_at_k"]["1"]')" = "3 1.0" ] ||
   fail "samples: $(cat "$TMP/score.json")"
+# export: the same rows as JSON Lines, CSV and Parquet (pyarrow, else a clear exit 2).
+"$KVAULT" export --run samples --db "$TMP/s.db" > "$TMP/x.jsonl" || fail "export jsonl"
+[ "$(python3 -c "import json,sys; print(sorted(json.loads(l)['sample'] for l in open(sys.argv[1])))" "$TMP/x.jsonl")" = \
+  "['relu.sample_10.py', 'relu.sample_11.py', 'relu.sample_2.py']" ] || fail "export jsonl: $(head -c 300 "$TMP/x.jsonl")"
+"$KVAULT" export --run samples --db "$TMP/s.db" --format csv -o "$TMP/x.csv" 2> /dev/null || fail "export csv"
+python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1], newline=''))); assert len(r)==3 and r[0]['run']=='samples', r" \
+  "$TMP/x.csv" || fail "export csv: $(head -c 300 "$TMP/x.csv")"
+"$KVAULT" export --run samples --db "$TMP/s.db" --format parquet -o "$TMP/x.parquet" 2> "$TMP/e.txt"
+rc=$?
+if "$KVAULT_PYTHON" -c "import pyarrow" 2>/dev/null; then
+  [ $rc = 0 ] && "$KVAULT_PYTHON" -c "import pyarrow.parquet as pq,sys; assert pq.read_table(sys.argv[1]).num_rows == 3" "$TMP/x.parquet" ||
+    fail "export parquet: $(cat "$TMP/e.txt")"
+else
+  [ $rc = 2 ] && grep -q "pip install pyarrow" "$TMP/e.txt" || fail "export parquet without pyarrow: exit $rc: $(cat "$TMP/e.txt")"
+fi
+"$KVAULT" export --run nope --db "$TMP/s.db" > /dev/null 2>&1; [ $? = 2 ] || fail "export of an unknown run must exit 2"
 # KernelBench as it is: tasks in level folders, samples named as its scripts name
 # them; a file that matches no task is named on stderr, not skipped in silence.
 mkdir -p "$TMP/kb/level1" "$TMP/kbruns"

@@ -1,0 +1,121 @@
+// kvault export: a run's attempts as JSON Lines, CSV or Parquet (docs/export.md).
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "engine/engine_env.h"
+#include "export/rows.h"
+#include "export/writers.h"
+#include "store/generation_log.h"
+#include "util/files.h"
+#include "util/subprocess.h"
+
+namespace kvault::cli {
+namespace {
+
+// The model of a gen run, from its tasks' settings; "" for other runs.
+std::string RunModel(const std::string& db, const std::string& run) {
+  auto log = GenerationLog::Open(db);
+  if (!log) return "";
+  auto tasks = (*log)->ListTasks(run);
+  if (!tasks) return "";
+  for (const GenTaskRecord& t : *tasks)
+    if (t.settings.is_object() && t.settings.value("model", Json()).is_string())
+      return t.settings["model"].get<std::string>();
+  return "";
+}
+
+// Parquet through pyarrow in the worker's Python (python/kvault_export).
+int WriteParquet(const std::vector<exporting::Column>& columns, const std::vector<Json>& rows,
+                 const std::string& out) {
+  EngineOptions o;
+  ApplyEnvironment(o);
+  auto dir = TempDir::Create("", "kvault-export");
+  if (!dir) {
+    std::cerr << "kvault export: " << dir.error() << "\n";
+    return kExitInfra;
+  }
+  std::ostringstream jsonl;
+  exporting::WriteJsonl(jsonl, columns, rows);
+  const std::string rows_path = dir->Join("rows.jsonl"), columns_path = dir->Join("columns.json");
+  if (Status s = WriteFileAtomic(rows_path, jsonl.str()); !s) {
+    std::cerr << "kvault export: " << s.error() << "\n";
+    return kExitInfra;
+  }
+  if (Status s = WriteFileAtomic(columns_path, DumpJson(exporting::ColumnsJson(columns))); !s) {
+    std::cerr << "kvault export: " << s.error() << "\n";
+    return kExitInfra;
+  }
+  CommandSpec cmd;
+  cmd.argv = {o.python, "-m", "kvault_export", "--columns", columns_path, "--rows", rows_path, "--out", out};
+  cmd.env_set = {{"PYTHONPATH", o.source_root + "/python"}};
+  auto r = RunCommand(cmd, std::chrono::minutes(30));
+  if (!r) {
+    std::cerr << "kvault export: " << r.error() << "\n";
+    return kExitInfra;
+  }
+  if (r->exit_code == 0) return kExitOk;
+  std::cerr << "kvault export: Parquet needs pyarrow: " << r->output;
+  return r->exit_code == 3 ? kExitMisuse : kExitInfra;
+}
+
+}  // namespace
+
+int RunExport(const ExportFlags& flags) {
+  const std::string db = ResolveDbPath(flags.db);
+  if (!FileExists(db)) {
+    std::cerr << "kvault export: no store at " << db << "\n";
+    return kExitMisuse;
+  }
+  auto store = Store::Open(db);
+  if (!store) {
+    std::cerr << "kvault export: " << store.error() << "\n";
+    return kExitInfra;
+  }
+  auto known = (*store)->ListRuns();
+  if (!known) {
+    std::cerr << "kvault export: " << known.error() << "\n";
+    return kExitInfra;
+  }
+  const std::vector<std::string> runs = flags.runs.empty() ? *known : flags.runs;
+  std::vector<Json> rows;
+  for (const std::string& run : runs) {
+    if (std::find(known->begin(), known->end(), run) == known->end()) {
+      std::cerr << "kvault export: no run '" << run << "' in " << db << "\n";
+      return kExitMisuse;
+    }
+    auto records = (*store)->ListRun(run);
+    if (!records) {
+      std::cerr << "kvault export: " << records.error() << "\n";
+      return kExitInfra;
+    }
+    const exporting::RunContext context{RunModel(db, run)};
+    for (const AttemptRecord& r : *records) rows.push_back(exporting::AttemptRow(r, context));
+  }
+  const auto& columns = exporting::AttemptColumns();
+  int rc = kExitOk;
+  if (flags.format == "parquet") {
+    if (flags.output == "-") {
+      std::cerr << "kvault export: Parquet needs a file (-o FILE), not stdout\n";
+      return kExitMisuse;
+    }
+    rc = WriteParquet(columns, rows, flags.output);
+  } else {
+    std::ostringstream text;
+    if (flags.format == "csv") exporting::WriteCsv(text, columns, rows);
+    else exporting::WriteJsonl(text, columns, rows);
+    if (flags.output == "-") {
+      std::cout << text.str() << std::flush;
+    } else if (Status s = WriteFileAtomic(flags.output, text.str()); !s) {
+      std::cerr << "kvault export: " << s.error() << "\n";
+      return kExitMisuse;
+    }
+  }
+  if (rc == kExitOk && flags.output != "-")
+    std::cerr << "kvault export: " << rows.size() << " attempt(s) of " << runs.size() << " run(s) to "
+              << flags.output << " (" << flags.format << ")\n";
+  return rc;
+}
+
+}  // namespace kvault::cli
