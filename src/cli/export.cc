@@ -4,27 +4,15 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/score_input.h"
 #include "engine/engine_env.h"
 #include "export/rows.h"
 #include "export/writers.h"
-#include "store/generation_log.h"
 #include "util/files.h"
 #include "util/subprocess.h"
 
 namespace kvault::cli {
 namespace {
-
-// The model of a gen run, from its tasks' settings; "" for other runs.
-std::string RunModel(const std::string& db, const std::string& run) {
-  auto log = GenerationLog::Open(db);
-  if (!log) return "";
-  auto tasks = (*log)->ListTasks(run);
-  if (!tasks) return "";
-  for (const GenTaskRecord& t : *tasks)
-    if (t.settings.is_object() && t.settings.value("model", Json()).is_string())
-      return t.settings["model"].get<std::string>();
-  return "";
-}
 
 // Parquet through pyarrow in the worker's Python (python/kvault_export).
 int WriteParquet(const std::vector<exporting::Column>& columns, const std::vector<Json>& rows,
@@ -90,7 +78,7 @@ int RunExport(const ExportFlags& flags) {
       std::cerr << "kvault export: " << records.error() << "\n";
       return kExitInfra;
     }
-    const exporting::RunContext context{RunModel(db, run)};
+    const exporting::RunContext context{GenRunModel(db, run)};
     for (const AttemptRecord& r : *records) rows.push_back(exporting::AttemptRow(r, context));
   }
   const auto& columns = exporting::AttemptColumns();

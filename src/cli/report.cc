@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "report/report.h"
+
 namespace kvault::cli {
 namespace {
 
@@ -59,13 +61,19 @@ EvalTotals Summarize(const std::vector<AttemptRecord>& records) {
 }
 
 void PrintEvalTable(std::ostream& out, const std::vector<AttemptRecord>& records) {
-  struct Row { size_t attempts = 0, passed = 0; std::optional<double> best; std::map<std::string, int> statuses; };
+  struct Row {
+    size_t attempts = 0, passed = 0;
+    std::optional<double> best;
+    std::map<std::string, int> statuses;
+    std::vector<const AttemptRecord*> failed;
+  };
   std::map<std::string, Row> rows;
   for (const AttemptRecord& r : records) {
     Row& row = rows[r.task];
     ++row.attempts;
     row.passed += r.correct;
     ++row.statuses[r.status];
+    if (!r.correct) row.failed.push_back(&r);
     if (r.correct && r.speedup && (!row.best || *r.speedup > *row.best)) row.best = r.speedup;
   }
   out << std::left << std::setw(24) << "task" << std::right << std::setw(9) << "attempts"
@@ -77,6 +85,13 @@ void PrintEvalTable(std::ostream& out, const std::vector<AttemptRecord>& records
     out << std::left << std::setw(24) << task << std::right << std::setw(9) << row.attempts
         << std::setw(8) << row.passed << std::setw(10)
         << (row.best ? Fixed(*row.best, 2) + "x" : std::string("-")) << "  " << outcomes << "\n";
+    // Why: the first failures of the task, each on a line of its own.
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < row.failed.size() && i < kShown; ++i)
+      out << "    " << Base(row.failed[i]->candidate_path) << ": " << row.failed[i]->status << ": "
+          << report::FailureMessage(*row.failed[i], 90) << "\n";
+    if (row.failed.size() > kShown)
+      out << "    (" << row.failed.size() - kShown << " more failed; --json or `kvault export` has every message)\n";
   }
   EvalTotals t = Summarize(records);
   out << std::string(78, '-') << "\n";
@@ -139,13 +154,6 @@ Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records)
                           {"geomean_speedup", t.geomean_speedup > 0 ? Json(t.geomean_speedup) : Json(nullptr)}}}};
 }
 
-std::string ShortMessage(const AttemptRecord& r, size_t max) {
-  if (r.status == "passed") return "";
-  std::string m = r.message.substr(0, r.message.find('\n'));
-  if (m.size() > max) m = m.substr(0, max - 3) + "...";
-  return m;
-}
-
 namespace {
 std::string Clock(double seconds) {
   const long s = std::lround(seconds);
@@ -164,7 +172,7 @@ void ProgressPrinter::Update(const EvalProgress& p) {
   std::string when = Clock(elapsed);
   if (verified_ > 0 && p.done < p.total)
     when += ", ~" + Clock(elapsed / verified_ * static_cast<double>(p.total - p.done)) + " left";
-  const std::string why = ShortMessage(r);
+  const std::string why = report::FailureMessage(r, 60);
   std::string line = "[" + std::to_string(p.done) + "/" + std::to_string(p.total) + " " + when + "] " +
                      r.task + " <- " + Base(r.candidate_path) + ": " + r.status +
                      (p.skipped ? " (recorded earlier)" : "") + (why.empty() ? "" : ": " + why);

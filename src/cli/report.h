@@ -46,7 +46,4 @@ class ProgressPrinter {
   size_t verified_ = 0;  // attempts verified now (not skipped)
 };
 
-// A failure's message cut to `max` characters on one line ("" for passed).
-std::string ShortMessage(const AttemptRecord& r, size_t max = 60);
-
 }  // namespace kvault::cli

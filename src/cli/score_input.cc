@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "store/generation_log.h"
 #include "task/task_file.h"
 #include "util/files.h"
 
@@ -67,6 +68,17 @@ int LoadScoreInput(const std::string& command, const std::optional<std::string>&
     out.categories = std::move(*cats);
   }
   return kExitOk;
+}
+
+std::string GenRunModel(const std::string& db, const std::string& run) {
+  auto log = GenerationLog::Open(db);
+  if (!log) return "";
+  auto tasks = (*log)->ListTasks(run);
+  if (!tasks) return "";
+  for (const GenTaskRecord& t : *tasks)
+    if (t.settings.is_object() && t.settings.value("model", Json()).is_string())
+      return t.settings["model"].get<std::string>();
+  return "";
 }
 
 }  // namespace kvault::cli

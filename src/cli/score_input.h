@@ -23,4 +23,8 @@ struct ScoreInput {
 int LoadScoreInput(const std::string& command, const std::optional<std::string>& db,
                    const std::vector<std::string>& runs, const std::string& suite, ScoreInput& out);
 
+// The model of a `kvault gen` run, from its tasks' settings in the store at `db`;
+// "" for a run gen did not make (or a store without generation records).
+std::string GenRunModel(const std::string& db, const std::string& run);
+
 }  // namespace kvault::cli

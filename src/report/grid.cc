@@ -4,6 +4,7 @@
 
 #include "report/report.h"
 #include "report/svg.h"
+#include "util/strings.h"
 
 namespace kvault::report {
 
@@ -24,7 +25,10 @@ std::string OutcomeGrid(const ReportRun& run) {
   for (const score::TaskSamples& t : run.samples.tasks) by_task[t.task];  // unattempted rows too
   size_t cols = 1;
   for (auto& [task, v] : by_task) {
-    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->id < b->id; });
+    std::sort(v.begin(), v.end(), [](auto* a, auto* b) {
+      if (a->sample != b->sample) return NaturalLess(a->sample, b->sample);
+      return a->id < b->id;
+    });
     cols = std::max(cols, v.size());
   }
   std::ostringstream o;
@@ -43,6 +47,7 @@ std::string OutcomeGrid(const ReportRun& run) {
       if (r.correct && r.speedup && (!best || *r.speedup > *best)) best = r.speedup;
       std::string tip = r.status + " - " + r.candidate_path;
       if (r.speedup) tip += " - " + Num(*r.speedup, 2) + "x";
+      if (std::string why = FailureMessage(r, 300); !why.empty()) tip += " - " + why;
       o << "<td><span class=\"cell\" style=\"background:" << StatusColor(r.status) << "\" title=\""
         << Escape(tip) << "\">" << (r.correct && r.speedup ? Escape(Num(*r.speedup, *r.speedup < 1 ? 2 : 1)) : "") << "</span></td>";
     }

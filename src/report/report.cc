@@ -170,7 +170,8 @@ std::string Compare(const std::vector<ReportRun>& runs, const std::vector<RunSco
     << (c.speed_ratio.value ? Num(*c.speed_ratio.value, 3) + "x" : std::string("-"))
     << ", Wilcoxon signed-rank p = " << Num(c.speed_test.p, 4) << ".</p>";
   s << "<table><tr><th>task</th><th>solved " << Escape(runs[0].name) << "</th><th>solved "
-    << Escape(runs[1].name) << "</th><th>pass@1</th><th>pass@1</th></tr>";
+    << Escape(runs[1].name) << "</th><th>pass@1 " << Escape(runs[0].name) << "</th><th>pass@1 "
+    << Escape(runs[1].name) << "</th></tr>";
   for (const auto& t : c.tasks)
     if (t.differs())
       s << "<tr><td>" << Escape(t.task) << "</td><td>" << (t.solved_a ? "yes" : "no") << "</td><td>"
@@ -193,6 +194,8 @@ std::string BuildReport(const std::vector<ReportRun>& runs, const ReportOptions&
   page.Section("pass-at-k", "pass@k", PassCurve(runs, options));
   page.Section("speedups", "Speedup distribution", SpeedupHistogram(runs));
   page.Section("failures", "Outcomes by status", Failures(runs));
+  page.Section("why", "Why candidates failed", FailureTable(runs));
+  page.Section("environment", "Environment and model", EnvironmentTable(runs));
   page.Section("categories", "Per category", Categories(runs, scores, options));
   if (runs.size() == 2) page.Section("compare", "Comparison", Compare(runs, scores, options));
   std::string grids;

@@ -7,8 +7,9 @@
 //
 // Sections (each an <h2> with an id): summary (metrics with bootstrap intervals),
 // pass-at-k (curves, one per run), speedups (histogram on a log scale), failures
-// (attempts by status), categories (per-category table), compare (with exactly two
-// runs), grid (task x attempt outcome grid per run).
+// (attempts by status), why (the failed attempts and their messages), environment
+// (model and machine of each run), categories (per-category table), compare (with
+// exactly two runs), grid (task x attempt outcome grid per run).
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct ReportRun {
   std::string name;
   std::vector<AttemptRecord> records;  // the run's records (any order)
   score::SuiteSamples samples;         // GroupByTask(records, ...)
+  std::string model = "";              // the LLM of a `kvault gen` run; "" otherwise
 };
 
 struct ReportOptions {
@@ -36,7 +38,18 @@ std::string BuildReport(const std::vector<ReportRun>& runs, const ReportOptions&
 // Fill color of a status in the grid and the failure chart.
 std::string StatusColor(const std::string& status);
 
-// The outcome grid of one run: a table, task x attempt (store order), colored by status.
+// The outcome grid of one run: a table, task x attempt (sample order, as scored),
+// colored by status; each cell's title holds its status, file and failure message.
 std::string OutcomeGrid(const ReportRun& run);
+
+// A failure's message as shown: its first line, at most `max` characters; "" for passed.
+std::string FailureMessage(const AttemptRecord& r, size_t max);
+
+// Why candidates failed: run, task, sample, status and message of each attempt that
+// did not pass, the first `max_rows` of them (the full message in each cell's title).
+std::string FailureTable(const std::vector<ReportRun>& runs, size_t max_rows = 500);
+
+// Where each run ran: model, backend, arch, device, PyTorch, Python, kvault, host.
+std::string EnvironmentTable(const std::vector<ReportRun>& runs);
 
 }  // namespace kvault::report

@@ -47,7 +47,8 @@ TEST(Report, SelfContained) {
 
 TEST(Report, HasEverySection) {
   std::string html = BuildReport(TwoRuns(), ReportOptions{});
-  for (const char* id : {"summary", "pass-at-k", "speedups", "failures", "categories", "compare", "grid"})
+  for (const char* id : {"summary", "pass-at-k", "speedups", "failures", "why", "environment", "categories",
+                         "compare", "grid"})
     EXPECT_NE(html.find("<section id=\"" + std::string(id) + "\">"), std::string::npos) << id;
   EXPECT_NE(html.find("<polyline"), std::string::npos);  // the pass@k curve
   EXPECT_NE(html.find("pass@1"), std::string::npos);
@@ -74,6 +75,23 @@ TEST(Report, GridHasOneRowPerTaskAndCellPerAttempt) {
   EXPECT_EQ(count("<td class=\"task\">"), 3u);
   EXPECT_EQ(count("class=\"cell\""), 4u);
   EXPECT_NE(grid.find(StatusColor("passed")), std::string::npos);
+}
+
+// Why each candidate failed is on the page: in the failure table and in the grid's
+// hover text; the comparison names its runs in both pass@1 columns.
+TEST(Report, SaysWhyCandidatesFailedAndNamesCompareColumns) {
+  std::vector<ReportRun> runs = TwoRuns();
+  for (AttemptRecord& r : runs[0].records)
+    if (!r.correct) r.message = "case default seed 1: 12 of 40 elements differ";
+  runs[0].model = "qwen3-8b";
+  std::string html = BuildReport(runs, ReportOptions{});
+  const size_t why = html.find("<section id=\"why\">");
+  ASSERT_NE(why, std::string::npos);
+  EXPECT_NE(html.find("12 of 40 elements differ", why), std::string::npos);
+  EXPECT_NE(OutcomeGrid(runs[0]).find("title=\"mismatch"), std::string::npos);
+  EXPECT_NE(OutcomeGrid(runs[0]).find("12 of 40 elements differ"), std::string::npos);
+  EXPECT_NE(html.find("qwen3-8b", html.find("<section id=\"environment\">")), std::string::npos);
+  EXPECT_NE(html.find("<th>pass@1 " + Escape(runs[0].name) + "</th>"), std::string::npos);
 }
 
 TEST(Report, EmptyRunStillRenders) {
