@@ -17,6 +17,9 @@ constexpr int kExitMisuse = 2;
 constexpr int kExitInfra = 3;
 constexpr int kExitInterrupted = 130;  // stopped by SIGINT/SIGTERM; the same command continues
 
+// The run name of every command that records attempts, when --run names none.
+inline constexpr const char* kDefaultRun = "default";
+
 struct CommonFlags {
   std::string backend = "auto";  // auto|cpu|cuda|hip
   std::string arch;
@@ -44,7 +47,7 @@ struct VerifyFlags {
   bool compile_only = false;
   bool fail_on_reject = false;  // exit kExitRejected unless the candidate passed
   std::optional<std::string> db;
-  std::string run;              // needs db
+  std::string run;              // needs db; empty: kDefaultRun
 };
 int RunVerify(const VerifyFlags& flags);
 
@@ -53,7 +56,7 @@ struct EvalFlags {
   std::string suite, candidates;
   int jobs = 1;
   int compile_jobs = -1;  // -1: one per CPU core; 0: lanes build as they go
-  std::string run = "default";
+  std::string run = kDefaultRun;
   std::optional<std::string> db;
   bool force = false;
 };
@@ -68,7 +71,7 @@ struct GenFlags {
   std::string hardware;           // Default: by backend (cpu, h200, mi300x)
   std::string preset;             // "" | "paper"
   std::optional<int> offsprings, iterations, ancestors, perf_debug;
-  std::string run = "gen";
+  std::string run = kDefaultRun;
   std::optional<std::string> db;
   bool resume = false;
   std::string api_key_env;
@@ -92,7 +95,7 @@ struct ServeFlags {
   size_t queue = 4096;
   int compile_jobs = -1;
   std::optional<std::string> db;
-  std::string run = "serve";
+  std::string run = kDefaultRun;
   std::string token_file;
   int max_request_mb = 32;
   std::string triton_suite, triton_format = "tritonbench-g";

@@ -25,7 +25,7 @@ CLI::App* AddGenCommand(CLI::App& app, GenFlags& f) {
   gen->add_option("--perf-debug", f.perf_debug,
                   "iterations still run once a candidate is correct (Default: no limit)")
       ->check(CLI::Range(0, 100));
-  gen->add_option("--run", f.run, "run name in the store (Default: gen)");
+  gen->add_option("--run", f.run, "run name in the store (Default: default)");
   gen->add_option("--db", f.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
   gen->add_flag("--resume", f.resume, "continue an interrupted run without repeating its work");
   gen->add_option("--api-key-env", f.api_key_env, "environment variable holding the API key");

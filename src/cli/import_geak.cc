@@ -18,7 +18,8 @@ CLI::App* AddImportGeakCommand(CLI::App& app, ImportGeakFlags& f) {
   cmd->add_option("--tasks", f.tasks, "folder of task files (implementation, 146 '#', tests)")->required();
   cmd->add_option("--candidates", f.candidates,
                   "folder of candidate files, matched to tasks by stem (Default: none)");
-  cmd->add_option("-o,--out", f.out, "output folder: writes suite/ and candidates/")->required();
+  cmd->add_option("-o,--output", f.out, "output folder: writes suite/ and candidates/")->required();
+  cmd->add_flag("--json", f.json, "print what was imported as JSON");
   return cmd;
 }
 
@@ -34,6 +35,14 @@ int RunImportGeak(const ImportGeakFlags& f) {
     return kExitMisuse;
   }
   for (const std::string& p : summary->problems) std::cerr << "not imported: " << p << "\n";
+  if (f.json) {
+    Json j{{"output", f.out},
+           {"tasks", summary->tasks_written},
+           {"candidates", summary->candidates_written},
+           {"not_imported", summary->problems}};
+    std::cout << j.dump() << std::endl;
+    return summary->problems.empty() ? kExitOk : kExitMisuse;
+  }
   std::cout << "imported " << summary->tasks_written.size() << " task(s) into " << f.out
             << "/suite";
   if (!f.candidates.empty())

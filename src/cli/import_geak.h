@@ -7,6 +7,7 @@ namespace kvault::cli {
 
 struct ImportGeakFlags {
   std::string format, tasks, candidates, out;
+  bool json = false;
 };
 CLI::App* AddImportGeakCommand(CLI::App& app, ImportGeakFlags& f);
 int RunImportGeak(const ImportGeakFlags& f);

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   verify->add_option("--candidate", vf.candidate, "candidate file")->required();
   verify->add_flag("--compile-only", vf.compile_only, "build only (works without a GPU)");
   verify->add_option("--db", vf.db, "also record the attempt in this store");
-  verify->add_option("--run", vf.run, "run name for --db; needs --db (Default: verify)");
+  verify->add_option("--run", vf.run, "run name for --db; needs --db (Default: default)");
   verify->add_flag("--fail-on-reject", vf.fail_on_reject,
                    "exit 1 unless the candidate passed (compiled, with --compile-only)");
   AddCommon(verify, vf.common);
@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
   report->add_option("--run", rf.runs, "run name; repeat for several")->required()->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   report->add_option("--suite", rf.suite, "folder of task files (Default: the tasks the runs attempted)");
   report->add_option("-o,--output", rf.output, "the HTML file to write")->required();
+  report->add_flag("--json", rf.json, "print what was written as JSON");
   add_score_flags(report, rf);
 
   kvault::cli::ExportFlags xf;
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
   serve->add_option("--compile-jobs", svf.compile_jobs, "threads building candidates ahead of the lanes; 0: lanes build (Default: CPU cores)")
       ->check(CLI::Range(0, 1024));
   serve->add_option("--db", svf.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
-  serve->add_option("--run", svf.run, "run name of requests that give none (Default: serve)");
+  serve->add_option("--run", svf.run, "run name of requests that give none (Default: default)");
   serve->add_option("--token-file", svf.token_file, "file holding the bearer token (Default: $KVAULT_SERVE_TOKEN)");
   serve->add_option("--max-request-mb", svf.max_request_mb, "largest request body (Default: 32)")->check(CLI::Range(1, 1024));
   serve->add_option("--triton-suite", svf.triton_suite, "GEAK folder that AMD's /evaluate names tasks from");

@@ -44,6 +44,14 @@ Status CheckBackendUsable(const EngineOptions& o) {
                " (`kvault doctor` lists the usable backends)"};
 }
 
+// The CPU build has no target architecture: an --arch would only change the build
+// key (and so rebuild) without changing the build.
+void IgnoreArchOnCpu(EngineOptions& o) {
+  if (o.backend != Backend::kCpu || o.arch.empty()) return;
+  std::cerr << "kvault: --arch " << o.arch << " does not apply to the cpu backend; ignored\n";
+  o.arch.clear();
+}
+
 }  // namespace
 
 std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code) {
@@ -80,6 +88,7 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
       return std::nullopt;
     }
     o.backend = *b;
+    IgnoreArchOnCpu(o);
     if (o.backend != Backend::kCpu && !compile_only) {
       if (Status st = CheckBackendUsable(o); !st) {
         std::cerr << "kvault: " << st.error() << "\n";
@@ -100,6 +109,7 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
     return std::nullopt;
   }
   o.backend = ChooseBackend(*probe);
+  IgnoreArchOnCpu(o);
   return o;
 }
 

@@ -32,7 +32,12 @@ int RunReport(const ScoreFlags& flags) {
     std::cerr << "kvault report: " << s.error() << "\n";
     return kExitMisuse;
   }
-  std::cerr << "kvault report: wrote " << flags.output << " (" << html.size() << " bytes)\n";
+  if (flags.json) {
+    Json j{{"output", flags.output}, {"bytes", html.size()}, {"runs", in.runs}, {"tasks", in.tasks.size()}};
+    std::cout << j.dump() << std::endl;
+  } else {
+    std::cerr << "kvault report: wrote " << flags.output << " (" << html.size() << " bytes)\n";
+  }
   return kExitOk;
 }
 

@@ -49,7 +49,7 @@ int RunVerify(const VerifyFlags& flags) {
   }
   if (store) {
     auto hello = verifier.Hello();
-    AttemptRecord rec = MakeRecord(flags.run.empty() ? "verify" : flags.run, *task,
+    AttemptRecord rec = MakeRecord(flags.run.empty() ? kDefaultRun : flags.run, *task,
                                    candidate ? &*candidate : nullptr, flags.candidate, *options, v,
                                    EnvironmentFingerprint(hello ? *hello : Json(nullptr)));
     rec.sample = flags.candidate;  // each file verified into a run is a sample of its own

@@ -14,4 +14,4 @@ need_torch() {
     skip "no PyTorch for the worker (KVAULT_PYTHON=${KVAULT_PYTHON:-python3})"
 }
 # json_get FILE EXPR: evaluates a Python expression over the JSON object `j`.
-json_get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+json_get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1" "${@:3}"; }

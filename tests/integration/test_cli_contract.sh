@@ -81,6 +81,18 @@ else
   [ $rc = 2 ] && grep -q "pip install pyarrow" "$TMP/e.txt" || fail "export parquet without pyarrow: exit $rc: $(cat "$TMP/e.txt")"
 fi
 "$KVAULT" export --run nope --db "$TMP/s.db" > /dev/null 2>&1; [ $? = 2 ] || fail "export of an unknown run must exit 2"
+# Consistent flags: --json and -o/--output for report and import-geak; one --run default.
+"$KVAULT" report --run samples --db "$TMP/s.db" --output "$TMP/r.html" --json > "$TMP/r.json" || fail "report --json"
+[ "$(json_get "$TMP/r.json" 'j["output"] == sys.argv[2] and j["runs"] == ["samples"]' "$TMP/r.html")" = True ] ||
+  fail "report --json: $(cat "$TMP/r.json")"
+"$KVAULT" import-geak --format rocmbench --tasks "$KVAULT_SOURCE_ROOT/tests/fixtures/rocmbench/tasks" \
+  --output "$TMP/geak" --json > "$TMP/g.json" || fail "import-geak --json"
+[ "$(json_get "$TMP/g.json" 'len(j["tasks"]) > 0 and j["not_imported"] == []')" = True ] || fail "import-geak --json: $(cat "$TMP/g.json")"
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/samples/relu.sample_2.py" --backend cpu --no-timing \
+  --arch sm_90 --db "$TMP/s.db" > /dev/null 2> "$TMP/e.txt" || fail "verify --arch on the cpu"
+grep -q "does not apply to the cpu backend" "$TMP/e.txt" || fail "--arch on the cpu: no word: $(cat "$TMP/e.txt")"
+python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"SELECT run, arch FROM attempts WHERE sample LIKE '%relu.sample_2.py' AND run != 'samples'\").fetchall(); assert r and r[0][0] == 'default' and r[0][1] != 'sm_90', r" \
+  "$TMP/s.db" || fail "verify --db: not recorded under the default run, or with the ignored arch"
 # KernelBench as it is: tasks in level folders, samples named as its scripts name
 # them; a file that matches no task is named on stderr, not skipped in silence.
 mkdir -p "$TMP/kb/level1" "$TMP/kbruns"
