@@ -130,6 +130,22 @@ int RunServe(const ServeFlags& flags) {
   settings.queue_capacity = flags.queue;
   settings.compile_jobs = flags.compile_jobs;
   settings.work_dir = flags.work_dir.empty() ? db + ".serve" : flags.work_dir;
+  // The socket first: a port in use fails before the lanes' workers start.
+  serve::HttpSettings http;
+  http.host = flags.host;
+  http.port = flags.port;
+  http.token = *token;
+  http.max_body_bytes = static_cast<size_t>(flags.max_request_mb) << 20;
+  http.defaults.run = flags.run;
+  http.defaults.reward = options->reward;
+  http.defaults.policy = options->policy;
+  http.triton = std::move(triton);
+  serve::HttpServer server(http);
+  auto port = server.Bind();
+  if (!port) {
+    std::cerr << "kvault serve: " << port.error() << "\n";
+    return kExitInfra;
+  }
   std::cerr << "kvault serve: starting " << settings.lanes_per_device * devices->size() << " lane(s) on backend "
             << ToString(options->backend) << "\n";
   auto service = serve::VerificationService::Start(settings, **store);
@@ -140,22 +156,6 @@ int RunServe(const ServeFlags& flags) {
   if (!(*service)->Available())
     std::cerr << "kvault serve: warning: the first lane's workers did not start; /v1/health answers 503 until "
                  "one does\n";
-
-  serve::HttpSettings http;
-  http.host = flags.host;
-  http.port = flags.port;
-  http.token = *token;
-  http.max_body_bytes = static_cast<size_t>(flags.max_request_mb) << 20;
-  http.defaults.run = flags.run;
-  http.defaults.reward = options->reward;
-  http.defaults.policy = options->policy;
-  http.triton = std::move(triton);
-  serve::HttpServer server(http, **service);
-  auto port = server.Bind();
-  if (!port) {
-    std::cerr << "kvault serve: " << port.error() << "\n";
-    return kExitInfra;
-  }
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -171,7 +171,7 @@ int RunServe(const ServeFlags& flags) {
                 {"backend", std::string(ToString(options->backend))},
                 {"db", db}};
   std::cout << ready.dump() << std::endl;
-  server.Listen();
+  server.Listen(**service);
   // Listen returns after Stop (a signal) or when the socket fails.
   pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();

@@ -105,13 +105,13 @@ bool IsLoopback(const std::string& host) {
 
 struct HttpServer::Impl {
   HttpSettings settings;
-  VerificationService& service;
+  VerificationService* service = nullptr;  // set by Listen, before any request is read
   httplib::Server server;
   std::mutex mu;                                   // guards batches
   std::map<std::string, std::shared_ptr<Batch>> batches;
   int listen_fd = -1;                              // the socket Bind() bound
 
-  Impl(HttpSettings s, VerificationService& svc) : settings(std::move(s)), service(svc) {}
+  explicit Impl(HttpSettings s) : settings(std::move(s)) {}
 
   // --- plumbing ---------------------------------------------------------------
   void Route() {
@@ -141,7 +141,7 @@ struct HttpServer::Impl {
       SendError(res, 500, "internal", "the server failed on this request: " + what);
     });
     server.set_logger([this](const Request& req, const Response& res) {
-      service.metrics().CountRequest(EndpointLabel(req), res.status);
+      service->metrics().CountRequest(EndpointLabel(req), res.status);
     });
 
     PostJson("/v1/verify", &Impl::VerifyOne);
@@ -152,7 +152,7 @@ struct HttpServer::Impl {
     server.Get("/v1/health", [this](const Request&, Response& r) { HealthAnswer(r); });
     server.Get("/health", [this](const Request&, Response& r) { HealthAnswer(r); });
     server.Get("/metrics", [this](const Request&, Response& r) {
-      r.set_content(service.MetricsText(), "text/plain; version=0.0.4");
+      r.set_content(service->MetricsText(), "text/plain; version=0.0.4");
     });
     PostJson("/run_code_batch", &Impl::HipBatch);
     PostJson("/run_code", &Impl::HipOne);
@@ -221,7 +221,7 @@ struct HttpServer::Impl {
 
   // Submits `requests`; on a refusal the answer is sent and nullopt returned.
   std::optional<std::vector<std::shared_ptr<Job>>> Submit(const std::vector<ServeRequest>& requests, Response& res) {
-    auto submitted = service.Submit(requests);
+    auto submitted = service->Submit(requests);
     if (auto* refused = std::get_if<VerificationService::SubmitError>(&submitted)) {
       SendError(res, RefusalCode(refused->why), RefusalKind(refused->why), refused->message, refused->retry_after_s);
       return std::nullopt;
@@ -237,7 +237,7 @@ struct HttpServer::Impl {
       std::optional<Clock::time_point> until;
       if (requests[i].deadline_s)
         until = start + std::chrono::milliseconds(static_cast<int64_t>(*requests[i].deadline_s * 1000));
-      auto o = service.Wait(*jobs[i], until);
+      auto o = service->Wait(*jobs[i], until);
       if (!o) {
         ServeOutcome late;
         late.error_kind = "deadline";
@@ -283,7 +283,7 @@ struct HttpServer::Impl {
       bool old = now - it->second->created > kKeepBatch;
       if (old)
         for (const auto& j : it->second->jobs)
-          if (service.Peek(*j).first != Job::State::kDone) old = false;
+          if (service->Peek(*j).first != Job::State::kDone) old = false;
       it = old ? batches.erase(it) : std::next(it);
     }
     while (batches.size() >= kMaxBatches) {
@@ -327,7 +327,7 @@ struct HttpServer::Impl {
     Json results = Json::array();
     size_t done = 0;
     for (size_t i = 0; i < b.jobs.size(); ++i) {
-      auto [state, outcome] = service.Peek(*b.jobs[i]);
+      auto [state, outcome] = service->Peek(*b.jobs[i]);
       if (state != Job::State::kDone) {
         results.push_back(nullptr);
         continue;
@@ -340,7 +340,7 @@ struct HttpServer::Impl {
 
   bool AllDone(const Batch& b) {
     for (const auto& j : b.jobs)
-      if (service.Peek(*j).first != Job::State::kDone) return false;
+      if (service->Peek(*j).first != Job::State::kDone) return false;
     return true;
   }
 
@@ -359,8 +359,8 @@ struct HttpServer::Impl {
         return SendError(res, 400, "bad_request", "wait_s must be between 0 and 300");
     }
     const auto until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
-    uint64_t seen = service.Generation();
-    while (!AllDone(*batch) && Clock::now() < until) seen = service.WaitForChange(seen, until);
+    uint64_t seen = service->Generation();
+    while (!AllDone(*batch) && Clock::now() < until) seen = service->WaitForChange(seen, until);
     SendJson(res, 200, BatchJson(id, *batch));
   }
 
@@ -370,12 +370,12 @@ struct HttpServer::Impl {
     if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "'");
     auto sent = std::make_shared<std::vector<bool>>(batch->jobs.size(), false);
     res.set_chunked_content_provider("application/x-ndjson", [this, batch, sent](size_t, httplib::DataSink& sink) {
-      uint64_t seen = service.Generation();
+      uint64_t seen = service->Generation();
       size_t left = std::count(sent->begin(), sent->end(), false);
       while (left > 0) {
         for (size_t i = 0; i < batch->jobs.size(); ++i) {
           if ((*sent)[i]) continue;
-          auto [state, outcome] = service.Peek(*batch->jobs[i]);
+          auto [state, outcome] = service->Peek(*batch->jobs[i]);
           if (state != Job::State::kDone) continue;
           const std::string line =
               DumpJson({{"index", i}, {"result", ResultJson(batch->requests[i], outcome, batch->jobs[i]->id)}}) + "\n";
@@ -385,7 +385,7 @@ struct HttpServer::Impl {
         }
         if (left == 0) break;
         if (sink.is_writable && !sink.is_writable()) return false;
-        seen = service.WaitForChange(seen, Clock::now() + kStreamTick);
+        seen = service->WaitForChange(seen, Clock::now() + kStreamTick);
       }
       const std::string end = "{\"done\":true}\n";
       sink.write(end.data(), end.size());
@@ -398,11 +398,11 @@ struct HttpServer::Impl {
     const std::string id = req.matches[1];
     auto batch = FindBatch(id);
     if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "'");
-    SendJson(res, 200, {{"batch_id", id}, {"cancelled", service.Cancel(batch->jobs)}});
+    SendJson(res, 200, {{"batch_id", id}, {"cancelled", service->Cancel(batch->jobs)}});
   }
 
   void HealthAnswer(Response& res) {
-    Json h = service.Health();
+    Json h = service->Health();
     h["version"] = KVAULT_VERSION;
     h["protocols"] = {"kvault/v1", "hip-sandbox", "triton-evaluate/1"};
     const bool ok = h.value("status", "") == "ok";
@@ -469,8 +469,7 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(HttpSettings settings, VerificationService& service)
-    : impl_(std::make_unique<Impl>(std::move(settings), service)) {
+HttpServer::HttpServer(HttpSettings settings) : impl_(std::make_unique<Impl>(std::move(settings))) {
   impl_->Route();
 }
 
@@ -492,7 +491,10 @@ Result<int> HttpServer::Bind() {
   return port;
 }
 
-void HttpServer::Listen() { impl_->server.listen_after_bind(); }
+void HttpServer::Listen(VerificationService& service) {
+  impl_->service = &service;
+  impl_->server.listen_after_bind();
+}
 
 void HttpServer::Stop() { impl_->server.stop(); }
 

@@ -4,9 +4,9 @@
 // cpp-httplib. Every route parses with serve/request.h and hands work to the
 // VerificationService; this file only maps results and refusals to HTTP.
 //
-//   HttpServer http(settings, service);
-//   auto port = http.Bind();        // then print it
-//   http.Listen();                  // until Stop() (from a signal thread)
+//   HttpServer http(settings);
+//   auto port = http.Bind();        // before the service starts its lanes: a taken port fails at once
+//   http.Listen(service);           // until Stop() (from a signal thread)
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,12 +31,12 @@ bool IsLoopback(const std::string& host);
 
 class HttpServer {
  public:
-  HttpServer(HttpSettings settings, VerificationService& service);
+  explicit HttpServer(HttpSettings settings);
   ~HttpServer();
   // Binds the socket; returns the port.
   Result<int> Bind();
-  // Serves until Stop(). REQUIRES: Bind() succeeded.
-  void Listen();
+  // Serves `service` until Stop(). REQUIRES: Bind() succeeded.
+  void Listen(VerificationService& service);
   void Stop();
 
  private:

@@ -656,6 +656,16 @@ def check_public_without_token(db):
           f"--host 0.0.0.0 without a token: exit {r.returncode}, {r.stderr.strip()[:200]}")
 
 
+def check_port_in_use(main, db):
+    """A second server on a port that is taken fails at once, before any lane starts
+    its workers (which take seconds), with the infrastructure exit status."""
+    r = subprocess.run([KVAULT, "serve", "--backend", "cpu", "--port", str(main.port), "--db", db],
+                       capture_output=True, text=True, timeout=60,
+                       env={k: v for k, v in os.environ.items() if k != "KVAULT_SERVE_TOKEN"})
+    check(r.returncode == 3 and "cannot bind" in r.stderr and "starting" not in r.stderr and r.stdout == "",
+          f"--port {main.port} in use: exit {r.returncode}, {r.stderr.strip()[:200]}")
+
+
 def check_broken_worker(db):
     s = Server("broken", db, env={"KVAULT_PYTHON": "/bin/false"}).start()
     status, hdrs, h = s.call("GET", "/v1/health")
@@ -677,6 +687,7 @@ def main():
     server = Server("main", db, "--lanes-per-device", "2", "--run-timeout", "5").start()
     try:
         check_health_and_metrics(server)
+        check_port_in_use(server, os.path.join(WORK, "second.db"))
         check_errors(server)
         log("errors checked")
         check_policy(server)

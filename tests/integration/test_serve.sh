@@ -4,8 +4,8 @@
 # protocols; 256 concurrent requests of 16 distinct candidates (correct, wrong,
 # broken, hostile) none lost or verified twice; SIGKILL mid-batch and a restart on the
 # same store; malformed and oversized bodies, unknown paths and methods, the bearer
-# token, a full queue, a deadline, a worker that cannot start. About 2 to 3 minutes on
-# 2 cores.
+# token, a full queue, a deadline, a worker that cannot start, a port in use. About 2
+# to 3 minutes on 2 cores.
 source "$(dirname "$0")/lib.sh"
 need_torch
 # Every server the check starts is listed in $TMP/pids; none outlives the test.
