@@ -7,11 +7,19 @@
 # Exit status: 0 when no target crashed; 1 when one did (the crashing inputs' paths
 # are printed); 77 with "SKIP: <reason>" when clang or its fuzzer runtime is missing.
 # Environment: KVAULT_FUZZ_BUILD_DIR (default <repo>/build-fuzz), KVAULT_FUZZ_JOBS
-# (build parallelism, default 2), KVAULT_FUZZ_TARGETS (space-separated subset).
+# (build parallelism, default 2), KVAULT_FUZZ_TARGETS (space-separated subset),
+# KVAULT_FUZZ_QUICK=1 (built at -O0 with line tables only, in build-fuzz-quick by
+# default: about half the build's time, slower runs; the CI smoke test's choice).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-20}
-build=${KVAULT_FUZZ_BUILD_DIR:-$root/build-fuzz}
+if [ "${KVAULT_FUZZ_QUICK:-0}" = 1 ]; then
+  build=${KVAULT_FUZZ_BUILD_DIR:-$root/build-fuzz-quick}
+  build_type=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O0 -gline-tables-only" "-DCMAKE_C_FLAGS=-O0 -gline-tables-only")
+else
+  build=${KVAULT_FUZZ_BUILD_DIR:-$root/build-fuzz}
+  build_type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
 jobs=${KVAULT_FUZZ_JOBS:-2}
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -29,7 +37,7 @@ clang++ -fsanitize=fuzzer,address,undefined "$work/probe.cc" -o "$work/probe" >"
   skip "clang++ cannot link -fsanitize=fuzzer,address,undefined (apt-get install libclang-rt-14-dev): $(head -c 300 "$work/probe.log")"
 
 echo "fuzz: building $build (clang, ASan + UBSan + libFuzzer)"
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja "${build_type[@]}" \
   -DKVAULT_FUZZ=ON -DKVAULT_BUILD_TESTS=OFF >"$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; echo "fuzz: configure failed"; exit 1; }
 cmake --build "$build" -j "$jobs" --target kvault_fuzzers >"$work/build.log" 2>&1 ||
