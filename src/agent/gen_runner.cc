@@ -138,7 +138,13 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
       rec.settings["prompt_version"] = prompts.version;
       if (Status st = log.PutTask(rec); !st) return set_fatal(st.error());
       TaskCallLog calls(log, settings.run, task.name, settings.resume);
-      LoopSeams seams_for_task{seams.client, seams.extract, seams.evaluator, &calls, dir};
+      LoopSeams seams_for_task{seams.client, seams.extract, seams.evaluator, &calls, dir, {}};
+      if (progress)
+        seams_for_task.on_offspring = [&](const Offspring& o) {
+          std::lock_guard<std::mutex> lock(mu);
+          GenProgress p{done, tasks.size(), nullptr, &o, task.name, settings.loop.iterations};
+          progress(p);
+        };
       LoopResult r = RunLoop(task, prompts, **pipeline, settings.loop, seams_for_task, stop);
       if (!r.infra_error.empty()) return set_fatal(task.name + ": " + r.infra_error);
       sum.calls = r.calls;
@@ -184,7 +190,7 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
       }
       std::lock_guard<std::mutex> lock(mu);
       ++done;
-      if (progress) progress(GenProgress{done, tasks.size(), &summaries[i]});
+      if (progress) progress(GenProgress{done, tasks.size(), &summaries[i], nullptr, tasks[i].name, 0});
     }
   };
   const int threads =

@@ -51,9 +51,14 @@ struct GenTaskSummary {
   Json ToJson() const;
 };
 
+// A task that ended (`last`), or one candidate of a task still running
+// (`offspring`, of task `task`; `last` null).
 struct GenProgress {
   size_t done = 0, total = 0;
   const GenTaskSummary* last = nullptr;
+  const Offspring* offspring = nullptr;
+  std::string task;
+  int iterations = 0;  // the loop's budget, for "iteration i of n"
 };
 
 struct GenSeams {

@@ -82,11 +82,20 @@ TEST(RunGeneration, SummarisesRecordsAndResumeSkipsFinishedTasks) {
   GenSeams seams{&chat, Extract, &eval, log->get()};
   PromptSet prompts = Prompts();
   std::atomic<bool> stop{false};
-  int progress_calls = 0;
-  auto out = RunGeneration(tasks, prompts, s, seams, &stop, [&](const GenProgress&) { ++progress_calls; });
+  int progress_calls = 0, iteration_calls = 0;
+  auto out = RunGeneration(tasks, prompts, s, seams, &stop, [&](const GenProgress& p) {
+    if (p.offspring) {
+      ++iteration_calls;
+      EXPECT_EQ(p.iterations, 2);
+      EXPECT_EQ(p.offspring->attempt.has_value(), true) << p.task;
+    } else {
+      ++progress_calls;
+    }
+  });
   ASSERT_TRUE(out) << out.error();
   ASSERT_EQ(out->size(), 2u);
-  EXPECT_EQ(progress_calls, 2);
+  EXPECT_EQ(progress_calls, 2);   // one per task
+  EXPECT_EQ(iteration_calls, 4);  // one per candidate: 2 tasks x 2 iterations
   const GenTaskSummary& a = (*out)[0];
   const GenTaskSummary& b = (*out)[1];
   EXPECT_TRUE(a.solved);

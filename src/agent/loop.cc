@@ -51,6 +51,7 @@ class Loop {
         }
         Reflect(o);
         result_.offsprings.push_back(std::move(o));
+        if (seams_.on_offspring) seams_.on_offspring(result_.offsprings.back());
         if (Failed()) return Finish();
       }
     }

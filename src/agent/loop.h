@@ -76,12 +76,17 @@ class Pipeline {
 // Takes the code out of an answer (llm::ExtractCode in production).
 using Extractor = std::function<Result<std::string>(std::string_view answer)>;
 
+struct Offspring;
+
 struct LoopSeams {
   llm::ChatClient* client = nullptr;
   Extractor extract;
   Evaluator* evaluator = nullptr;
   CallLog* log = nullptr;
   std::string candidate_dir;  // where iter<i>_<k><ext> files are written
+  // Called once per candidate when its iteration step ends (verified and reflected
+  // on, or no code); optional.
+  std::function<void(const Offspring&)> on_offspring;
 };
 
 // One candidate of the loop.

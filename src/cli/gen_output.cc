@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <iomanip>
 
+#include "report/report.h"
+
 namespace kvault::cli {
 namespace {
 
@@ -30,6 +32,20 @@ std::string State(const agent::GenTaskSummary& s) {
 }  // namespace
 
 void PrintGenProgress(std::ostream& out, const agent::GenProgress& p) {
+  if (p.offspring) {  // one iteration step of a task still running
+    const agent::Offspring& o = *p.offspring;
+    out << "  " << p.task << " " << o.label << " (iteration " << o.iteration << " of " << p.iterations
+        << "): ";
+    if (o.attempt) {
+      out << o.attempt->status;
+      if (o.attempt->correct) out << ", speedup " << Speedup(o.attempt->speedup);
+      else out << ": " << report::FailureMessage(*o.attempt, 80);
+    } else {
+      out << (o.answered ? "no usable code in the answer" : "no answer");
+    }
+    out << "\n" << std::flush;
+    return;
+  }
   const agent::GenTaskSummary& s = *p.last;
   out << "[" << p.done << "/" << p.total << "] " << s.task << ": " << State(s);
   if (s.resumed) out << " (finished earlier)";
