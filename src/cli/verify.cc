@@ -1,3 +1,6 @@
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -41,8 +44,19 @@ int RunVerify(const VerifyFlags& flags) {
   if (!options) return options_exit;
   if (flags.db) HideStoreFromWorkers(*options, ResolveDbPath(flags.db));
   Verifier verifier(*options);
+  // Where the time goes, as it goes: a line per stage on stderr (redrawn in place on
+  // a terminal, cleared at the end).
+  const bool terminal = isatty(STDERR_FILENO);
+  const auto started = std::chrono::steady_clock::now();
+  verifier.SetStageListener([&](const char* stage) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    char line[96];
+    std::snprintf(line, sizeof line, "kvault verify: %s (%.1f s elapsed)", stage, s);
+    std::cerr << (terminal ? "\r\033[K" : "") << line << (terminal ? "" : "\n") << std::flush;
+  });
   auto candidate = LoadCandidate(flags.candidate);
   Verification v = VerifyLoaded(verifier, *task, candidate);
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
   if (interrupt.stopped()) {
     std::cerr << "kvault verify: interrupted; nothing recorded\n";
     return kExitInterrupted;

@@ -609,13 +609,20 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   clock_.Start();
   Attempt a{task, candidate};
   a.compiled_format = IsCompiledFormat(candidate.format);
+  auto stage = [this](const char* name) {
+    if (stage_listener_) stage_listener_(name);
+    return true;
+  };
   if (!CheckFormat(a)) return Done(a);
   if (options_.compile_only) {
+    stage("build");
     CompileOnly(a);
     return Done(a);
   }
-  if (DescribeTask(a) && BuildCandidate(a) && StartCandidateWorker(a) && LoadCandidate(a) &&
-      CheckAllCorrectness(a) && TimeCandidate(a))
+  if (stage("describe") && DescribeTask(a) && stage("build") && BuildCandidate(a) &&
+      stage("worker_start") && StartCandidateWorker(a) && stage("load") && LoadCandidate(a) &&
+      stage("correctness") && CheckAllCorrectness(a) && stage("timing") && TimeCandidate(a) &&
+      stage("recheck"))
     RecheckSpeedup(a);
   EndTurn();
   // Every candidate gets a fresh worker: one that passed may still have patched the

@@ -13,6 +13,7 @@
 // with the device to itself (TimeCandidate) -> an implausible speedup re-checked
 // (RecheckSpeedup) -> speedup and reward (Done).
 // Thread safety: not thread-safe; use one Verifier per lane.
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,6 +44,13 @@ class Verifier {
 
   // Device and software of this lane's workers (for the environment fingerprint).
   Result<Json> Hello() { return session_.Hello(); }
+
+  // Told the name of each stage of Verify as it starts ("describe", "build",
+  // "worker_start", "load", "correctness", "timing", "recheck"), on the calling
+  // thread; for progress output. Default: none.
+  void SetStageListener(std::function<void(const char* stage)> listener) {
+    stage_listener_ = std::move(listener);
+  }
 
   // How this lane builds compiled candidates. Default: BuildExtension.
   void SetBuilder(BuildFunction builder) { builder_ = std::move(builder); }
@@ -162,6 +170,7 @@ class Verifier {
 
   EngineOptions options_;
   BuildFunction builder_;
+  std::function<void(const char*)> stage_listener_;
   DeviceSession session_;
   ReferenceCache references_;
   std::map<std::string, TaskInfo> described_;  // by task hash

@@ -91,6 +91,7 @@ fi
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/samples/relu.sample_2.py" --backend cpu --no-timing \
   --arch sm_90 --db "$TMP/s.db" > /dev/null 2> "$TMP/e.txt" || fail "verify --arch on the cpu"
 grep -q "does not apply to the cpu backend" "$TMP/e.txt" || fail "--arch on the cpu: no word: $(cat "$TMP/e.txt")"
+grep -q "^kvault verify: correctness ([0-9.]* s elapsed)" "$TMP/e.txt" || fail "verify names no stage: $(cat "$TMP/e.txt")"
 python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"SELECT run, arch FROM attempts WHERE sample LIKE '%relu.sample_2.py' AND run != 'samples'\").fetchall(); assert r and r[0][0] == 'default' and r[0][1] != 'sm_90', r" \
   "$TMP/s.db" || fail "verify --db: not recorded under the default run, or with the ignored arch"
 # KernelBench as it is: tasks in level folders, samples named as its scripts name
