@@ -153,6 +153,7 @@ Result<std::vector<GenTaskSummary>> RunGeneration(
       rec.finished = !r.stopped && r.call_error.empty();
       if (r.stopped) sum.error = "interrupted";
       if (!r.call_error.empty()) sum.error = sum.call_error = r.call_error;
+      sum.call_infra = r.call_infra;
       rec.solved = r.best.has_value();
       if (r.best) {
         const AttemptRecord& best = *r.offsprings[*r.best].attempt;

@@ -47,7 +47,8 @@ struct GenTaskSummary {
   std::string best_path;
   std::map<std::string, int> outcomes;  // generator outcome -> count
   std::string error;                    // why the task did not finish, if it did not
-  std::string call_error;               // an LLM call failed: the service's fault (--resume retries it)
+  std::string call_error;               // an LLM call failed, or a verification ended in
+  bool call_infra = false;              // infra_error (call_infra): not the task's fault; --resume retries it
   Json ToJson() const;
 };
 

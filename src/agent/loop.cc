@@ -44,7 +44,7 @@ class Loop {
       for (int k = 0; k < std::max(1, s_.offsprings); ++k) {
         if (Stopped() || Failed()) return Finish();
         Offspring o = Generate(it, k, previous);
-        if (Failed()) return Finish();
+        if (Failed()) return Finish();  // an infra_error candidate is not shown to the model
         if (Stopped()) {
           result_.offsprings.push_back(std::move(o));
           return Finish();
@@ -218,6 +218,10 @@ class Loop {
       return o;
     }
     o.attempt = std::move(*attempt);
+    if (o.attempt->status == "infra_error") {  // not the candidate's: verify it again later
+      result_.call_error = "verification of " + o.label + " ended in infra_error: " + o.attempt->message;
+      result_.call_infra = true;
+    }
     o.feedback = FormatFeedback(*o.attempt, s_.limits);
     g.outcome = o.attempt->status;
     g.candidate_path = path;

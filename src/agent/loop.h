@@ -107,9 +107,12 @@ struct LoopResult {
   int calls = 0;                      // calls made now (not taken from the log)
   bool stopped = false;               // *stop was set before the loop ended
   std::string infra_error;            // non-empty: an Evaluator or CallLog error ended it
-  // Non-empty: an LLM call failed after the client's retries (the service's fault,
-  // not the task's); the loop stopped there, unfinished, so a resumed run calls again.
+  // Non-empty: an LLM call failed after the client's retries, or a candidate's
+  // verification ended in infra_error (call_infra) — the service's or the machine's
+  // fault, not the task's; the loop stopped there, unfinished, so a resumed run calls
+  // or verifies again.
   std::string call_error;
+  bool call_infra = false;
 };
 
 LoopResult RunLoop(const TaskFile& task, const PromptSet& prompts, const Pipeline& pipeline,

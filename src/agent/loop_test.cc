@@ -49,7 +49,8 @@ Result<std::string> FakeExtract(std::string_view answer) {
   return std::string(answer.substr(5));
 }
 
-// Code "ok <speedup>" passes with that speedup, "ok" passes untimed, else mismatch.
+// Code "ok <speedup>" passes with that speedup, "ok" passes untimed, "infra" is an
+// infra_error, else mismatch.
 class FakeEvaluator : public Evaluator {
  public:
   Result<AttemptRecord> Evaluate(const TaskFile& task, const std::string& path) override {
@@ -64,6 +65,9 @@ class FakeEvaluator : public Evaluator {
       a.status = "passed";
       a.correct = true;
       if (text->size() > 3) a.speedup = std::stod(text->substr(3));
+    } else if (*text == "infra") {
+      a.status = "infra_error";
+      a.message = "no worker could start";
     } else {
       a.status = "mismatch";
       a.message = "odd/seed 1: MISMATCH-DETAIL";
@@ -231,6 +235,18 @@ TEST(Loop, ResumeCallsAgainWhereACallFailed) {
   ASSERT_TRUE(r.best);
   EXPECT_EQ(r.offsprings[*r.best].label, "iter2_0");
   EXPECT_EQ(again.log.rows.at({2, 0, "generator"}).outcome, "passed");
+}
+
+// An infra_error verification is not the candidate's: the loop stops, unfinished,
+// and nothing of it reaches the model.
+TEST(Loop, InfraErrorVerificationStopsTheLoop) {
+  Harness h({"CODE:infra", "CODE:ok"});
+  LoopResult r = h.Run(LoopSettings{});
+  EXPECT_TRUE(r.call_infra);
+  EXPECT_NE(r.call_error.find("no worker could start"), std::string::npos) << r.call_error;
+  EXPECT_TRUE(r.offsprings.empty());
+  EXPECT_FALSE(h.log.rows.count({1, 0, "reflector"}));
+  EXPECT_FALSE(h.log.rows.count({2, 0, "generator"}));
 }
 
 TEST(Loop, ResumeTakesRecordedCallsInsteadOfCallingAgain) {

@@ -103,7 +103,8 @@ Result<std::pair<std::string, std::string>> ResolveFormat(const GenFlags& f) {
 // would teach a model to call it; modu2func's answers are PyTorch code by design.
 std::string GenPolicy(const std::string& mode) { return mode == "modu2func" ? kPolicyTask : "custom_kernel"; }
 
-// Tasks stopped by a failed LLM call: the service's fault, so the run is not done.
+// Tasks stopped by a failed LLM call or an infra_error verification: not the tasks'
+// fault, so the run is not done.
 // Says so on stderr, with the first error; true when there were any.
 bool ReportFailedCalls(const std::vector<agent::GenTaskSummary>& summaries, const std::string& run) {
   size_t n = 0;
@@ -114,10 +115,10 @@ bool ReportFailedCalls(const std::vector<agent::GenTaskSummary>& summaries, cons
     ++n;
   }
   if (!first) return false;
-  std::cerr << "kvault gen: " << n << " task(s) stopped by a failed LLM call (the service's fault, "
-            << "not the tasks'); the first, " << first->task << ": " << first->call_error << "\n"
-            << "kvault gen: once the endpoint answers, run the same command with --resume (--run "
-            << run << ") to call again\n";
+  std::cerr << "kvault gen: " << n << " task(s) stopped by a failed LLM call or an infra_error "
+            << "(not the tasks' fault); the first, " << first->task << ": " << first->call_error << "\n"
+            << "kvault gen: once the cause is fixed, run the same command with --resume (--run "
+            << run << ") to call or verify again\n";
   return true;
 }
 

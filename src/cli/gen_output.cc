@@ -24,7 +24,7 @@ std::string Rate(int part, int whole) {
 }
 
 std::string State(const agent::GenTaskSummary& s) {
-  if (!s.call_error.empty()) return "llm_failed";
+  if (!s.call_error.empty()) return s.call_infra ? "infra_failed" : "llm_failed";
   if (!s.error.empty()) return s.error;
   return s.solved ? "solved" : "unsolved";
 }
