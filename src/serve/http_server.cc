@@ -165,6 +165,13 @@ struct HttpServer::Impl {
   void PostJson(const char* path, void (Impl::*handler)(const Request&, Response&)) {
     server.Post(path, [this, handler](const Request& q, Response& r, const httplib::ContentReader& read) {
       Request req = q;
+      // Without a length or chunks the body ends only when the client closes: a request
+      // that never does would hold a thread for the read timeout.
+      if (!q.has_header("Content-Length") &&
+          q.get_header_value("Transfer-Encoding").find("chunked") == std::string::npos) {
+        r.set_header("Connection", "close");
+        return SendError(r, 411, "length_required", "a POST body needs Content-Length or chunked encoding");
+      }
       if (q.is_multipart_form_data()) {
         read([](const httplib::MultipartFormData&) { return true; }, [](const char*, size_t) { return true; });
         return SendError(r, 400, "bad_request", "the body must be JSON, not multipart/form-data");

@@ -25,6 +25,7 @@ import http.client
 import json
 import os
 import select
+import socket
 import signal
 import sqlite3
 import subprocess
@@ -291,6 +292,14 @@ def check_errors(s):
           f"malformed JSON: {status} {body}")
     status, _, body = s.call("POST", "/v1/verify", raw=b"[" * 100000 + b"]" * 100000)
     check(status == 400 and error_kind(body) == "bad_request", f"deeply nested JSON: {status} {body}")
+    # A body of no announced length would end only when the client closes: answered 411 at
+    # once instead of holding a thread for the read timeout (60 s).
+    with socket.create_connection((s.host, s.port), timeout=20) as raw:
+        began = time.monotonic()
+        raw.sendall(b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n{}")
+        head = raw.recv(200)
+        check(head.startswith(b"HTTP/1.1 411") and time.monotonic() - began < 10,
+              f"POST without Content-Length: {head[:80]!r} after {time.monotonic() - began:.1f} s")
     bad_fields = [
         ({"task_source": 5, "code": "x"}, "task_source: must be a string"),
         ({"code": "x"}, "task_source: is required"),
