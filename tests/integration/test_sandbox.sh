@@ -272,6 +272,7 @@ grep -qx passed "$TMP/s1" || { cat "$TMP/sandboxed.json" "$TMP/sandboxed.err"; f
 sleep 1
 pgrep -f "^sleep 1000[.]$$\$" >/dev/null && fail "a setsid child outlived its sandboxed worker"
 KVAULT_SANDBOX=off run unsandboxed | tee "$TMP/s2"
+rm -f "$KVAULT_SOURCE_ROOT/python/kvault_worker/planted.py"  # what the unconfined run wrote into the harness
 pkill_own() { for p in $(pgrep -f "^sleep 1000[.]$$\$"); do kill "$p"; done; }
 pkill_own
 grep -qx load_error "$TMP/s2" || { cat "$TMP/unsandboxed.json"; fail "without the sandbox the checks should fail"; }
