@@ -53,6 +53,14 @@ class DeviceSession {
   // it may write; a candidate worker writes its outputs there, and no other candidate
   // worker can reach it); empty when there is none (the sandbox is off).
   const std::string& Folder(WorkerRole role) const { return folders_[static_cast<int>(role)]; }
+  // Where the candidate's worker writes its outputs: its own folder, which no other
+  // worker can reach; the reference's files stay in the verification's `scratch`,
+  // which candidate workers cannot see (docs/sandbox.md). `scratch` when the worker has
+  // no folder of its own (the sandbox is off).
+  const std::string& CandidateFolder(const std::string& scratch) const {
+    const std::string& own = Folder(WorkerRole::kCandidate);
+    return own.empty() ? scratch : own;
+  }
   // The hello answer (device and build information), starting a worker if needed.
   Result<Json> Hello();
   // Stops every process of the candidate's side until the result is destroyed: the

@@ -6,6 +6,9 @@
 //   auto ref = TensorFile::Open(path);
 //   request["output_layout"] = OutputLayout(*ref);
 //   // {"tree": {"kind":"tensor","index":0}, "tensors": [{"dtype":"float32","shape":[4,5]}]}
+#include <cstdint>
+#include <optional>
+
 #include "check/tensor_file.h"
 #include "util/json.h"
 
@@ -14,5 +17,10 @@ namespace kvault {
 // {"tree": <the file's tree>, "tensors": [{"dtype", "shape"}, ...]} in the file's
 // tensor order. Strides, devices and offsets are left out.
 Json OutputLayout(const TensorFile& file);
+
+// The bytes of the tensors a layout lists (what one output takes); nullopt when it
+// lists none, or one with an unknown dtype or no shape. A dimension that is not a
+// whole number counts as empty.
+std::optional<uintmax_t> OutputLayoutBytes(const Json& layout);
 
 }  // namespace kvault

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "check/aliasing.h"
-#include "check/dtype.h"
 #include "check/tensor_file.h"
 #include "engine/output_check.h"
 #include "engine/output_handoff.h"
+#include "engine/output_layout.h"
 #include "engine/timing_statistics.h"
 #include "engine/worker_outcome.h"
 #include "worker/protocol.h"
@@ -134,6 +134,8 @@ class CaseTimer {
   bool CompareKeptSample(int round, int index);
   std::string SamplePath(int side, int round, int index) const;
   int SamplesPerRound() const;
+  // The offer a reference reply makes (its `handoff`), or none.
+  DeviceOffer OfferIn(const Json& reference_reply);
   // A call on one side; on failure sets result_.failure and returns nullopt.
   std::optional<Json> Call(WorkerRole role, Json request);
   // A call on one side timed by the engine's clock (ms into *clocked).
@@ -390,9 +392,7 @@ int CaseTimer::SamplesPerRound() const {
 }
 
 std::string CaseTimer::SamplePath(int side, int round, int index) const {
-  // The candidate's worker writes only in its own folder (DeviceSession::Folder).
-  const std::string& own = session_.Folder(WorkerRole::kCandidate);
-  const std::string dir = side == 1 && !own.empty() ? own : req_.scratch;
+  const std::string& dir = side == 1 ? session_.CandidateFolder(req_.scratch) : req_.scratch;
   return dir + "/timed_" + std::to_string(req_.case_index) + "_r" + std::to_string(round) + "_" +
          std::to_string(index) + "_" + kRoles[side] + ".kvt";
 }
@@ -511,23 +511,9 @@ void CaseTimer::ChooseSampleOutputs() {
     // Outputs this large are compared on the device: a file of each sample would take
     // longer than the samples. Both sides keep each sample's output there until the
     // engine has drawn the ones it compares, as long as a round's fit.
-    uintmax_t bytes = 0;
-    const Json layout = Field(prepared_.reference, protocol::field::kOutputLayout);
-    const Json tensors = layout.is_object() ? Field(layout, "tensors") : Json();
-    bool known = tensors.is_array() && !tensors.empty();
-    for (const Json& t : known ? tensors : Json::array()) {
-      auto dtype = DTypeFromName(t.is_object() ? t.value("dtype", std::string()) : std::string());
-      const Json shape = t.is_object() ? Field(t, "shape") : Json();
-      if (!dtype || !shape.is_array()) {
-        known = false;
-        break;
-      }
-      uintmax_t n = DTypeSize(*dtype);
-      for (const Json& d : shape) n *= d.is_number_integer() && d.get<int64_t>() >= 0 ? d.get<uintmax_t>() : 0;
-      bytes += n;
-    }
-    output_bytes_ = bytes;
-    sample_outputs_ = known && bytes * static_cast<uintmax_t>(SamplesPerRound()) <= kKeptSampleBytes
+    const auto bytes = OutputLayoutBytes(Field(prepared_.reference, protocol::field::kOutputLayout));
+    output_bytes_ = bytes.value_or(0);
+    sample_outputs_ = bytes && *bytes * static_cast<uintmax_t>(SamplesPerRound()) <= kKeptSampleBytes
                           ? SampleOutputs::kKept
                           : SampleOutputs::kUnchecked;
   }
@@ -569,18 +555,19 @@ bool CaseTimer::CompareRound(int round, uint64_t nonce) {
   return same;
 }
 
+DeviceOffer CaseTimer::OfferIn(const Json& reference_reply) {
+  const Json h = Field(reference_reply, protocol::field::kHandoff);
+  if (!h.is_object()) return DeviceOffer();
+  return DeviceOffer([this](const Json& request) { return session_.AskReference(request, timeout_, "the reference"); },
+                     h.value(protocol::field::kOutputLayout, Json()));
+}
+
 bool CaseTimer::CompareKeptSample(int round, int index) {
-  // The candidate's worker reaches only its own folder (DeviceSession::Folder).
-  const std::string& own = session_.Folder(WorkerRole::kCandidate);
-  const HandoffSpec handoff = NewHandoff(own.empty() ? req_.scratch : own, 1);
+  const HandoffSpec handoff = NewHandoff(session_.CandidateFolder(req_.scratch), 1);
   const std::string ref_out = SamplePath(0, round, index), cand_out = SamplePath(1, round, index);
   auto ref = Call(WorkerRole::kReference, TimeOutputRequest{index, ref_out, handoff.ToJson()}.ToJson());
   if (!ref) return false;
-  DeviceOffer offer;  // ended on every way out
-  if (const Json h = Field(*ref, protocol::field::kHandoff); h.is_object())
-    offer = DeviceOffer([this](const Json& request) {
-      return session_.AskReference(request, timeout_, "the reference");
-    }, h.value(protocol::field::kOutputLayout, Json()));
+  DeviceOffer offer = OfferIn(*ref);  // ended on every way out
   TimeOutputRequest to_candidate{index, cand_out};
   if (offer.open()) to_candidate.handoff = handoff.Delivery(), to_candidate.output_layout = offer.layout();
   auto cand = Call(WorkerRole::kCandidate, to_candidate.ToJson());
@@ -662,9 +649,7 @@ bool CaseTimer::RecheckOutput() {
   if (req_.turn.share) req_.turn.share();  // the re-check needs no quiet device
   Json& row = result_.row;
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
-  // The candidate's worker writes only in its own folder (DeviceSession::Folder).
-  const std::string& own = session_.Folder(WorkerRole::kCandidate);
-  const std::string cand_dir = own.empty() ? req_.scratch : own;
+  const std::string& cand_dir = session_.CandidateFolder(req_.scratch);
   const std::string cand_out = cand_dir + "/timed_" + std::to_string(req_.case_index) + "_candidate.kvt";
   Json finish{{"op", "time_finish"}};
   const HandoffSpec handoff = NewHandoff(cand_dir, 1);
@@ -674,11 +659,7 @@ bool CaseTimer::RecheckOutput() {
   ref_finish_req["keep"] = true;  // for the next candidate's timing of this case
   auto ref_finish = Call(WorkerRole::kReference, ref_finish_req);
   if (!ref_finish) return false;
-  DeviceOffer offer;  // ended on every way out
-  if (const Json h = Field(*ref_finish, "handoff"); h.is_object())
-    offer = DeviceOffer([this](const Json& request) {
-      return session_.AskReference(request, timeout_, "the reference");
-    }, h.value("output_layout", Json()));
+  DeviceOffer offer = OfferIn(*ref_finish);  // ended on every way out
   if (t.recheck) finish["out"] = cand_out;
   finish.erase("handoff");
   if (offer.open()) {

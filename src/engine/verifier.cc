@@ -36,15 +36,6 @@ Verification Outcome(OutcomeStatus s, std::string message) {
   return v;
 }
 
-// Where the candidate's worker writes its outputs: its own folder, which no other
-// worker can reach; the reference's files stay in the verification's scratch, which
-// candidate workers cannot see (docs/sandbox.md). The scratch when the worker has no
-// folder of its own (the sandbox is off).
-std::string CandidateFolder(const DeviceSession& session, const std::string& scratch) {
-  const std::string& own = session.Folder(WorkerRole::kCandidate);
-  return own.empty() ? scratch : own;
-}
-
 // Replaces v's outcome by `failure`, keeping what v already knows: the build
 // record, the per-case records, and that it compiled.
 void Settle(Verification& v, Verification failure) {
@@ -255,7 +246,7 @@ Result<Json> Verifier::AskReferenceRun(const RunPlan& run, const std::string& ou
 bool Verifier::MakeReference(const RunPlan& run, const Json& hello, RunState& state, Verification& v) {
   if (run.on_device) {
     // Not cached: outputs of several GB are made again on the device, not read back.
-    state.handoff = NewHandoff(CandidateFolder(session_, run.scratch), 2);
+    state.handoff = NewHandoff(session_.CandidateFolder(run.scratch), 2);
     state.reference_path = run.scratch + "/reference_" + run.tag + ".kvt";
     auto reply = AskReferenceRun(run, state.reference_path, state.handoff.ToJson());
     if (!reply) {
@@ -294,7 +285,7 @@ bool Verifier::RunCandidate(const RunPlan& run, RunState& state, Verification& v
     Settle(v, Outcome(OutcomeStatus::kInfraError, w.error()));
     return false;
   }
-  const std::string folder = CandidateFolder(session_, run.scratch);
+  const std::string folder = session_.CandidateFolder(run.scratch);
   state.out = folder + "/out_" + run.tag + ".kvt";
   state.repeat_out = folder + "/repeat_" + run.tag + ".kvt";
   // defer_writes: the worker writes the output files once this lane's hold of the
