@@ -31,6 +31,12 @@ if ! "$root/.venv/bin/python" -c "import torch, triton" >/dev/null 2>&1; then
   [ -x "$root/.venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$root/.venv"
   "$root/.venv/bin/pip" install -q "triton==$triton_version"
 fi
+# Exports (Parquet, Hugging Face datasets), the corpus's near-duplicate baseline and the
+# Ray cluster: pinned in scripts/python-requirements.txt.
+if ! "$root/.venv/bin/python" -c "import pyarrow, datasets, datasketch, ray" >/dev/null 2>&1; then
+  echo "setup: installing scripts/python-requirements.txt into $root/.venv"
+  "$root/.venv/bin/pip" install -q -r "$root/scripts/python-requirements.txt"
+fi
 
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$root/build" -j "$(nproc)"
