@@ -46,8 +46,9 @@ class Verifier {
   Result<Json> Hello() { return session_.Hello(); }
 
   // Told the name of each stage of Verify as it starts ("describe", "build",
-  // "worker_start", "load", "correctness", "timing", "recheck"), on the calling
-  // thread; for progress output. Default: none.
+  // "worker_start", "load", "correctness", "timing", and "recheck" only when a
+  // speedup above the plausible bound is re-checked), on the calling thread; for
+  // progress output. Default: none.
   void SetStageListener(std::function<void(const char* stage)> listener) {
     stage_listener_ = std::move(listener);
   }

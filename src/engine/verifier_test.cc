@@ -111,6 +111,7 @@ class VerifierTest : public ::testing::Test {
 
   Verification Verify() {
     Verifier v(options_, Factory());
+    v.SetStageListener([this](const char* stage) { stages_.push_back(stage); });
     return v.Verify(task_, candidate_);
   }
 
@@ -128,6 +129,7 @@ class VerifierTest : public ::testing::Test {
   std::string candidate_timing_digest_ = "d";
   bool reference_timing_irreproducible_ = false;
   std::vector<std::string> distributions_;  // of each default run request, in order
+  std::vector<std::string> stages_;          // announced to the stage listener, in order
   std::function<WorkerReply(const Json&)> run_;
   std::function<void(FakeWorker&)> extra_script_;  // after the handlers above
   WorkerReply describe_ = FakeWorker::Ok(Json{
@@ -189,6 +191,8 @@ TEST_F(VerifierTest, PlausibleSpeedupIsNotRechecked) {
   EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
   EXPECT_EQ(timings_, 1);
   EXPECT_EQ(started_.size(), 2u);  // reference and candidate workers
+  EXPECT_EQ(stages_, (std::vector<std::string>{"describe", "build", "worker_start", "load",
+                                                "correctness", "timing"}));
 }
 
 TEST_F(VerifierTest, ImplausibleSpeedupIsRecheckedInAFreshWorker) {
@@ -197,6 +201,8 @@ TEST_F(VerifierTest, ImplausibleSpeedupIsRecheckedInAFreshWorker) {
   EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
   EXPECT_EQ(timings_, 2);           // timed again
   EXPECT_EQ(started_.size(), 3u);   // in a fresh candidate worker
+  ASSERT_FALSE(stages_.empty());
+  EXPECT_EQ(stages_.back(), "recheck");
   EXPECT_EQ(runs_, 5 + 1 + 1);      // the checks, then one re-check run in each worker
   ASSERT_GE(v.cases.size(), 2u);
   EXPECT_EQ(v.cases.back().value("kind", ""), "phases");  // always the last record
