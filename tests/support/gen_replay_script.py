@@ -12,10 +12,12 @@ and no code block at all (never solved). Every path but the last needs a task wi
 correct example <task><ext>; "broken then fixed" also needs a <task>.wrong-*<ext>.
 A language with fewer examples covers the first paths only. --paths keeps only the
 named paths (broken, correct, garbage, two_blocks, timeout, http429, http500,
-truncated, no_code), in the same order, e.g. for a slow language. P.json maps each chosen
-task to the generator outcomes the run must record (after a --resume where a call
-fails), whether it ends solved, whether its first call needs HTTP retries, and
-whether its first call fails (the run then exits 3 until resumed).
+truncated, no_code), in the same order, e.g. for a slow language; it may also name
+"repeated" (not in the default set): the same wrong answer twice, then a correct one,
+three samples of which two are identical. P.json maps each chosen task to its path,
+the generator outcomes the run must record (after a --resume where a call fails),
+whether it ends solved, whether its first call needs HTTP retries, and whether its
+first call fails (the run then exits 3 until resumed).
 """
 import argparse
 import glob
@@ -25,6 +27,7 @@ import os
 FENCE = {".cpp": "cpp", ".cu": "cuda", ".hip": "hip", ".py": "python"}
 PATHS = ["broken", "correct", "garbage", "two_blocks", "timeout", "http429", "http500", "truncated",
          "no_code"]
+OPT_IN_PATHS = ["repeated"]
 PREFERRED = ["relu", "vector_add", "row_sum", "mse_loss", "cumsum", "transpose", "gelu_tanh",
              "swiglu", "softmax"]
 
@@ -37,12 +40,12 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--plan", required=True)
     ap.add_argument("--delay", type=float, default=4.0, help="seconds of the timeout path")
-    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated subset of " + ",".join(PATHS))
+    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated subset of " + ",".join(PATHS + OPT_IN_PATHS))
     a = ap.parse_args()
     wanted = a.paths.split(",")
-    unknown = [p for p in wanted if p not in PATHS]
+    unknown = [p for p in wanted if p not in PATHS + OPT_IN_PATHS]
     if unknown:
-        ap.error("unknown path(s) %s; known: %s" % (",".join(unknown), ",".join(PATHS)))
+        ap.error("unknown path(s) %s; known: %s" % (",".join(unknown), ",".join(PATHS + OPT_IN_PATHS)))
     fence = FENCE[a.ext]
 
     def example(task, wrong=False):
@@ -65,9 +68,18 @@ def main():
                 return t
         return None
 
-    broken = take([t for t in with_code if example(t, wrong=True)]) if "broken" in wanted else None
+    with_wrong = [t for t in with_code if example(t, wrong=True)]
+    paths_of = {}  # task -> its path's name
+    broken = take(with_wrong) if "broken" in wanted else None
     if broken:
         plan[broken] = ([answer(example(broken, True)), answer(example(broken))], ["mismatch", "passed"], True, False)
+        paths_of[broken] = "broken"
+    repeated = take(with_wrong) if "repeated" in wanted else None
+    if repeated:
+        wrong = answer(example(repeated, True))
+        plan[repeated] = ([wrong, dict(wrong), answer(example(repeated))], ["mismatch", "mismatch", "passed"],
+                          True, False)
+        paths_of[repeated] = "repeated"
     paths = [
         ("correct", lambda c: [answer(c)], ["passed"], False),
         # A reply that is not JSON fails the call (not retried): the run stops that task
@@ -87,16 +99,18 @@ def main():
         if t is None:
             break
         plan[t] = (responses(example(t)), outcomes, True, retried)
+        paths_of[t] = name
     no_code = take(["softmax"] + order) if "no_code" in wanted else None
     if no_code:
         plan[no_code] = ([{"content": "Use a numerically stable loop over each row."}],
                          ["no_code", "no_code", "no_code"], False, False)
+        paths_of[no_code] = "no_code"
     for t, (responses, _, _, _) in plan.items():
         rules.append({"match": ["task: " + t + "\n", "role: generator"], "responses": responses})
     rules.append({"match": ["role: reflector"],
                   "responses": [{"content": "Reflection: check the indexing and the reduction order."}]})
     json.dump({"rules": rules, "default": {"status": 404}}, open(a.out, "w"), indent=1)
-    json.dump({t: {"outcomes": p[1], "solved": p[2], "retried": p[3],
+    json.dump({t: {"path": paths_of[t], "outcomes": p[1], "solved": p[2], "retried": p[3],
                    "call_fails": p[0][0].get("raw") is not None} for t, p in plan.items()},
               open(a.plan, "w"), indent=1)
 
