@@ -15,6 +15,7 @@ too small and too briefly trained to write code): no advantage was non-zero, the
 parameters did not move, SFT reproduced no verified kernel.
 """
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -27,6 +28,7 @@ from kvault_recipes.data import read_rl_prompts, read_sft_jsonl, sft_prompt_and_
 from kvault_recipes.trainers import grpo_trainer, sft_trainer
 
 from kernelvault import Client  # after kvault_recipes, which finds it in the checkout
+from kernelvault.records import build_request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -89,29 +91,21 @@ def wait_for_server(client, limit_s):
         time.sleep(2)
 
 
-def evaluate_sft(model, tokenizer, samples, client, max_new_tokens, run):
-    """Greedy answers to the SFT prompts: exact reproductions, and how many pass."""
+def evaluate_sft(model, tokenizer, samples, tasks, client, max_new_tokens, run):
+    """Greedy answers to the SFT prompts: exact reproductions, and how many pass.
+    tasks: (kernel_name, lang) -> the ground truth of the RL row of that task."""
     conversations = [sft_prompt_and_answer(s)[0] for s in samples]
     references = [sft_prompt_and_answer(s)[1] for s in samples]
     started = time.monotonic()
     answers = generate(model, tokenizer, conversations, max_new_tokens=max_new_tokens, greedy=True)
     generated = time.monotonic()
-    from kernelvault.records import build_request
-    requests = [build_request({"pytorch_module_code": p["task_source"], "kernel_name": p["name"], "lang": p["lang"]},
-                              a, {"run": run}) for p, a in zip((_task(s) for s in samples), answers)]
+    requests = [build_request(tasks[(s["metadata"]["kernel_name"], s["metadata"]["lang"])], a, {"run": run})
+                for s, a in zip(samples, answers)]
     results = client.verify_batch(requests)
     return {"exact": sum(a.strip() == r.strip() for a, r in zip(answers, references)), "n": len(samples),
             "passed": sum(bool(r.get("correct")) for r in results),
             "statuses": [r.get("status") for r in results],
             "generate_s": round(generated - started, 2), "verify_s": round(time.monotonic() - generated, 2)}
-
-
-def _task(sample):
-    """The task of a fixture sample (its prompt holds the source; the metadata the name)."""
-    meta = sample["metadata"]
-    content = sample["messages"][0]["content"]
-    source = content.split("```python\n", 1)[1].rsplit("```", 1)[0]
-    return {"name": meta["kernel_name"], "lang": meta["lang"], "task_source": source}
 
 
 def parameter_snapshot(model):
@@ -127,7 +121,7 @@ def parameter_delta(before, model):
     return math.sqrt(change), math.sqrt(total)
 
 
-def run_sft(args, model, tokenizer, samples, client, max_new_tokens, report):
+def run_sft(args, model, tokenizer, samples, tasks, client, max_new_tokens, report):
     rounds, steps = [], 0
     sft_started = time.monotonic()
     while steps < args.sft_max_steps:
@@ -141,7 +135,7 @@ def run_sft(args, model, tokenizer, samples, client, max_new_tokens, report):
         result = trainer.train()
         steps += args.sft_round_steps
         model = trainer.model
-        evaluation = evaluate_sft(model, tokenizer, samples, client, max_new_tokens, args.run + "-sft")
+        evaluation = evaluate_sft(model, tokenizer, samples, tasks, client, max_new_tokens, args.run + "-sft")
         rounds.append(dict(evaluation, steps=steps, loss=round(result.training_loss, 4),
                            train_s=round(time.monotonic() - started, 2)))
         log("sft_round", **rounds[-1])
@@ -196,7 +190,8 @@ def run_grpo(args, model, tokenizer, prompts, client, max_new_tokens, report):
                       "step_s": step_s, "generate_s": r["generate_s"], "verify_s": r["verify_s"],
                       "update_s": None if step_s is None else step_s - r["rollout_s"]})
         log("grpo_step", **steps[-1])
-    report["grpo"] = {"settings": s.__dict__, "steps": steps, "seconds": round(time.monotonic() - started, 1),
+    report["grpo"] = {"settings": dataclasses.asdict(s), "steps": steps,
+                      "seconds": round(time.monotonic() - started, 1),
                       "parameter_delta_l2": delta, "parameter_l2": norm,
                       "trl_log_history": trainer.state.log_history}
     return trainer.model
@@ -252,7 +247,9 @@ def main(argv=None):
 
     paths = write_fixture(args.examples, os.path.join(args.work, "data"), args.backend, tuple(args.formats.split(",")))
     samples = read_sft_jsonl(paths["sft"])[:args.tasks]
-    prompts = read_rl_prompts(paths["rl_jsonl"])[:args.tasks]
+    every_prompt = read_rl_prompts(paths["rl_jsonl"])
+    tasks = {(p["kernel_name"], p["ground_truth"]["lang"]): p["ground_truth"] for p in every_prompt}
+    prompts = every_prompt[:args.tasks]
     log("fixture", sft=len(samples), rl=len(prompts))
     tokenizer = build_tokenizer(samples, os.path.join(args.work, "tokenizer"), args.vocab)
     longest = max(len(tokenizer(sft_prompt_and_answer(s)[1])["input_ids"]) for s in samples)
@@ -267,7 +264,7 @@ def main(argv=None):
     report["server"] = wait_for_server(client, args.server_wait_s)
     log("server", **report["server"])
     try:
-        model = run_sft(args, model, tokenizer, samples, client, max_new_tokens, report)
+        model = run_sft(args, model, tokenizer, samples, tasks, client, max_new_tokens, report)
         checkpoint = os.path.join(args.work, "sft-model")
         model.save_pretrained(checkpoint)
         tokenizer.save_pretrained(checkpoint)

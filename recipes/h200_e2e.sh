@@ -37,8 +37,8 @@ while [ $# -gt 0 ]; do
 done
 out=${OUT:-/tmp/kvault-e2e-out}/e2e
 work=${WORK:-/tmp/kvault-e2e}
-rm -rf "$work"
 mkdir -p "$out" "$work"
+rm -rf "$work"/{data,tokenizer,sft,sft-model,grpo,site,cache,rewards.db,rewards.db-wal,rewards.db-shm,serve.first-line}
 if [ -z "${KVAULT:-}" ]; then
   if [ "$smoke" = 0 ] && [ -x "$root/.carry/kvault" ]; then KVAULT=$root/.carry/kvault; else KVAULT=$root/build/kvault; fi
 fi

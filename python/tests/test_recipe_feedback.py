@@ -149,3 +149,17 @@ def test_group_advantage_subtracts_the_mean_and_does_not_divide_by_the_std():
     assert rollout.group_advantages(returns, groups) == [1.5, -0.5, -0.5, -0.5, None, 0.0, 0.0]
     with pytest.raises(ValueError):
         rollout.group_advantages([1.0], [0, 1])
+
+
+def test_default_settings_are_the_papers_and_hip_rl_is_one_turn_of_sixteen():
+    from kvault_recipes.config import settings
+    paper = settings()
+    assert (paper.reward, paper.turns, paper.discount, paper.group_size, paper.prompts_per_step) == \
+        ("paper", 3, 0.6, 8, 64)
+    assert (paper.learning_rate, paper.kl_coef, paper.clip_low, paper.clip_high, paper.scale_by_std) == \
+        (1e-6, 0.01, 0.2, 0.28, False)
+    hip = settings("hip-rl", learning_rate=None, turns=None)
+    assert (hip.reward, hip.turns, hip.group_size, hip.learning_rate) == ("hip-rl", 1, 16, 1e-6)
+    assert settings("paper", turns=1).turns == 1
+    with pytest.raises(ValueError, match="unknown variant"):
+        settings("ppo")

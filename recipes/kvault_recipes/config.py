@@ -3,7 +3,7 @@
 One place for every number of the recipe; the trainer entry points and the configs
 in recipes/ read them from here or repeat them with a pointer here.
 """
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 # The paper's reward per turn is 0 (not compiled), 0.4 (compiled), 1.4 (compiled and
 # correct), plus the speedup term min(0.375 log2(s)^2, 1.5) when correct and s >= 1.
@@ -44,7 +44,3 @@ def settings(variant="paper", **overrides):
     if variant not in VARIANTS:
         raise ValueError("unknown variant %r (paper, hip-rl)" % (variant,))
     return replace(VARIANTS[variant], **{k: v for k, v in overrides.items() if v is not None})
-
-
-def as_dict(s):
-    return asdict(s)

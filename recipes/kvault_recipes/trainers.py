@@ -66,6 +66,9 @@ def grpo_trainer(model, tokenizer, prompts, output_dir, settings=PAPER, *, clien
         scale_rewards="group" if settings.scale_by_std else "none",
         per_device_train_batch_size=settings.group_size, gradient_accumulation_steps=per_device,
         max_completion_length=settings.max_sequence, temperature=settings.temperature,
+        # A multi-turn completion ends after the last answer's end-of-turn text, not on an
+        # EOS token: TRL would take every one for truncated and mask it out.
+        mask_truncated_completions=False,
         max_steps=max_steps, num_train_epochs=epochs, bf16=bf16, logging_steps=logging_steps,
         report_to="none", save_strategy="epoch" if save else "no", **extra)
     rollout = KernelVaultRollout(prompts, settings, client=client, log_path=log_path, run=run, policy=policy)

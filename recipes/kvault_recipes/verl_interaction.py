@@ -16,6 +16,8 @@ reward function `trajectory_score` adds them up. A task error raises
 kernelvault.TaskError; an infrastructure failure raises InfrastructureError; neither
 is scored.
 """
+import uuid
+
 from kernelvault.records import build_request
 from kernelvault.shared import shared_client
 
@@ -47,7 +49,6 @@ class KernelVaultInteraction(BaseInteraction):
 
     async def start_interaction(self, instance_id=None, ground_truth=None, **kwargs):
         if instance_id is None:
-            import uuid
             instance_id = uuid.uuid4().hex
         if ground_truth is None:
             raise ValueError("KernelVaultInteraction: interaction_kwargs must hold the task's ground_truth")
