@@ -124,6 +124,13 @@ struct ExportFlags {
   std::string output = "-";       // "-": stdout (jsonl, csv)
 };
 int RunExport(const ExportFlags& flags);
+
+// `kvault import`: JSON Lines of `kvault export` into a store (docs/export.md).
+struct ImportFlags {
+  std::vector<std::string> inputs;  // files; "-": stdin
+  std::optional<std::string> db;
+};
+int RunImport(const ImportFlags& flags);
 int RunCompare(const ScoreFlags& flags);
 int RunReport(const ScoreFlags& flags);
 

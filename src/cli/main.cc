@@ -107,6 +107,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"jsonl", "csv", "parquet"}));
   exporter->add_option("-o,--output", xf.output, "file to write; - for stdout (Default: -)");
 
+  kvault::cli::ImportFlags imf;
+  auto* importer = app.add_subcommand("import", "add attempts exported as JSON Lines by `kvault export` to a store");
+  importer->add_option("inputs", imf.inputs, "JSON Lines files; - for stdin")->required();
+  importer->add_option("--db", imf.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
+
   kvault::cli::GenFlags gf;
   auto* gen = kvault::cli::AddGenCommand(app, gf);
   AddCommon(gen, gf.common);
@@ -153,6 +158,7 @@ int main(int argc, char** argv) {
   if (*compare) return kvault::cli::RunCompare(cf);
   if (*report) return kvault::cli::RunReport(rf);
   if (*exporter) return kvault::cli::RunExport(xf);
+  if (*importer) return kvault::cli::RunImport(imf);
   if (*gen) return kvault::cli::RunGen(gf);
   if (*import_geak) return kvault::cli::RunImportGeak(gk);
   if (*cache) return kvault::cli::RunCache(*cache, cachef);

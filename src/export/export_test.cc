@@ -34,6 +34,38 @@ TEST(AttemptRow, HasEveryColumnAndNothingElse) {
   EXPECT_EQ(row["reference_ms"], 0.5);
 }
 
+TEST(AttemptFromRow, GivesBackTheRecordOfItsRow) {
+  AttemptRecord in = Record();
+  in.speedup = 1.5;
+  in.cases = Json::array({{{"case", "default"}}});
+  auto out = AttemptFromRow(AttemptRow(in, RunContext{"m"}));
+  ASSERT_TRUE(out) << out.error();
+  EXPECT_EQ(out->run, in.run);
+  EXPECT_EQ(out->sample, in.sample);
+  EXPECT_EQ(out->status, in.status);
+  EXPECT_EQ(out->message, in.message);
+  EXPECT_TRUE(out->compiled);
+  EXPECT_EQ(out->speedup, 1.5);
+  EXPECT_EQ(out->reference_ms, 0.5);
+  EXPECT_FALSE(out->reward.has_value());
+  EXPECT_EQ(out->cases, in.cases);
+  EXPECT_EQ(out->environment, in.environment);
+}
+
+TEST(AttemptFromRow, NamesAMissingOrMistypedColumn) {
+  Json row = AttemptRow(Record(), {});
+  row.erase("status");
+  auto missing = AttemptFromRow(row);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().find("'status'"), std::string::npos) << missing.error();
+  row = AttemptRow(Record(), {});
+  row["compiled"] = "yes";
+  auto mistyped = AttemptFromRow(row);
+  ASSERT_FALSE(mistyped);
+  EXPECT_NE(mistyped.error().find("'compiled'"), std::string::npos) << mistyped.error();
+  EXPECT_FALSE(AttemptFromRow(Json::array()));
+}
+
 TEST(Writers, JsonlOneObjectPerLineInColumnOrder) {
   std::ostringstream out;
   WriteJsonl(out, AttemptColumns(), {AttemptRow(Record(), {}), AttemptRow(Record(), {})});

@@ -30,6 +30,24 @@ const char* TypeName(ColumnType t) {
   return "string";
 }
 
+// The value of column `name` in `row`, checked against its type; nullptr for a
+// null value of a nullable column.
+Result<const Json*> Field(const Json& row, const Column& c) {
+  if (!row.contains(c.name)) return Error{"the row has no column '" + c.name + "'"};
+  const Json& v = row[c.name];
+  if (v.is_null() && c.nullable) return static_cast<const Json*>(nullptr);
+  bool ok = false;
+  switch (c.type) {
+    case ColumnType::kString: ok = v.is_string(); break;
+    case ColumnType::kInt: ok = v.is_number_integer(); break;
+    case ColumnType::kDouble: ok = v.is_number(); break;
+    case ColumnType::kBool: ok = v.is_boolean(); break;
+    case ColumnType::kJson: ok = true; break;
+  }
+  if (!ok) return Error{"column '" + c.name + "' is not a " + TypeName(c.type)};
+  return &v;
+}
+
 }  // namespace
 
 const std::vector<Column>& AttemptColumns() {
@@ -81,6 +99,47 @@ Json AttemptRow(const AttemptRecord& r, const RunContext& context) {
               {"candidate_source", r.candidate_source},
               {"cases", r.cases},
               {"environment", r.environment}};
+}
+
+Result<AttemptRecord> AttemptFromRow(const Json& row) {
+  if (!row.is_object()) return Error{"a row is not a JSON object"};
+  AttemptRecord r;
+  for (const Column& c : AttemptColumns()) {
+    auto field = Field(row, c);
+    if (!field) return Error{field.error()};
+    const Json* v = *field;
+    const std::string& n = c.name;
+    auto text = [&] { return v->get<std::string>(); };
+    auto number = [&] { return v ? std::optional<double>(v->get<double>()) : std::nullopt; };
+    if (n == "run") r.run = text();
+    else if (n == "task") r.task = text();
+    else if (n == "sample") r.sample = text();
+    else if (n == "task_hash") r.task_hash = text();
+    else if (n == "candidate_path") r.candidate_path = text();
+    else if (n == "candidate_hash") r.candidate_hash = text();
+    else if (n == "format") r.format = text();
+    else if (n == "language") r.language = text();
+    else if (n == "backend") r.backend = text();
+    else if (n == "arch") r.arch = text();
+    else if (n == "policy") r.policy = text();
+    else if (n == "status") r.status = text();
+    else if (n == "compiled") r.compiled = v->get<bool>();
+    else if (n == "correct") r.correct = v->get<bool>();
+    else if (n == "speedup") r.speedup = number();
+    else if (n == "reference_ms") r.reference_ms = number();
+    else if (n == "candidate_ms") r.candidate_ms = number();
+    else if (n == "reward") r.reward = number();
+    else if (n == "message") r.message = text();
+    else if (n == "diagnostics") r.diagnostics = text();
+    else if (n == "seconds") r.seconds = v->get<double>();
+    else if (n == "created_at") r.created_at = text();
+    else if (n == "engine_version") r.engine_version = text();
+    else if (n == "candidate_source") r.candidate_source = text();
+    else if (n == "cases") r.cases = *v;
+    else if (n == "environment") r.environment = *v;
+    // id, device, torch and model are derived or belong to the exporting store.
+  }
+  return r;
 }
 
 Json ColumnsJson(const std::vector<Column>& columns) {

@@ -11,6 +11,7 @@
 
 #include "store/store.h"
 #include "util/json.h"
+#include "util/result.h"
 
 namespace kvault::exporting {
 
@@ -33,6 +34,12 @@ const std::vector<Column>& AttemptColumns();
 // One attempt as a JSON object with exactly AttemptColumns()' keys: strings, numbers,
 // booleans, null for an absent nullable value; kJson columns hold JSON values.
 Json AttemptRow(const AttemptRecord& record, const RunContext& context);
+
+// The inverse of AttemptRow: a row of `kvault export --format jsonl` back into a
+// record (`kvault import`). The derived columns (id, device, torch, model) are
+// ignored, and Store::Put stamps created_at anew. Error naming the column for a missing
+// key or a value of the wrong type.
+Result<AttemptRecord> AttemptFromRow(const Json& row);
 
 // The columns as JSON ([{"name", "type", "nullable"}]): what the Parquet writer is told.
 Json ColumnsJson(const std::vector<Column>& columns);

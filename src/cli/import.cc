@@ -1,0 +1,64 @@
+// kvault import: attempts exported as JSON Lines (`kvault export`) into a store
+// (docs/export.md, "Import"). How a cluster gathers the attempts its nodes recorded
+// into the driver's store (docs/cluster.md): the store's own key makes a row
+// imported twice one row.
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+#include "export/rows.h"
+#include "util/json_parse.h"
+
+namespace kvault::cli {
+namespace {
+
+// Puts every line of `in` into `store`; the count, or an error naming the line.
+Result<size_t> ImportLines(std::istream& in, const std::string& name, Store& store) {
+  size_t line_no = 0, count = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto where = [&] { return name + ":" + std::to_string(line_no) + ": "; };
+    auto row = ParseJson(line);
+    if (!row) return Error{where() + row.error()};
+    auto record = exporting::AttemptFromRow(*row);
+    if (!record) return Error{where() + record.error()};
+    if (Status s = store.Put(*record); !s) return Error{where() + s.error()};
+    ++count;
+  }
+  if (in.bad()) return Error{name + ": read error"};
+  return count;
+}
+
+}  // namespace
+
+int RunImport(const ImportFlags& flags) {
+  auto store = Store::Open(ResolveDbPath(flags.db));
+  if (!store) {
+    std::cerr << "kvault import: " << store.error() << "\n";
+    return kExitInfra;
+  }
+  size_t total = 0;
+  for (const std::string& input : flags.inputs) {
+    std::ifstream file;
+    if (input != "-") {
+      file.open(input);
+      if (!file) {
+        std::cerr << "kvault import: cannot read " << input << "\n";
+        return kExitMisuse;
+      }
+    }
+    auto count = ImportLines(input == "-" ? std::cin : file, input == "-" ? "stdin" : input, **store);
+    if (!count) {
+      std::cerr << "kvault import: " << count.error() << "\n";
+      return kExitMisuse;
+    }
+    total += *count;
+  }
+  std::cerr << "kvault import: " << total << " attempt(s) into " << (*store)->path() << "\n";
+  return kExitOk;
+}
+
+}  // namespace kvault::cli
