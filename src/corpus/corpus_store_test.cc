@@ -1,0 +1,197 @@
+#include "corpus/corpus_store.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "util/files.h"
+
+namespace kvault::corpus {
+namespace {
+
+KernelRecord Kernel(const std::string& task, const std::string& source) {
+  KernelRecord r;
+  r.task.name = task;
+  r.task.reference_source = "class Model: # " + task + "\n";
+  r.candidate_source = source;
+  r.language = "hip";
+  r.format = "extension";
+  r.provenance.pipeline = "test";
+  FinishRecord(r);
+  return r;
+}
+
+VerificationResult Result(const std::string& hardware, const std::string& status, double speedup) {
+  VerificationResult v;
+  v.hardware = hardware;
+  v.toolchain = "hipcc 6.2";
+  v.backend = "hip";
+  v.status = status;
+  v.speedup = speedup;
+  v.verified_at = "2026-12-01T00:00:00.000Z";
+  return v;
+}
+
+std::vector<KernelRecord> All(CorpusStore& vault, const RecordFilter& f = {}) {
+  std::vector<KernelRecord> out;
+  Status s = vault.ForEach(f, [&](const KernelRecord& r) {
+    out.push_back(r);
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s.error();
+  return out;
+}
+
+CorpusStore OpenMemory() {
+  auto vault = CorpusStore::Open(":memory:");
+  if (!vault) throw std::runtime_error(vault.error());
+  return std::move(*vault);
+}
+
+TEST(CorpusStore, UpsertKeepsEveryFieldAndMergesResults) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord r = Kernel("relu", "__global__ void k() {}\n");
+  r.arch = "gfx942";
+  r.provenance = {"gen", "qwen", "write relu", "parent1", "AMD-AGI/x", "MIT", "a.jsonl", 7};
+  r.results = {Result("MI300X", "passed", 1.5)};
+  ASSERT_TRUE(vault.Upsert(r).ok());
+  r.results = {Result("H200", "mismatch", 0)};
+  ASSERT_TRUE(vault.Upsert(r).ok());
+  auto got = vault.Get(r.id);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  const KernelRecord& g = **got;
+  EXPECT_EQ(RecordToJson(g)["provenance"], RecordToJson(r)["provenance"]);
+  EXPECT_EQ(g.task.reference_source, r.task.reference_source);
+  EXPECT_EQ(g.arch, "gfx942");
+  ASSERT_EQ(g.results.size(), 2u);  // one per hardware
+  EXPECT_EQ(All(vault).size(), 1u);
+}
+
+TEST(CorpusStore, IdDependsOnContentNotProvenance) {
+  KernelRecord a = Kernel("relu", "x");
+  KernelRecord b = a;
+  b.provenance.model = "other";
+  FinishRecord(b);
+  EXPECT_EQ(a.id, b.id);
+  b.language = "cuda";
+  FinishRecord(b);
+  EXPECT_NE(a.id, b.id);
+}
+
+TEST(CorpusStore, FilterAppliesToOneResultAndToMarks) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord fast = Kernel("relu", "fast");
+  fast.results = {Result("H200", "passed", 3.0)};
+  KernelRecord slow = Kernel("relu", "slow");
+  slow.results = {Result("H200", "passed", 0.5), Result("MI300X", "mismatch", 4.0)};
+  KernelRecord qa;
+  qa.kind = kKindQa;
+  qa.qa = {"What does axpy do?", "y = a*x + y", "axpy.cpp:1-3"};
+  ASSERT_TRUE(vault.UpsertMany({fast, slow, qa}).ok());
+
+  RecordFilter f;
+  f.status = "passed";
+  f.min_speedup = 1.0;  // slow's 4.0 is a mismatch: not the same result
+  auto got = All(vault, f);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].candidate_source, "fast");
+  RecordFilter qa_only;
+  qa_only.kind = "qa";
+  EXPECT_EQ(*vault.Count(qa_only), 1);
+
+  ASSERT_TRUE(vault.SetDuplicates({{slow.id, fast.id, "near"}}).ok());
+  ASSERT_TRUE(vault.SetContamination({{fast.id, "relu", "ngram", 0.9}}, "kernelbench").ok());
+  RecordFilter clean;
+  clean.include_duplicates = false;
+  clean.decontaminated_only = true;
+  got = All(vault, clean);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].kind, "qa");
+  auto f2 = vault.Get(fast.id);
+  ASSERT_EQ((*f2)->contamination.size(), 1u);
+  EXPECT_EQ((*f2)->contamination[0].suite, "kernelbench");
+
+  // Replacing marks: the new lists are all that remain.
+  ASSERT_TRUE(vault.SetDuplicates({}).ok());
+  ASSERT_TRUE(vault.SetContamination({}, "kernelbench").ok());
+  EXPECT_EQ(All(vault, clean).size(), 3u);
+}
+
+TEST(CorpusStore, MarksOfUnknownRecordsChangeNothing) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord a = Kernel("relu", "a");
+  KernelRecord b = Kernel("relu", "b");
+  ASSERT_TRUE(vault.UpsertMany({a, b}).ok());
+  ASSERT_TRUE(vault.SetDuplicates({{b.id, a.id, "exact"}}).ok());
+  EXPECT_FALSE(vault.SetDuplicates({{a.id, b.id, "exact"}, {"nope", a.id, "exact"}}).ok());
+  EXPECT_EQ((*vault.Get(b.id))->duplicate_of, a.id);  // the failed call rolled back
+  EXPECT_EQ((*vault.Get(a.id))->duplicate_of, "");
+}
+
+TEST(CorpusStore, ResumeSeesResultsPerHardwareAndToolchain) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord a = Kernel("relu", "a");
+  ASSERT_TRUE(vault.Upsert(a).ok());
+  ASSERT_TRUE(vault.AddResult(a.id, Result("H200", "passed", 2)).ok());
+  EXPECT_TRUE(*vault.HasResult(a.id, "H200", "hipcc 6.2"));
+  EXPECT_FALSE(*vault.HasResult(a.id, "H200", "nvcc 12.4"));
+  EXPECT_FALSE(*vault.HasResult(a.id, "MI300X", "hipcc 6.2"));
+}
+
+TEST(CorpusStore, RefusesForeignAndReopensItsOwnFile) {
+  auto dir = TempDir::Create("", "kvault-vault-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir->path() + "/vault.db";
+  {
+    auto vault = CorpusStore::Open(path);
+    ASSERT_TRUE(vault.ok()) << vault.error();
+    ASSERT_TRUE(vault->Upsert(Kernel("relu", "a")).ok());
+  }
+  auto again = CorpusStore::Open(path);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(*again->Count({}), 1);
+  const std::string junk = dir->path() + "/junk.db";
+  ASSERT_TRUE(WriteFileAtomic(junk, "not sqlite at all, just text").ok());
+  auto bad = CorpusStore::Open(junk);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("junk.db"), std::string::npos);
+}
+
+TEST(CorpusStore, RejectsRecordsWithoutTheirKey) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord nameless = Kernel("", "a");
+  EXPECT_FALSE(vault.Upsert(nameless).ok());
+  KernelRecord qa;
+  qa.kind = kKindQa;
+  EXPECT_FALSE(vault.Upsert(qa).ok());
+}
+
+TEST(Record, JsonRoundTripIsExact) {
+  KernelRecord r = Kernel("relu", std::string("a\0b", 3));
+  r.provenance = {"gen", "m", "p", "parent", "src", "MIT", "f.jsonl", 3};
+  r.results = {Result("H200", "passed", 2.5)};
+  r.results[0].environment = {{"torch", "2.5"}};
+  r.duplicate_of = "x";
+  r.duplicate_kind = "near";
+  r.contamination = {{"kb", "19_ReLU", "signature", 1.0}};
+  auto back = RecordFromJson(RecordToJson(r));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(RecordToJson(*back), RecordToJson(r));
+  Json wrong = RecordToJson(r);
+  wrong["provenance"]["origin_line"] = "seven";
+  auto bad = RecordFromJson(wrong);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("provenance.origin_line"), std::string::npos);
+}
+
+TEST(Record, BestResultPrefersCorrectThenFaster) {
+  KernelRecord r;
+  EXPECT_EQ(BestResult(r), nullptr);
+  r.results = {Result("a", "mismatch", 9), Result("b", "passed", 1.2), Result("c", "passed", 2)};
+  ASSERT_NE(BestResult(r), nullptr);
+  EXPECT_EQ(BestResult(r)->hardware, "c");
+}
+
+}  // namespace
+}  // namespace kvault::corpus
