@@ -4,7 +4,10 @@
   2. a byte-level BPE tokenizer trained on that text, with a chat template
   3. a Qwen3-architecture model from a config (few layers, small hidden size)
   4. SFT with TRL's SFTTrainer, in rounds, until greedy answers reproduce the
-     verified kernels (exact match, and pass rate through `kvault serve`)
+     verified kernels (exact match, and pass rate through `kvault serve`); besides
+     the single-turn samples, two-turn ones teach the answer to a feedback turn (the
+     real verdict on a verified or a failing candidate of examples/, then the
+     verified kernel)
   5. multi-turn GRPO steps with TRL's GRPOTrainer, rewards from `kvault serve`
   6. <out>/summary.json: SFT rounds, per GRPO step the reward components per turn,
      returns, advantages, KL, time in generation / verification / the rest, and how
@@ -24,7 +27,8 @@ import time
 
 from kvault_recipes.chat import generate
 from kvault_recipes.config import settings
-from kvault_recipes.data import read_rl_prompts, read_sft_jsonl, sft_prompt_and_answer, write_fixture
+from kvault_recipes.data import (answer_text, candidates, feedback_turn_samples, read_rl_prompts, read_sft_jsonl,
+                                 sft_prompt_and_answer, write_fixture)
 from kvault_recipes.trainers import grpo_trainer, sft_trainer
 
 from kernelvault import Client  # after kvault_recipes, which finds it in the checkout
@@ -108,6 +112,23 @@ def evaluate_sft(model, tokenizer, samples, tasks, client, max_new_tokens, run):
             "generate_s": round(generated - started, 2), "verify_s": round(time.monotonic() - generated, 2)}
 
 
+def feedback_samples(args, samples, tasks, client):
+    """Two-turn SFT samples from real verdicts: each verified kernel answered after its
+    own feedback (make it faster), and after the feedback on each failing candidate of
+    examples/ for the same task (fix it)."""
+    first_turns = [(s, sft_prompt_and_answer(s)[1]) for s in samples]
+    by_task = {}
+    for s in samples:
+        by_task.setdefault((s["metadata"]["kernel_name"], s["metadata"]["lang"]), []).append(s)
+    for c in candidates(args.examples, args.backend, tuple(args.formats.split(","))):
+        if c["status"] != "passed":
+            for s in by_task.get((c["kernel_name"], c["lang"]), []):
+                first_turns.append((s, answer_text(c["code"], c["lang"])))
+    requests = [build_request(tasks[(s["metadata"]["kernel_name"], s["metadata"]["lang"])], first,
+                              {"run": args.run + "-sft"}) for s, first in first_turns]
+    return feedback_turn_samples(first_turns, client.verify_batch(requests))
+
+
 def parameter_snapshot(model):
     return {n: p.detach().float().cpu().clone() for n, p in model.named_parameters()}
 
@@ -122,12 +143,17 @@ def parameter_delta(before, model):
 
 
 def run_sft(args, model, tokenizer, samples, tasks, client, max_new_tokens, report):
+    """SFT rounds on the samples (and their feedback turns) until the greedy answers to
+    the samples' prompts are exact copies, or the step or time budget is spent."""
     rounds, steps = [], 0
     sft_started = time.monotonic()
+    training = samples + (feedback_samples(args, samples, tasks, client) if args.feedback_turns else [])
+    report["sft_samples"] = {"single_turn": len(samples), "with_feedback_turn": len(training) - len(samples)}
+    log("sft_samples", **report["sft_samples"])
     while steps < args.sft_max_steps:
-        trainer = sft_trainer(model, tokenizer, samples, os.path.join(args.work, "sft"),
+        trainer = sft_trainer(model, tokenizer, training, os.path.join(args.work, "sft"),
                               learning_rate=args.sft_lr, max_steps=args.sft_round_steps,
-                              batch_size=len(samples), grad_accum=1, max_length=args.max_positions,
+                              batch_size=len(training), grad_accum=1, max_length=args.max_positions,
                               bf16=args.device == "cuda", warmup=0.0, lr_schedule="constant",
                               logging_steps=max(1, args.sft_round_steps // 4), save=False,
                               use_cpu=args.device == "cpu")
@@ -223,6 +249,7 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="summary.json and the step logs")
     parser.add_argument("--work", required=True, help="fixture, tokenizer, model, checkpoints")
     parser.add_argument("--tasks", type=int, default=None, help="only the first N samples and prompts")
+    parser.add_argument("--only", default=None, help="only these tasks (comma-separated names)")
     parser.add_argument("--run", default="e2e", help="store run name prefix")
     parser.add_argument("--vocab", type=int, default=2048)
     parser.add_argument("--layers", type=int, default=4)
@@ -232,6 +259,8 @@ def main(argv=None):
     parser.add_argument("--sft-round-steps", type=int, default=150)
     parser.add_argument("--sft-max-steps", type=int, default=900)
     parser.add_argument("--sft-budget-s", type=float, default=180)
+    parser.add_argument("--no-feedback-turns", dest="feedback_turns", action="store_false",
+                        help="SFT on single-turn samples only (no answers to a feedback turn)")
     parser.add_argument("--variant", default="paper", choices=("paper", "hip-rl"))
     parser.add_argument("--grpo-steps", type=int, default=3)
     parser.add_argument("--grpo-prompts", type=int, default=8, help="prompts per GRPO step (x 8 samples)")
@@ -246,10 +275,12 @@ def main(argv=None):
     report = {"args": vars(args)}
 
     paths = write_fixture(args.examples, os.path.join(args.work, "data"), args.backend, tuple(args.formats.split(",")))
-    samples = read_sft_jsonl(paths["sft"])[:args.tasks]
+    only = set(args.only.split(",")) if args.only else None
+    samples = [s for s in read_sft_jsonl(paths["sft"]) if only is None or s["metadata"]["kernel_name"] in only]
     every_prompt = read_rl_prompts(paths["rl_jsonl"])
     tasks = {(p["kernel_name"], p["ground_truth"]["lang"]): p["ground_truth"] for p in every_prompt}
-    prompts = every_prompt[:args.tasks]
+    prompts = [p for p in every_prompt if only is None or p["kernel_name"] in only][:args.tasks]
+    samples = samples[:args.tasks]
     log("fixture", sft=len(samples), rl=len(prompts))
     tokenizer = build_tokenizer(samples, os.path.join(args.work, "tokenizer"), args.vocab)
     longest = max(len(tokenizer(sft_prompt_and_answer(s)[1])["input_ids"]) for s in samples)

@@ -102,3 +102,20 @@ def test_sft_rows_put_the_loss_on_the_answer_only():
                            {"role": "assistant", "content": "a"}], "metadata": {}}
     assert sft_rows([sample]) == [{"prompt": sample["messages"][:2],
                                    "completion": [{"role": "assistant", "content": "a"}]}]
+
+
+def test_feedback_turn_samples_show_the_first_answer_and_teach_the_verified_one():
+    sft, _ = data.fixture(EXAMPLES, "cpu")
+    sample = sft[0]
+    verdict = {"status": "mismatch", "compiled": True, "correct": False,
+               "feedback": '<execution_result>\n{"status": "mismatch", "compiled": true, "correct": false}\n'
+                           '</execution_result>\n'}
+    [two_turn] = data.feedback_turn_samples([(sample, "```cpp\nwrong\n```")], [verdict])
+    messages = two_turn["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[0] == sample["messages"][0] and messages[1]["content"] == "```cpp\nwrong\n```"
+    assert '"turn": 1' in messages[2]["content"] and "Fix it" in messages[2]["content"]
+    assert messages[3] == sample["messages"][-1]
+    assert two_turn["metadata"]["first_status"] == "mismatch" and two_turn["metadata"]["n_iter"] == 2
+    prompt, answer = sft_rows([two_turn])[0]["prompt"], sft_rows([two_turn])[0]["completion"]
+    assert prompt == messages[:3] and answer == [messages[3]]

@@ -144,44 +144,70 @@ def answer_text(code, language):
     return "```%s\n%s%s```" % (language, code, "" if code.endswith("\n") else "\n")
 
 
-def fixture(examples_dir, backend="cpu", formats=("native",)):
-    """(SFT samples, RL rows) of every candidate of examples/ that expected.json says
-    passes on `backend`, in the given formats: one SFT sample per candidate, one RL row
-    per (task, language)."""
+def candidates(examples_dir, backend="cpu", formats=("native",)):
+    """Every candidate of examples/ that expected.json lists for `backend` in the given
+    formats, with its task: dicts {kernel_name, lang, format, status, source (the path
+    under examples/), code, task_source}."""
     examples = Path(examples_dir)
     expected = json.loads((examples / "expected.json").read_text())
-    sft, rl, seen = [], [], set()
     for fmt in formats:
         for folder in FOLDERS.get((backend, fmt), ()):
             for path in sorted((examples / folder).glob("*")):
                 key = "%s/%s" % (folder, path.name)
                 verdict = expected.get(key) or {}
-                if verdict.get("status") != "passed" or backend not in verdict.get("backends", ()):
-                    continue
                 language = LANGUAGE_OF_SUFFIX.get(path.suffix)
                 name = path.name.split(".")[0]
                 task_file = examples / "suite" / (name + ".py")
-                if language is None or not task_file.exists():
+                if backend not in verdict.get("backends", ()) or language is None or not task_file.exists():
                     continue
-                task_source = task_file.read_text()
-                prompt = [{"role": "user", "content": task_prompt(name, task_source, language, fmt, backend)}]
-                sft.append({"messages": prompt + [{"role": "assistant",
-                                                   "content": answer_text(path.read_text(), language)}],
-                            "metadata": {"kernel_name": name, "index": len(sft), "n_iter": 1, "pass_exe": True,
-                                         "pass_perf": None, "speedup": None, "source": "examples/" + key,
-                                         "format": fmt, "lang": language}})
-                if (name, language, fmt) in seen:
-                    continue
-                seen.add((name, language, fmt))
-                record = {"kernel_name": name, "pytorch_module_code": task_source, "lang": language}
-                rl.append({"prompt": prompt, "data_source": DATA_SOURCE, "ability": "kernel_optimization",
-                           "reward_model": {"style": "rule", "ground_truth": record},
-                           "extra_info": {"index": len(rl), "kernel_name": name, "format": fmt,
-                                          # verl's multi-turn interaction (verl_interaction.py)
-                                          "interaction_kwargs": {"name": "kvault", "ground_truth": record}}})
+                yield {"kernel_name": name, "lang": language, "format": fmt, "status": verdict.get("status"),
+                       "source": key, "code": path.read_text(), "task_source": task_file.read_text()}
+
+
+def fixture(examples_dir, backend="cpu", formats=("native",)):
+    """(SFT samples, RL rows) of every candidate of examples/ that expected.json says
+    passes on `backend`, in the given formats: one SFT sample per candidate, one RL row
+    per (task, language)."""
+    sft, rl, seen = [], [], set()
+    for c in candidates(examples_dir, backend, formats):
+        if c["status"] != "passed":
+            continue
+        name, language, fmt = c["kernel_name"], c["lang"], c["format"]
+        prompt = [{"role": "user", "content": task_prompt(name, c["task_source"], language, fmt, backend)}]
+        sft.append({"messages": prompt + [{"role": "assistant", "content": answer_text(c["code"], language)}],
+                    "metadata": {"kernel_name": name, "index": len(sft), "n_iter": 1, "pass_exe": True,
+                                 "pass_perf": None, "speedup": None, "source": "examples/" + c["source"],
+                                 "format": fmt, "lang": language}})
+        if (name, language, fmt) in seen:
+            continue
+        seen.add((name, language, fmt))
+        record = {"kernel_name": name, "pytorch_module_code": c["task_source"], "lang": language}
+        rl.append({"prompt": prompt, "data_source": DATA_SOURCE, "ability": "kernel_optimization",
+                   "reward_model": {"style": "rule", "ground_truth": record},
+                   "extra_info": {"index": len(rl), "kernel_name": name, "format": fmt,
+                                  # verl's multi-turn interaction (verl_interaction.py)
+                                  "interaction_kwargs": {"name": "kvault", "ground_truth": record}}})
     if not sft:
-        raise DataError("no passing candidate in %s for backend %s, formats %s" % (examples, backend, list(formats)))
+        raise DataError("no passing candidate in %s for backend %s, formats %s" % (examples_dir, backend, list(formats)))
     return sft, rl
+
+
+def feedback_turn_samples(first_turns, results):
+    """SFT samples that teach the answer to a feedback turn: for each (SFT sample, a first
+    answer) and the server's result for that answer, the conversation [prompt, first
+    answer, the feedback message (feedback.next_turn_message), the sample's verified
+    answer]. The loss is on the last answer only, so a wrong first answer is shown, not
+    taught."""
+    from .feedback import next_turn_message
+    out = []
+    for (sample, first), result in zip(first_turns, results):
+        prompt, answer = sft_prompt_and_answer(sample)
+        language = sample.get("metadata", {}).get("lang", "")
+        out.append({"messages": prompt + [{"role": "assistant", "content": first},
+                                          next_turn_message(result, 1, language),
+                                          {"role": "assistant", "content": answer}],
+                    "metadata": dict(sample.get("metadata", {}), n_iter=2, first_status=result.get("status"))})
+    return out
 
 
 def write_fixture(examples_dir, out_dir, backend="cpu", formats=("native",)):

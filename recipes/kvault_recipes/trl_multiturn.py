@@ -15,6 +15,8 @@ trajectory's return, None for a task error) and "kvault_rewards" (per turn).
 
 The prompt's ground truth is not among rollout_func's arguments: it is found by the
 prompt's text, in the table built from the dataset's rows (data.rl_prompt).
+With several processes each logs the groups of its own share of the batch; TRL
+computes the advantages over whole groups after gathering the rewards.
 """
 import json
 import time
@@ -55,7 +57,6 @@ class KernelVaultRollout:
         self.log_path = log_path
         self.run, self.policy = run, policy
         self.calls = 0
-        self.__name__ = "kvault_rollout"
 
     def _client(self):
         if self.client is None:
