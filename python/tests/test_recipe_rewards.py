@@ -58,8 +58,12 @@ def test_three_turns_rewards_returns_feedback_and_advantages(server):
     wrong_first = trajectories[1].messages[2]["content"]
     assert '"turn": 1' in wrong_first and '"error_type": "mismatch"' in wrong_first and "Fix it" in wrong_first
     assert "keeping it correct" in trajectories[0].messages[2]["content"]
+    returns = [t.trajectory_return for t in trajectories]
+    assert returns[0] > returns[1] > returns[2]
+    advantages = rollout.group_advantages(returns, [t.group for t in trajectories])
+    assert advantages[0] > 0 > advantages[2] and sum(advantages) == pytest.approx(0, abs=1e-9)
     summary = rollout.summarize(trajectories)
-    assert summary["advantage_nonzero"] == 3 and summary["groups_with_signal"] == 1
+    assert summary["advantage_nonzero"] >= 2 and summary["groups_with_signal"] == 1
     assert summary["turns"][0]["statuses"] == {"passed": 1, "mismatch": 1, "parse_error": 1}
 
 
