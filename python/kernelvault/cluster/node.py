@@ -1,0 +1,197 @@
+"""The KernelVault service of one node: a Ray actor that runs and supervises one
+`kvault serve` with the node's devices (docs/cluster.md, "One service per node").
+
+The actor is the only way the router talks to a node: it verifies batches through
+its loopback `kvault serve` (so no port or token crosses the network) and hands back,
+with the results, the store rows they were recorded as (`kvault export`), which the
+router imports into the driver's store (`kvault import`). Its serve writes a store of
+its own on the node's disk; that store answers work a restarted serve finished before.
+
+Supervision: a thread polls the serve process; one that exits is started again on
+the same store (with backoff), and calls made meanwhile get InfrastructureError, which
+the kernelvault Client retries. The serve process dies with the actor (parent-death
+signal), so a node that Ray removes leaves nothing running.
+"""
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from ..client import Client
+from ..errors import InfrastructureError
+from .paths import kvault_binary, kvault_env
+
+START_TIMEOUT_S = 300       # a serve that has not printed its listening line by then failed
+SUPERVISE_EVERY_S = 0.5     # how often the supervisor looks at the serve process
+RESTART_BACKOFF_S = (1, 2, 5, 10, 30)
+
+
+def _die_with_parent():
+    """preexec_fn: SIGKILL when the actor's process dies (Linux prctl PR_SET_PDEATHSIG)."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+class NodeService:
+    """One `kvault serve` on this node.
+
+    serve_args: the flags of `kvault serve` besides --port, --db and --devices
+        (--backend, --no-timing, --policy, --run, ...).
+    devices: device indexes for --devices (Ray sets CUDA_VISIBLE_DEVICES to the GPUs
+        it gave the actor, so these are 0..n-1); empty on a CPU node.
+    folder: where the node's store and logs live (default: a folder under the
+        node's temporary directory).
+    """
+
+    def __init__(self, serve_args, devices=(), folder=None):
+        self.serve_args = list(serve_args)
+        self.devices = list(devices)
+        self.folder = folder or tempfile.mkdtemp(prefix="kvault-node-")
+        os.makedirs(self.folder, exist_ok=True)
+        self.db = os.path.join(self.folder, "node.db")
+        self._lock = threading.Lock()          # guards _process, _url, restarts
+        self._export_lock = threading.Lock()   # one `kvault export` at a time
+        self._process = None
+        self._url = None
+        self.restarts = 0
+        self._start()
+        threading.Thread(target=self._supervise, name="kvault-serve-supervisor", daemon=True).start()
+
+    # ---- what the router calls ----------------------------------------------------
+
+    def info(self):
+        """{"node_id", "url", "db", "lanes", "devices", "restarts"}: the node is ready."""
+        import ray
+        health = self._client().health()
+        return {"node_id": ray.get_runtime_context().get_node_id(), "url": self._url, "db": self.db,
+                "lanes": int(health.get("lanes") or 1), "devices": self.devices, "restarts": self.restarts,
+                "queue_depth": health.get("queue_depth", 0)}
+
+    def verify_batch(self, requests):
+        """Verifies `requests` (dicts of the native API, each with its idempotency key)
+        -> (results in request order, the store rows of those results as export JSON
+        lines). Results without a reward are returned as they are: the router decides."""
+        results = self._client().verify_batch(requests) if requests else []
+        keys = {(r.get("task_hash"), r.get("candidate_hash")) for r in results if isinstance(r, dict)}
+        return results, self._rows(lambda row: (row.get("task_hash"), row.get("candidate_hash")) in keys)
+
+    def forward(self, method, path, body):
+        """One HTTP call of AMD's protocols (or any path of serve's API) passed to the
+        node's serve as it came -> (status, content type, body bytes, store rows
+        written during the call)."""
+        import http.client
+        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1))
+        parts = self._url.split("//", 1)[1]
+        host, port = parts.rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=3600)
+        try:
+            headers = {"Content-Type": "application/json", "Connection": "close"}
+            conn.request(method, path, body=body, headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+            status, ctype = response.status, response.getheader("Content-Type", "application/json")
+        except OSError as e:
+            raise InfrastructureError("node serve at %s: %s" % (self._url, e)) from e
+        finally:
+            conn.close()
+        return status, ctype, payload, self._rows(lambda row: row.get("created_at", "") >= since)
+
+    def health(self):
+        return self._client().health()
+
+    def metrics(self):
+        return self._client().metrics()
+
+    def run_command(self, argv, stdin_text=None, timeout_s=None):
+        """Runs a kvault subcommand on this node (`kvault gen` of a campaign unit) ->
+        (exit code, stdout, the last 4000 characters of stderr)."""
+        run = subprocess.run([kvault_binary()] + list(argv), input=stdin_text, capture_output=True, text=True,
+                             env=kvault_env(), timeout=timeout_s)
+        return run.returncode, run.stdout, run.stderr[-4000:]
+
+    def export_rows(self, db, run):
+        """Rows of `run` in the store `db` of this node as export JSON lines."""
+        code, out, err = self.run_command(["export", "--db", db, "--run", run])
+        if code != 0:
+            raise InfrastructureError("kvault export on the node: %s" % err.strip())
+        return [line for line in out.splitlines() if line.strip()]
+
+    def stop(self):
+        with self._lock:
+            process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    # ---- the serve process --------------------------------------------------------
+
+    def _client(self):
+        with self._lock:
+            url = self._url
+        if url is None:
+            raise InfrastructureError("the node's kvault serve is restarting")
+        return Client(url, retries=3, backoff_s=0.5, max_backoff_s=5, poll_s=30)
+
+    def _command(self):
+        argv = [kvault_binary(), "serve", "--port", "0", "--db", self.db]
+        if self.devices:
+            argv += ["--devices", ",".join(str(d) for d in self.devices)]
+        return argv + self.serve_args
+
+    def _start(self):
+        """Starts serve and waits for its listening line; InfrastructureError if it fails."""
+        log = open(os.path.join(self.folder, "serve.log"), "a")
+        process = subprocess.Popen(self._command(), stdout=subprocess.PIPE, stderr=log, text=True,
+                                   env=kvault_env(), cwd=self.folder, preexec_fn=_die_with_parent)
+        log.close()
+        first = {}
+        reader = threading.Thread(target=lambda: first.setdefault("line", process.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout=START_TIMEOUT_S)
+        try:
+            url = json.loads(first.get("line") or "")["listening"]
+        except (ValueError, KeyError, TypeError):
+            process.kill()
+            process.wait()
+            raise InfrastructureError("kvault serve did not start (exit %s); see %s/serve.log"
+                                      % (process.poll(), self.folder)) from None
+        with self._lock:
+            self._process, self._url = process, url
+
+    def _supervise(self):
+        failures = 0
+        while True:
+            time.sleep(SUPERVISE_EVERY_S)
+            with self._lock:
+                process = self._process
+                if process is None:
+                    return                       # stopped
+                if process.poll() is None:
+                    failures = 0
+                    continue
+                self._url = None
+            time.sleep(RESTART_BACKOFF_S[min(failures, len(RESTART_BACKOFF_S) - 1)])
+            try:
+                self._start()
+                self.restarts += 1
+            except InfrastructureError:
+                failures += 1
+
+    def _rows(self, keep):
+        """Export JSON lines of this node's store for which keep(row) holds."""
+        with self._export_lock:
+            code, out, err = self.run_command(["export", "--db", self.db])
+        if code != 0:
+            raise InfrastructureError("kvault export on the node: %s" % err.strip())
+        lines = []
+        for line in out.splitlines():
+            if line.strip() and keep(json.loads(line)):
+                lines.append(line)
+        return lines
+

@@ -1,0 +1,188 @@
+"""kernelvault.cluster on a local Ray cluster of 3 nodes (ray.cluster_utils.Cluster),
+CPU backend: 300 distinct candidates spread over it, one node removed mid-batch and
+one added. Every result arrives once, every attempt is once in the driver's store,
+and each candidate's status equals what a single-host `kvault eval` gives it.
+
+The candidates are copies of 5 example native-format candidates (passed, mismatch,
+compile_error) for two tiny tasks, each copy made distinct by a comment, so each is
+its own verification and its own store row; `--no-timing` keeps a verification
+under a second. Skipped without ray or without `build/kvault import`.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+KVAULT = ROOT / "build" / "kvault"
+CANDIDATES = 300
+
+
+def _why_skip():
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return "ray is not installed (pip install -r scripts/python-requirements.txt)"
+    if not KVAULT.exists():
+        return "build/kvault is not built"
+    run = subprocess.run([str(KVAULT), "import", "--help"], capture_output=True, text=True)
+    if run.returncode != 0:
+        return "build/kvault has no `import` subcommand"
+    return None
+
+
+WHY_SKIP = _why_skip()
+pytestmark = pytest.mark.skipif(WHY_SKIP is not None, reason=WHY_SKIP or "")
+
+TINY_TASK = '''"""{doc}"""
+import torch
+import torch.nn as nn
+
+KVAULT_META = {{"input_distributions": []}}
+
+
+class Model(nn.Module):
+    def forward(self, {args}):
+        return {expr}
+
+
+def get_inputs():
+    return [{inputs}]
+
+
+def get_init_inputs():
+    return []
+'''
+TASKS = {
+    "tiny_relu": TINY_TASK.format(doc="ReLU of 256 values.", args="x", expr="torch.relu(x)",
+                                  inputs="torch.randn(256)"),
+    "tiny_add": TINY_TASK.format(doc="Sum of two vectors of 255 values.", args="a, b", expr="a + b",
+                                 inputs="torch.randn(255), torch.randn(255)"),
+}
+# eval's file name (<task>[.<label>].cpp) -> the example it copies.
+BASES = {
+    "tiny_relu.cpp": "relu.cpp",
+    "tiny_relu.wrong-abs.cpp": "relu.wrong-abs.cpp",
+    "tiny_relu.bad-syntax.cpp": "relu.bad-syntax.cpp",
+    "tiny_add.cpp": "vector_add.cpp",
+    "tiny_add.wrong-skiplast.cpp": "vector_add.wrong-skiplast.cpp",
+}
+
+
+def _export(db):
+    run = subprocess.run([str(KVAULT), "export", "--db", str(db)], capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+
+
+def _single_host_statuses(folder, env):
+    """{candidate file name: status} of `kvault eval` on one host."""
+    suite, candidates, db = folder / "suite", folder / "candidates", folder / "eval.db"
+    suite.mkdir()
+    candidates.mkdir()
+    for name, source in TASKS.items():
+        (suite / (name + ".py")).write_text(source)
+    for name, example in BASES.items():
+        (candidates / name).write_text((ROOT / "examples/native/cpu" / example).read_text())
+    subprocess.run([str(KVAULT), "eval", "--suite", str(suite), "--candidates", str(candidates), "--db", str(db),
+                    "--backend", "cpu", "--no-timing", "--policy", "custom_kernel"],
+                   env=env, capture_output=True, text=True, timeout=600)
+    return {row["sample"]: row["status"] for row in _export(db)}
+
+
+def _requests():
+    """(requests, the base file name of each)."""
+    names = sorted(BASES)
+    requests, bases = [], []
+    for i in range(CANDIDATES):
+        name = names[i % len(names)]
+        task = name.split(".")[0]
+        code = (ROOT / "examples/native/cpu" / BASES[name]).read_text()
+        requests.append({"task_source": TASKS[task], "task_name": task, "language": "cpp",
+                         "code": code + "\n// copy %d of %s\n" % (i, name), "idempotency_key": "t-%d" % i})
+        bases.append(name)
+    return requests, bases
+
+
+@pytest.fixture()
+def worker_env(tmp_path):
+    """The environment Ray's nodes and kvault inherit: this package on the path, the
+    worker's Python, the test cache."""
+    saved = dict(os.environ)
+    os.environ["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", "")
+    os.environ.setdefault("KVAULT_PYTHON", str(ROOT / ".venv/bin/python") if (ROOT / ".venv/bin/python").exists()
+                          else sys.executable)
+    os.environ.setdefault("KVAULT_CACHE_DIR", str(ROOT / "build" / "test-cache"))
+    os.environ["RAY_DEDUP_LOGS"] = "0"
+    yield dict(os.environ)
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_300_candidates_over_3_nodes_one_removed_one_added(tmp_path, worker_env):
+    import ray
+    from ray.cluster_utils import Cluster
+
+    import kernelvault.cluster as kc
+
+    expected = _single_host_statuses(tmp_path, worker_env)
+    assert sorted(expected) == sorted(BASES), expected
+    assert set(expected.values()) == {"passed", "mismatch", "compile_error"}, expected
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    try:
+        ray.init(address=cluster.address, namespace="test-cluster")
+        db = tmp_path / "driver.db"
+        verifier = kc.connect(db=str(db), serve_args=["--no-timing"], discover_s=0.5,
+                              node_folder=str(tmp_path / "nodes"))
+        requests, bases = _requests()
+        answer = {}
+        caller = threading.Thread(target=lambda: answer.setdefault("results", verifier.verify_batch(requests)))
+        caller.start()
+
+        # Mid-batch: remove a worker node that has work in flight, then add one.
+        removed = _remove_a_busy_node(cluster, workers, verifier)
+        added = cluster.add_node(num_cpus=1)
+        caller.join(timeout=600)
+        assert not caller.is_alive(), "the batch did not finish in 10 minutes: %s" % verifier.stats()
+        stats = verifier.stats()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+    results = answer["results"]
+    assert len(results) == CANDIDATES and all(isinstance(r, dict) for r in results)
+    wrong = [(bases[i], r["status"], r.get("message", "")[:300]) for i, r in enumerate(results)
+             if r["status"] != expected[bases[i]]]
+    assert not wrong, "statuses unlike kvault eval's (%s): %s" % (expected, wrong[:10])
+
+    # Every attempt once in the driver's store: one row per distinct candidate.
+    rows = _export(db)
+    hashes = [row["candidate_hash"] for row in rows]
+    assert len(rows) == CANDIDATES and len(set(hashes)) == CANDIDATES, (len(rows), len(set(hashes)))
+    by_hash = {r["candidate_hash"]: r["status"] for r in results}
+    assert all(by_hash[row["candidate_hash"]] == row["status"] for row in rows)
+
+    assert stats["nodes_lost"] >= 1 and removed not in stats["nodes"], stats
+    assert stats["nodes"].get(added.node_id, {}).get("verified", 0) > 0, \
+        "the node added mid-batch verified nothing: %s" % stats
+
+
+def _remove_a_busy_node(cluster, workers, verifier):
+    """Waits until a worker node has verified some candidates and holds more in
+    flight, removes it and returns its node id."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        nodes = verifier.stats()["nodes"]
+        for worker in workers:
+            state = nodes.get(worker.node_id)
+            if state and state["verified"] >= 8 and state["inflight_groups"] > 0:
+                cluster.remove_node(worker)
+                return worker.node_id
+        time.sleep(0.2)
+    raise AssertionError("no worker node got work in 300 s: %s" % verifier.stats())
