@@ -31,8 +31,8 @@ def main(argv=None):
     parser.add_argument("--epochs", type=float, default=1.0)
     parser.add_argument("--run", default=None, help="the store's run name for this training's verifications")
     args = parser.parse_args(argv)
+    model = local_model_path(args.model)          # before transformers: offline from here on
     from transformers import AutoTokenizer
-    model = local_model_path(args.model)
     tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
     s = settings(args.variant, learning_rate=args.lr, turns=args.turns, max_new_tokens=args.max_new_tokens)
     os.makedirs(args.out, exist_ok=True)

@@ -51,6 +51,7 @@ else
   backend=cuda; device=cuda
 fi
 export KVAULT_SOURCE_ROOT=$root PYTHONUNBUFFERED=1 TRL_EXPERIMENTAL_SILENCE=1
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1   # nothing is downloaded
 export KVAULT_CACHE_DIR=$work/cache
 py=${RECIPE_PYTHON:-python3}
 wheels=${WHEELS:-}

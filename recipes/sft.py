@@ -22,8 +22,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=1)
     parser.add_argument("--grad-accum", type=int, default=8)
     args = parser.parse_args(argv)
+    model = local_model_path(args.model)          # before transformers: offline from here on
     from transformers import AutoTokenizer
-    model = local_model_path(args.model)
     tokenizer = AutoTokenizer.from_pretrained(model)
     trainer = sft_trainer(model, tokenizer, read_sft_jsonl(args.data), args.out, learning_rate=args.lr,
                           epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,

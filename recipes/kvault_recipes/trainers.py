@@ -15,7 +15,9 @@ from .trl_multiturn import KernelVaultRollout, trajectory_return
 
 
 def local_model_path(path):
-    """A checkpoint folder, or ValueError: the recipe never downloads a model."""
+    """A checkpoint folder, or ValueError: the recipe never downloads a model (and
+    tells the Hugging Face libraries so, unless the environment says otherwise)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not os.path.isdir(path) or not os.path.exists(os.path.join(path, "config.json")):
         raise ValueError("%s is not a local Hugging Face checkpoint (a folder with config.json); "
                          "the recipe does not download models" % path)
