@@ -112,12 +112,18 @@ class NodeService:
                              env=kvault_env(), timeout=timeout_s)
         return run.returncode, run.stdout, run.stderr[-4000:]
 
-    def export_rows(self, db, run):
-        """Rows of `run` in the store `db` of this node as export JSON lines."""
-        code, out, err = self.run_command(["export", "--db", db, "--run", run])
-        if code != 0:
-            raise InfrastructureError("kvault export on the node: %s" % err.strip())
-        return [line for line in out.splitlines() if line.strip()]
+    def run_gen(self, task_name, task_source, gen_flags, run):
+        """One task of a gen campaign: `kvault gen` on a suite of that task alone,
+        recorded in this node's gen store -> (exit code, the task's attempts as
+        export rows, the end of gen's stderr)."""
+        suite = tempfile.mkdtemp(prefix="kvault-gen-", dir=self.folder)
+        with open(os.path.join(suite, task_name + ".py"), "w") as f:
+            f.write(task_source)
+        db = os.path.join(self.folder, "gen.db")
+        code, _, err = self.run_command(["gen", "--suite", suite, "--db", db, "--run", run] + list(gen_flags))
+        rows = self._rows(lambda row: row.get("run") == run, db=db) \
+            if os.path.exists(db) else []
+        return code, rows, err
 
     def stop(self):
         with self._lock:
@@ -183,10 +189,10 @@ class NodeService:
             except InfrastructureError:
                 failures += 1
 
-    def _rows(self, keep):
-        """Export JSON lines of this node's store for which keep(row) holds."""
+    def _rows(self, keep, db=None):
+        """Export JSON lines of this node's store (or of `db`) for which keep(row) holds."""
         with self._export_lock:
-            code, out, err = self.run_command(["export", "--db", self.db])
+            code, out, err = self.run_command(["export", "--db", db or self.db])
         if code != 0:
             raise InfrastructureError("kvault export on the node: %s" % err.strip())
         lines = []

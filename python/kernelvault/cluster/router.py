@@ -28,14 +28,14 @@ Thread safety: every public method may be called from any thread (the Ray actor
 wrapping a Router is threaded). One dispatcher thread owns the nodes and the futures.
 """
 import hashlib
-import subprocess
+import json
 import threading
 import time
 import uuid
 from collections import OrderedDict, deque
 
 from ..client import _keyed, problem_of
-from .paths import kvault_binary, kvault_env
+from .recorder import import_rows
 
 GROUP_SIZE = 8          # most candidates of one task sent to a node in one call
 SLOTS_PER_LANE = 2      # groups in flight per lane of a node's serve
@@ -174,6 +174,30 @@ class Router:
                              "warm_tasks": len(n.warm)} for n in list(self._nodes.values())}
         return {"nodes": nodes, "queued": queued, "starting": len(self._starting), "lost": dict(self.lost_why),
                 **self.counters}
+
+    def forward(self, method, path, body):
+        """One call of a protocol the router does not split (AMD's /run_code_batch,
+        /run_code, /evaluate) passed whole to the least loaded node -> (status,
+        content type, body bytes). The rows it wrote are imported first; a node lost
+        during the call is tried once more elsewhere."""
+        import ray
+        tried = set()
+        while True:
+            nodes = [n for n in list(self._nodes.values()) if n.node_id not in tried]
+            if not nodes:
+                message = b'{"error": {"kind": "infrastructure", "message": "no node of the cluster could take it"}}'
+                return 503, "application/json", message
+            node = min(nodes, key=lambda n: n.inflight / n.slots)
+            tried.add(node.node_id)
+            try:
+                status, ctype, payload, rows = ray.get(node.handle.forward.remote(method, path, body))
+            except Exception:  # noqa: BLE001 - the node is lost; the dispatcher will notice too
+                continue
+            failure = self._import(rows)
+            if failure:
+                return 503, "application/json", ('{"error": {"kind": "infrastructure", "message": %s}}'
+                                                 % json.dumps(failure)).encode()
+            return status, ctype, payload
 
     def node_handles(self):
         """The live node services: {node id: actor handle}."""
@@ -335,17 +359,10 @@ class Router:
 
     def _import(self, rows):
         """The rows into the driver's store -> None, or why they could not be."""
-        if not rows:
-            return None
-        try:
-            run = subprocess.run([kvault_binary(), "import", "--db", self.db, "-"], input="\n".join(rows) + "\n",
-                                 capture_output=True, text=True, env=kvault_env(), timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return "recording into the driver's store %s: %s" % (self.db, e)
-        if run.returncode != 0:
-            return "recording into the driver's store %s: %s" % (self.db, run.stderr.strip())
-        self.counters["imported_rows"] += len(rows)
-        return None
+        failure = import_rows(self.db, rows)
+        if failure is None:
+            self.counters["imported_rows"] += len(rows)
+        return failure
 
     def _deliver(self, item, result):
         call = item.call

@@ -1,0 +1,113 @@
+"""python -m kernelvault.cluster eval|gen|serve|status|stop (docs/cluster.md).
+
+  eval   `kvault eval`'s flags plus --address: the candidates verified over the cluster
+  gen    `kvault gen`'s flags plus --address: one `kvault gen` per task on the nodes
+  serve  the HTTP front (`kvault serve`'s protocols) for trainers; flags after the
+         front's own go to every node's `kvault serve`
+  status the router's view of the nodes;  stop: end every node service
+"""
+import argparse
+import json
+import os
+import sys
+
+EVAL_VALUE_FLAGS = ("--arch", "--run-timeout", "--load-timeout", "--compile-timeout", "--compile-jobs")
+
+
+def _common(parser):
+    parser.add_argument("--address", default="auto", help="Ray cluster address (Default: auto)")
+    parser.add_argument("--db", default=os.environ.get("KVAULT_DB") or "kvault.db", help="the driver's store")
+    parser.add_argument("--resource", help="only nodes offering this Ray custom resource get a service")
+    parser.add_argument("--node-folder", help="folder on every node for its store and log (Default: temp)")
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="python -m kernelvault.cluster", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("eval", help="verify a folder of candidates against a suite over the cluster")
+    _common(ev)
+    ev.add_argument("--suite", required=True)
+    ev.add_argument("--candidates", required=True)
+    ev.add_argument("--run", default="default")
+    ev.add_argument("--jobs", type=int, help="lanes per device of every node's serve")
+    ev.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda", "hip"])
+    ev.add_argument("--reward", default="paper", choices=["paper", "hip-rl"])
+    ev.add_argument("--policy", default="task", choices=["any", "custom_kernel", "task"])
+    ev.add_argument("--no-timing", action="store_true")
+    ev.add_argument("--json", action="store_true")
+    for flag in EVAL_VALUE_FLAGS:
+        ev.add_argument(flag)
+    gen = sub.add_parser("gen", help="generate kernels for a suite over the cluster (other flags: kvault gen's)")
+    _common(gen)
+    gen.add_argument("--suite", required=True)
+    gen.add_argument("--run", default="default")
+    gen.add_argument("--max-tasks", type=int)
+    sv = sub.add_parser("serve", help="the HTTP front for trainers (other flags: kvault serve's, for every node)")
+    _common(sv)
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8470)
+    sv.add_argument("--token-file", default=os.environ.get("KVAULT_SERVE_TOKEN_FILE"))
+    for name in ("status", "stop"):
+        _common(sub.add_parser(name))
+    return parser
+
+
+def _serve_args_of_eval(args):
+    flags = ["--backend", args.backend, "--reward", args.reward, "--policy", args.policy, "--run", args.run]
+    if args.no_timing:
+        flags.append("--no-timing")
+    if args.jobs:
+        flags += ["--lanes-per-device", str(args.jobs)]
+    for flag in EVAL_VALUE_FLAGS:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is not None:
+            flags += [flag, value]
+    return flags
+
+
+def _router(args, serve_args):
+    from .placement import start_router
+    return start_router(os.path.abspath(args.db), serve_args, resource=args.resource, node_folder=args.node_folder)
+
+
+def main(argv=None):
+    args, extra = _parser().parse_known_args(argv)
+    if extra and args.command not in ("gen", "serve"):
+        _parser().error("unknown flags: %s" % " ".join(extra))
+    import ray
+    if not ray.is_initialized():
+        ray.init(address=args.address, namespace="kernelvault-driver", log_to_driver=False)
+    out = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    from . import campaign, front, placement
+    if args.command == "stop":
+        print("%d node service(s) stopped" % placement.stop_node_services())
+        return 0
+    if args.command == "status":
+        try:
+            router = ray.get_actor(placement.ROUTER_NAME, namespace=placement.NAMESPACE)
+        except ValueError:
+            print("no router runs (a campaign or `serve` starts one)")
+            return 1
+        print(json.dumps(ray.get(router.stats.remote()), indent=1))
+        return 0
+    if args.command == "eval":
+        counts = campaign.run_eval(_router(args, _serve_args_of_eval(args)), args, out)
+    elif args.command == "gen":
+        router = _router(args, ["--no-timing"])  # nodes' services only place the gen runs
+        front.wait_for_nodes(router)
+        counts = campaign.run_gen(router, args, extra, out)
+    else:
+        token = open(args.token_file).read().strip() if args.token_file else os.environ.get("KVAULT_SERVE_TOKEN")
+        router = _router(args, extra)
+        front.wait_for_nodes(router)
+        front.serve_front(router, args.host, args.port, token,
+                          ready=lambda url: print(json.dumps({"listening": url}), flush=True))
+        return 0
+    print(json.dumps(dict(counts)) if getattr(args, "json", False) else
+          "  ".join("%s %d" % item for item in sorted(counts.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

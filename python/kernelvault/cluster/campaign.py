@@ -1,0 +1,152 @@
+"""Campaigns: `kvault eval` and `kvault gen` spread over the cluster, resumable after
+their driver dies (docs/cluster.md, "Campaigns").
+
+Work is data. A campaign's folder, `<db>.campaigns/<run>/`, holds `units.json` (the
+unit list, written once: for eval one candidate file each, with the idempotency key
+it is always sent with; for gen one task each) and `done.jsonl` (one line per unit
+whose result is in the driver's store, appended after the import). Started again with
+the same flags, a campaign sends only the units not in done.jsonl; a unit done but
+not yet marked is sent again with its key and lands on its own store row (the store's
+key), so a killed driver loses nothing and records nothing twice.
+"""
+import json
+import os
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from .recorder import import_rows
+
+LANGUAGES = {".cpp": "cpp", ".cc": "cpp", ".cu": "cuda", ".hip": "hip"}  # else detected by serve
+CHUNK = 512          # units submitted to the router at once
+POLL_S = 2.0
+
+
+class Journal:
+    """The campaign's folder: its unit list and which units are done."""
+
+    def __init__(self, db, run, kind):
+        self.folder = Path(str(db) + ".campaigns") / run
+        self.units_path, self.done_path = self.folder / "units.json", self.folder / "done.jsonl"
+        self.kind = kind
+
+    def units(self, make):
+        """The unit list: read back, or made by make() and written (atomically) once."""
+        if self.units_path.exists():
+            saved = json.loads(self.units_path.read_text())
+            if saved["kind"] != self.kind:
+                raise SystemExit("%s holds a %s campaign, not %s" % (self.units_path, saved["kind"], self.kind))
+            return saved["units"]
+        units = make()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = self.units_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"kind": self.kind, "units": units}))
+        os.replace(tmp, self.units_path)
+        return units
+
+    def done(self):
+        """{unit id: status} of the units recorded so far."""
+        if not self.done_path.exists():
+            return {}
+        done = {}
+        for line in self.done_path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # the last line of a killed driver may be cut short
+            done[entry["unit"]] = entry["status"]
+        return done
+
+    def mark(self, unit, status):
+        with open(self.done_path, "a") as f:
+            f.write(json.dumps({"unit": unit, "status": status}) + "\n")
+
+
+def eval_units(suite, candidates):
+    """One unit per candidate file named <task>[.<label>].<ext> whose task is in the suite."""
+    tasks = {p.stem: p for p in Path(suite).rglob("*.py")}
+    units = []
+    for path in sorted(Path(candidates).iterdir()):
+        task = path.name.split(".")[0]
+        if path.is_file() and task in tasks:
+            units.append({"unit": path.name, "task": task, "task_path": str(tasks[task].resolve()),
+                          "candidate": str(path.resolve()), "key": "kc-" + uuid.uuid4().hex})
+    return units
+
+
+def eval_request(unit, args):
+    request = {"task_source": Path(unit["task_path"]).read_text(), "task_name": unit["task"],
+               "code": Path(unit["candidate"]).read_text(), "idempotency_key": unit["key"],
+               "run": args.run, "policy": args.policy, "reward": args.reward}
+    language = LANGUAGES.get(Path(unit["candidate"]).suffix)
+    if language:
+        request["language"] = language
+    return request
+
+
+def run_eval(router, args, out):
+    """The eval campaign: every unit not done goes to the router; each result is
+    marked done once the router has recorded it. -> {status: count}."""
+    import ray
+    journal = Journal(args.db, args.run, "eval")
+    units = journal.units(lambda: eval_units(args.suite, args.candidates))
+    done = journal.done()
+    todo = [u for u in units if u["unit"] not in done]
+    out("campaign %s: %d unit(s), %d done before, %d to verify" % (args.run, len(units), len(done), len(todo)))
+    for start in range(0, len(todo), CHUNK):
+        chunk = todo[start:start + CHUNK]
+        call = ray.get(router.submit.remote([eval_request(u, args) for u in chunk]))
+        marked = set()
+        while len(marked) < len(chunk):
+            snapshot = ray.get(router.poll.remote(call, POLL_S))
+            before = len(marked)
+            for i, result in enumerate(snapshot["results"]):
+                if result is not None and i not in marked:
+                    marked.add(i)
+                    journal.mark(chunk[i]["unit"], result.get("status", "infra_error"))
+            if len(marked) > before:
+                out("  %d/%d" % (len(done) + start + len(marked), len(units)))
+        ray.get(router.forget.remote(call))
+    return Counter(journal.done().values())
+
+
+def run_gen(router, args, gen_flags, out):
+    """The gen campaign: one `kvault gen` per task on a node (its own lanes), the
+    attempts it recorded imported into the driver's store. -> {"solved"/...: count}."""
+    import ray
+    journal = Journal(args.db, args.run, "gen")
+    tasks = {p.stem: p for p in Path(args.suite).rglob("*.py")}
+    units = journal.units(lambda: [{"unit": name, "task_path": str(path.resolve())}
+                                   for name, path in sorted(tasks.items())][:args.max_tasks or None])
+    done = journal.done()
+    todo = [u for u in units if u["unit"] not in done]
+    out("campaign %s: %d task(s), %d done before, %d to generate" % (args.run, len(units), len(done), len(todo)))
+    running = {}
+    while todo or running:
+        nodes = ray.get(router.node_handles.remote())
+        busy = {node_id for node_id, _ in running.values()}
+        for node_id, handle in nodes.items():
+            if todo and node_id not in busy:
+                unit = todo.pop(0)
+                future = handle.run_gen.remote(unit["unit"], Path(unit["task_path"]).read_text(), gen_flags, args.run)
+                running[future] = (node_id, unit)
+        if not running:
+            time.sleep(POLL_S)
+            continue
+        ready, _ = ray.wait(list(running), num_returns=1, timeout=POLL_S)
+        for future in ready:
+            _, unit = running.pop(future)
+            try:
+                code, rows, tail = ray.get(future)
+            except Exception as e:  # noqa: BLE001 - the node was lost: the task runs again elsewhere
+                out("  %s: node lost (%s), again" % (unit["unit"], str(e).strip().splitlines()[-1:]))
+                todo.append(unit)
+                continue
+            failure = import_rows(str(Path(args.db).resolve()), rows)
+            if failure:
+                raise SystemExit(failure)
+            status = "finished" if code == 0 else "failed (exit %d): %s" % (code, tail.strip()[-300:])
+            journal.mark(unit["unit"], "finished" if code == 0 else "failed")
+            out("  %s: %s, %d attempt(s)" % (unit["unit"], status, len(rows)))
+    return Counter(journal.done().values())
