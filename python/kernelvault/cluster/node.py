@@ -49,7 +49,7 @@ class NodeService:
     def __init__(self, serve_args, devices=(), folder=None):
         self.serve_args = list(serve_args)
         self.devices = list(devices)
-        self.folder = folder or tempfile.mkdtemp(prefix="kvault-node-")
+        self.folder = os.path.abspath(folder or tempfile.mkdtemp(prefix="kvault-node-"))
         os.makedirs(self.folder, exist_ok=True)
         self.db = os.path.join(self.folder, "node.db")
         self._lock = threading.Lock()          # guards _process, _url, restarts
