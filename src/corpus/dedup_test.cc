@@ -1,0 +1,138 @@
+#include "corpus/dedup.h"
+
+#include <gtest/gtest.h>
+
+#include "corpus/record.h"
+
+namespace kvault::corpus {
+namespace {
+
+// A row softmax long enough that one changed constant keeps most shingles.
+constexpr const char* kSoftmax = R"(
+#include <torch/extension.h>
+__global__ void softmax_rows(const float* x, float* y, int rows, int cols) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  const float* in = x + row * cols;
+  float* out = y + row * cols;
+  float m = -INFINITY;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, in[c]);
+  __shared__ float red[256];
+  red[threadIdx.x] = m;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+    __syncthreads();
+  }
+  m = red[0];
+  __syncthreads();
+  float sum = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) sum += expf(in[c] - m);
+  red[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+    __syncthreads();
+  }
+  sum = red[0];
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) out[c] = expf(in[c] - m) / sum;
+}
+torch::Tensor forward(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int rows = x.size(0), cols = x.size(1);
+  softmax_rows<<<rows, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);
+  return y;
+}
+)";
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+constexpr const char* kGelu = R"(
+#include <torch/extension.h>
+__global__ void gelu(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = x[i];
+    y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+  }
+}
+torch::Tensor forward(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  gelu<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+
+DedupItem Item(std::string id, std::string source, VerifiedRank rank = {}) {
+  return {std::move(id), std::move(source), "cuda", rank};
+}
+
+TEST(Dedup, PlantedExactAndNearDuplicatesFoundDifferentKernelKept) {
+  std::string renamed = Replace(Replace(kSoftmax, "sum", "total"), "red[", "scratch[");
+  std::string near = Replace(kSoftmax, "__shared__ float red[256];", "__shared__ float red[512];");
+  near = Replace(near, "rows, 256>>>", "rows, 512>>>");
+  std::vector<DedupItem> items = {
+      Item("a-original", kSoftmax, {2, 0, 1}),
+      Item("b-renamed", renamed, {3, 1.5, 1}),  // passed: the kept one
+      Item("c-near", near, {3, 1.2, 1}),
+      Item("d-gelu", kGelu, {3, 2.0, 1}),
+  };
+  DedupResult r = Deduplicate(items, DedupOptions{.threads = 2});
+  ASSERT_EQ(r.duplicates.size(), 2u);
+  EXPECT_EQ(r.duplicates[0].item, 0u);
+  EXPECT_EQ(r.duplicates[0].kept, 1u);
+  EXPECT_EQ(r.duplicates[0].kind, DuplicateKind::kExact);
+  EXPECT_EQ(r.duplicates[1].item, 2u);
+  EXPECT_EQ(r.duplicates[1].kept, 1u);
+  EXPECT_EQ(r.duplicates[1].kind, DuplicateKind::kNear);
+  EXPECT_EQ(r.stats.clusters, 1u);
+  EXPECT_EQ(r.stats.exact_duplicates, 1u);
+  EXPECT_EQ(r.stats.near_duplicates, 1u);
+}
+
+TEST(Dedup, ExactOnlyLeavesNearDuplicatesAlone) {
+  std::string near = Replace(kSoftmax, "red[256]", "red[512]");
+  std::vector<DedupItem> items = {Item("a", kSoftmax), Item("b", near), Item("c", kSoftmax)};
+  DedupResult r = Deduplicate(items, DedupOptions{.near = false});
+  ASSERT_EQ(r.duplicates.size(), 1u);
+  EXPECT_EQ(r.duplicates[0].item, 2u);  // equal rank: the smaller id is kept
+  EXPECT_EQ(r.duplicates[0].kept, 0u);
+}
+
+TEST(Dedup, HighThresholdSeparatesWhatLowThresholdJoins) {
+  std::string edited = Replace(Replace(kSoftmax, "expf(in[c] - m) / sum", "in[c] * sum"),
+                               "fmaxf(m, in[c])", "m + in[c]");
+  std::vector<DedupItem> items = {Item("a", kSoftmax), Item("b", edited)};
+  EXPECT_EQ(Deduplicate(items, DedupOptions{.threshold = 0.97}).duplicates.size(), 0u);
+  EXPECT_EQ(Deduplicate(items, DedupOptions{.threshold = 0.5}).duplicates.size(), 1u);
+}
+
+TEST(Dedup, RankOrdersPassedThenSpeedupThenResults) {
+  KernelRecord r;
+  EXPECT_EQ(RankOf(r).status_class, 0);
+  VerificationResult failed;
+  failed.status = "compile_error";
+  r.results.push_back(failed);
+  EXPECT_EQ(RankOf(r).status_class, 1);
+  VerificationResult ran;
+  ran.status = "mismatch";
+  r.results.push_back(ran);
+  EXPECT_EQ(RankOf(r).status_class, 2);
+  VerificationResult passed;
+  passed.status = "passed";
+  passed.speedup = 1.7;
+  r.results.push_back(passed);
+  VerifiedRank rank = RankOf(r);
+  EXPECT_EQ(rank.status_class, 3);
+  EXPECT_DOUBLE_EQ(rank.speedup, 1.7);
+  EXPECT_EQ(rank.results, 3);
+  EXPECT_GT(rank, (VerifiedRank{3, 1.5, 9}));
+}
+
+}  // namespace
+}  // namespace kvault::corpus

@@ -1,0 +1,113 @@
+#include "corpus/normalize.h"
+
+#include <gtest/gtest.h>
+
+namespace kvault::corpus {
+namespace {
+
+constexpr const char* kRelu = R"(
+// elementwise relu
+__global__ void relu_kernel(const float* __restrict__ in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;  /* one thread per element */
+  if (i < n) out[i] = fmaxf(in[i], 0.0f);
+}
+)";
+
+constexpr const char* kReluRenamed = R"(
+__global__ void my_relu(const float* __restrict__ src,
+                        float* dst, int count) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < count) dst[idx] = fmaxf(src[idx], 0.0f);   // clamp
+}
+)";
+
+constexpr const char* kSigmoid = R"(
+__global__ void relu_kernel(const float* __restrict__ in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 1.0f / (1.0f + expf(-in[i]));
+}
+)";
+
+TEST(Normalize, RenamedIdentifiersCommentsAndWhitespaceCollide) {
+  auto a = Normalize(kRelu, LanguageFamily::kC);
+  auto b = Normalize(kReluRenamed, LanguageFamily::kC);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.key, b.key);
+  EXPECT_EQ(a.key.size(), 64u);
+}
+
+TEST(Normalize, DifferentOperationDoesNotCollide) {
+  EXPECT_NE(Normalize(kRelu, LanguageFamily::kC).key, Normalize(kSigmoid, LanguageFamily::kC).key);
+}
+
+TEST(Normalize, ChangedConstantDoesNotCollide) {
+  std::string changed = kRelu;
+  changed.replace(changed.find("0.0f"), 4, "0.1f");
+  EXPECT_NE(Normalize(kRelu, LanguageFamily::kC).key, Normalize(changed, LanguageFamily::kC).key);
+}
+
+TEST(Normalize, KeepsBuiltinsAndRenamesOwnNames) {
+  auto n = Normalize(kRelu, LanguageFamily::kC);
+  std::vector<std::string> head(n.tokens.begin(), n.tokens.begin() + 8);
+  EXPECT_EQ(head, (std::vector<std::string>{"__global__", "void", "v0", "(", "const", "float", "*",
+                                            "__restrict__"}));
+  EXPECT_NE(std::find(n.tokens.begin(), n.tokens.end(), "threadIdx"), n.tokens.end());
+  EXPECT_NE(std::find(n.tokens.begin(), n.tokens.end(), "fmaxf"), n.tokens.end());
+}
+
+TEST(Normalize, PythonTritonMembersKeptDocstringsDropped) {
+  const char* a = R"(
+import triton
+import triton.language as tl
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Adds two vectors."""
+    pid = tl.program_id(0)  # block index
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs), mask=offs < n)
+)";
+  const char* b = R"(
+import triton
+import triton.language as tl
+@triton.jit
+def k(a, b, c, size, B: tl.constexpr):
+    p = tl.program_id(0)
+    o = p * B + tl.arange(0, B)
+    tl.store(c + o, tl.load(a + o) + tl.load(b + o), mask=o < size)
+)";
+  auto na = Normalize(a, LanguageFamily::kPython), nb = Normalize(b, LanguageFamily::kPython);
+  EXPECT_EQ(na.key, nb.key);
+  EXPECT_NE(std::find(na.tokens.begin(), na.tokens.end(), "program_id"), na.tokens.end());
+  std::string mul = b;
+  mul.replace(mul.find("tl.load(a + o) + tl.load"), 24, "tl.load(a + o) * tl.load");
+  EXPECT_NE(Normalize(mul, LanguageFamily::kPython).key, nb.key);
+}
+
+TEST(Normalize, EmbeddedCudaSourceInPythonIsTokenizedAsC) {
+  const char* py = "src = \"\"\"\n__global__ void k(float* a) { a[threadIdx.x] = 0; }\n\"\"\"\n";
+  auto n = Normalize(py, LanguageFamily::kPython);
+  EXPECT_NE(std::find(n.tokens.begin(), n.tokens.end(), "__global__"), n.tokens.end());
+  EXPECT_NE(std::find(n.tokens.begin(), n.tokens.end(), "{"), n.tokens.end());
+}
+
+TEST(Normalize, ErasedStyleSpellsEveryOwnNameTheSame) {
+  auto n = Normalize("int alpha = beta + gamma;", LanguageFamily::kC, RenameStyle::kErased);
+  EXPECT_EQ(n.tokens, (std::vector<std::string>{"int", "v", "=", "v", "+", "v", ";"}));
+}
+
+TEST(Normalize, UnterminatedStringAndCommentDoNotFail) {
+  EXPECT_FALSE(Normalize("x = \"abc", LanguageFamily::kPython).tokens.empty());
+  EXPECT_FALSE(Normalize("int x; /* never closed", LanguageFamily::kC).tokens.empty());
+  EXPECT_EQ(Tokenize("a\nb\n\nc", LanguageFamily::kC).back().line, 4);
+}
+
+TEST(Normalize, LanguageFamilies) {
+  EXPECT_EQ(LanguageFamilyOf("HIP"), LanguageFamily::kC);
+  EXPECT_EQ(LanguageFamilyOf("triton"), LanguageFamily::kPython);
+  EXPECT_EQ(LanguageFamilyOf("unknown", "int f() { return 0; }"), LanguageFamily::kC);
+  EXPECT_EQ(LanguageFamilyOf("unknown", "def f():\n  return {}\n"), LanguageFamily::kPython);
+}
+
+}  // namespace
+}  // namespace kvault::corpus
