@@ -175,14 +175,18 @@ def run_grpo(args, model, tokenizer, prompts, client, max_new_tokens, report):
     from transformers import TrainerCallback
 
     class StepTimer(TrainerCallback):
-        def __init__(self):
-            self.seconds, self._t = [], None
+        """Each step's seconds; stops training after the step that passes the budget."""
+
+        def __init__(self, budget_s):
+            self.seconds, self._t, self.budget_s, self.started = [], None, budget_s, time.monotonic()
 
         def on_step_begin(self, a, state, control, **kw):
             self._t = time.monotonic()
 
         def on_step_end(self, a, state, control, **kw):
             self.seconds.append(time.monotonic() - self._t)
+            if time.monotonic() - self.started > self.budget_s:
+                control.should_training_stop = True
 
     chosen = prompts[:args.grpo_prompts]
     s = settings("hip-rl" if args.variant == "hip-rl" else "paper", learning_rate=args.grpo_lr,
@@ -191,7 +195,7 @@ def run_grpo(args, model, tokenizer, prompts, client, max_new_tokens, report):
     steps_log = os.path.join(args.out, "grpo_steps.jsonl")
     if os.path.exists(steps_log):
         os.remove(steps_log)
-    timer = StepTimer()
+    timer = StepTimer(args.grpo_budget_s)
     # The SFT checkpoint by path: TRL loads its reference model (KL) from the same path.
     trainer = grpo_trainer(model, tokenizer, chosen, os.path.join(args.work, "grpo"), s, client=client,
                            log_path=steps_log, prompts_per_device_step=len(chosen), max_steps=args.grpo_steps,
@@ -265,6 +269,7 @@ def main(argv=None):
     parser.add_argument("--grpo-steps", type=int, default=3)
     parser.add_argument("--grpo-prompts", type=int, default=8, help="prompts per GRPO step (x 8 samples)")
     parser.add_argument("--grpo-lr", type=float, default=1e-5)
+    parser.add_argument("--grpo-budget-s", type=float, default=270, help="no GRPO step starts after this")
     parser.add_argument("--turns", type=int, default=None, help="default: the variant's (3; hip-rl 1)")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="default: 1.25 x the longest answer")
     parser.add_argument("--server-wait-s", type=float, default=240)
