@@ -48,10 +48,6 @@ class Trajectory:
             return None
         return self.turns[-1]["return"]
 
-    @property
-    def answers(self):
-        return [m["content"] for m in self.messages if m["role"] == "assistant"]
-
 
 def expand_groups(prompts, group_size):
     """One Trajectory per sample: each prompt (data.rl_prompt dicts) group_size times,
