@@ -37,7 +37,7 @@ if [ "$variant" = paper ]; then
     actor_rollout_ref.rollout.multi_turn.enable=True \
     actor_rollout_ref.rollout.multi_turn.max_assistant_turns=3 \
     actor_rollout_ref.rollout.multi_turn.interaction_config_path="$root/recipes/verl/interaction.yaml" \
-    custom_reward_function.path="$root/recipes/kvault_recipes/verl_interaction.py" \
+    custom_reward_function.path=pkg://kvault_recipes.verl_interaction \
     custom_reward_function.name=trajectory_score \
     "$@"
 else
