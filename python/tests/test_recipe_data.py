@@ -119,3 +119,20 @@ def test_feedback_turn_samples_show_the_first_answer_and_teach_the_verified_one(
     assert two_turn["metadata"]["first_status"] == "mismatch" and two_turn["metadata"]["n_iter"] == 2
     prompt, answer = sft_rows([two_turn])[0]["prompt"], sft_rows([two_turn])[0]["completion"]
     assert prompt == messages[:3] and answer == [messages[3]]
+
+
+def test_verl_rows_get_interaction_kwargs_and_keep_their_own(tmp_path):
+    pytest.importorskip("pyarrow")
+    record = {"pytorch_module_code": "class Model: ...", "kernel_name": "k", "language": "hip"}
+    rows = [{"prompt": [{"role": "user", "content": "p"}], "reward_model": {"ground_truth": record},
+             "extra_info": {"index": 0}},
+            {"prompt": [{"role": "user", "content": "q"}], "reward_model": {"ground_truth": record},
+             "extra_info": {"interaction_kwargs": {"name": "other"}}}]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data.main(["--verl-rows", str(source), str(tmp_path / "out.parquet")])
+    out = data.read_rl_rows(tmp_path / "out.parquet")
+    assert out[0]["extra_info"]["interaction_kwargs"]["name"] == "kvault"
+    assert out[0]["extra_info"]["interaction_kwargs"]["ground_truth"]["pytorch_module_code"] == "class Model: ..."
+    assert out[0]["extra_info"]["index"] == 0
+    assert out[1]["extra_info"]["interaction_kwargs"]["name"] == "other"

@@ -184,12 +184,23 @@ def fixture(examples_dir, backend="cpu", formats=("native",)):
         record = {"kernel_name": name, "pytorch_module_code": c["task_source"], "lang": language}
         rl.append({"prompt": prompt, "data_source": DATA_SOURCE, "ability": "kernel_optimization",
                    "reward_model": {"style": "rule", "ground_truth": record},
-                   "extra_info": {"index": len(rl), "kernel_name": name, "format": fmt,
-                                  # verl's multi-turn interaction (verl_interaction.py)
-                                  "interaction_kwargs": {"name": "kvault", "ground_truth": record}}})
+                   "extra_info": {"index": len(rl), "kernel_name": name, "format": fmt}})
     if not sft:
         raise DataError("no passing candidate in %s for backend %s, formats %s" % (examples_dir, backend, list(formats)))
-    return sft, rl
+    return sft, with_interaction_kwargs(rl)
+
+
+def with_interaction_kwargs(rows):
+    """RL rows with extra_info.interaction_kwargs = {"name": "kvault", "ground_truth":
+    the row's record}: what verl's multi-turn rollout hands the interaction
+    (verl_interaction.py). Rows that have them keep theirs."""
+    out = []
+    for i, row in enumerate(rows):
+        record = rl_prompt(row, "row %d" % i)["ground_truth"]
+        extra = dict(row.get("extra_info") or {})
+        extra.setdefault("interaction_kwargs", {"name": "kvault", "ground_truth": record})
+        out.append(dict(row, extra_info=extra))
+    return out
 
 
 def feedback_turn_samples(first_turns, results):
@@ -216,28 +227,51 @@ def write_fixture(examples_dir, out_dir, backend="cpu", formats=("native",)):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"sft": out / "sft.jsonl", "rl_jsonl": out / "rl.jsonl"}
-    for key, rows in (("sft", sft), ("rl_jsonl", rl)):
-        with open(paths[key], "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row) + "\n")
+    with open(paths["sft"], "w", encoding="utf-8") as f:
+        for row in sft:
+            f.write(json.dumps(row) + "\n")
+    write_rl_rows(rl, paths["rl_jsonl"])
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow  # noqa: F401
     except ImportError:
         return paths
     paths["rl_parquet"] = out / "rl.parquet"
-    pq.write_table(pa.Table.from_pylist(rl), paths["rl_parquet"])
+    write_rl_rows(rl, paths["rl_parquet"])
     return paths
+
+
+def write_rl_rows(rows, path):
+    """RL rows to a .jsonl or (pyarrow) a .parquet file."""
+    path = str(path)
+    if path.endswith(".jsonl"):
+        with open(path, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row) + "\n")
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.Table.from_pylist(rows), path)
 
 
 def main(argv=None):
     import argparse
-    parser = argparse.ArgumentParser(description="Writes the recipe's fixture (SFT JSONL, RL rows) from examples/.")
+    parser = argparse.ArgumentParser(description="Writes the recipe's fixture (SFT JSONL, RL rows) from examples/, "
+                                                 "or adds verl's interaction_kwargs to RL rows (--verl-rows).")
     parser.add_argument("--examples", default=str(Path(__file__).resolve().parents[2] / "examples"))
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda", "hip"))
     parser.add_argument("--formats", default="native", help="comma-separated: native, extension")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--verl-rows", nargs=2, metavar=("IN", "OUT"),
+                        help="RL rows (.parquet/.jsonl, e.g. kvault corpus export --format verl) -> the same rows "
+                             "with extra_info.interaction_kwargs for verl's multi-turn rollout")
+    parser.add_argument("--out", help="the fixture's folder")
     args = parser.parse_args(argv)
+    if args.verl_rows:
+        rows = with_interaction_kwargs(read_rl_rows(args.verl_rows[0]))
+        write_rl_rows(rows, args.verl_rows[1])
+        print(json.dumps({"rows": len(rows), "out": args.verl_rows[1]}))
+        return
+    if not args.out:
+        parser.error("--out is required (or --verl-rows IN OUT)")
     paths = write_fixture(args.examples, args.out, args.backend, tuple(args.formats.split(",")))
     print(json.dumps({k: str(v) for k, v in paths.items()}))
 
