@@ -6,7 +6,8 @@ and each candidate's status equals what a single-host `kvault eval` gives it.
 The candidates are copies of 5 example native-format candidates (passed, mismatch,
 compile_error) for two tiny tasks, each copy made distinct by a comment, so each is
 its own verification and its own store row; `--no-timing` keeps a verification
-under a second. Skipped without ray or without `build/kvault import`.
+under a second. Then an eval campaign over the same cluster, resumed as if its driver
+had died. Skipped without ray or without `build/kvault import`.
 """
 import json
 import os
@@ -151,6 +152,7 @@ def test_300_candidates_over_3_nodes_one_removed_one_added(tmp_path, worker_env)
         caller.join(timeout=600)
         assert not caller.is_alive(), "the batch did not finish in 10 minutes: %s" % verifier.stats()
         stats = verifier.stats()
+        campaign_rows, campaign_done = _campaign_resumed(cluster, tmp_path)
     finally:
         ray.shutdown()
         cluster.shutdown()
@@ -171,6 +173,32 @@ def test_300_candidates_over_3_nodes_one_removed_one_added(tmp_path, worker_env)
     assert stats["nodes_lost"] >= 1 and removed not in stats["nodes"], stats
     assert stats["nodes"].get(added.node_id, {}).get("verified", 0) > 0, \
         "the node added mid-batch verified nothing: %s" % stats
+
+    # The campaign: each candidate once in its store, with eval's status, every unit done.
+    assert len(campaign_rows) == len(BASES), [r["candidate_source"][:60] for r in campaign_rows]
+    by_source = {(tmp_path / "candidates" / name).read_text(): name for name in BASES}
+    assert sorted((by_source[r["candidate_source"]], r["status"]) for r in campaign_rows) == sorted(expected.items())
+    assert sorted(campaign_done) == sorted(BASES)
+
+
+def _campaign_resumed(cluster, folder):
+    """`python -m kernelvault.cluster eval` over the same candidates as the single-host
+    eval; then, as if its driver had died after recording 3 units but marking only
+    2, the same command again. -> (the campaign store's rows, the units marked done)."""
+    from kernelvault.cluster.__main__ import main
+    db = folder / "campaign.db"
+    argv = ["eval", "--address", cluster.address, "--suite", str(folder / "suite"), "--candidates",
+            str(folder / "candidates"), "--db", str(db), "--backend", "cpu", "--no-timing", "--policy",
+            "custom_kernel", "--run", "camp"]
+    assert main(argv) == 0
+    done = Path(str(db) + ".campaigns") / "camp" / "done.jsonl"
+    lines = done.read_text().splitlines()
+    assert len(lines) == len(BASES)
+    done.write_text("\n".join(lines[:2]) + "\n")
+    assert main(argv) == 0
+    marks = [json.loads(line)["unit"] for line in done.read_text().splitlines()]
+    assert len(marks) == len(BASES), marks
+    return _export(db), marks
 
 
 def _remove_a_busy_node(cluster, workers, verifier):

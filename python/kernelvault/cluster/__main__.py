@@ -84,12 +84,12 @@ def main(argv=None):
         print("%d node service(s) stopped" % placement.stop_node_services())
         return 0
     if args.command == "status":
-        try:
-            router = ray.get_actor(placement.ROUTER_NAME, namespace=placement.NAMESPACE)
-        except ValueError:
+        routers = placement.running_routers()
+        if not routers:
             print("no router runs (a campaign or `serve` starts one)")
             return 1
-        print(json.dumps(ray.get(router.stats.remote()), indent=1))
+        for router in routers:
+            print(json.dumps(ray.get(router.stats.remote()), indent=1))
         return 0
     if args.command == "eval":
         counts = campaign.run_eval(_router(args, _serve_args_of_eval(args)), args, out)

@@ -94,20 +94,26 @@ def run_eval(router, args, out):
     done = journal.done()
     todo = [u for u in units if u["unit"] not in done]
     out("campaign %s: %d unit(s), %d done before, %d to verify" % (args.run, len(units), len(done), len(todo)))
-    for start in range(0, len(todo), CHUNK):
-        chunk = todo[start:start + CHUNK]
-        call = ray.get(router.submit.remote([eval_request(u, args) for u in chunk]))
-        marked = set()
-        while len(marked) < len(chunk):
-            snapshot = ray.get(router.poll.remote(call, POLL_S))
-            before = len(marked)
+    active, position, recorded, shown = {}, 0, len(done), None   # active: call id -> (units, indexes marked)
+    while position < len(todo) or active:
+        # Keep about CHUNK units at the router, so the nodes never wait for the driver.
+        while position < len(todo) and sum(len(u) - len(m) for u, m in active.values()) < CHUNK:
+            chunk = todo[position:position + CHUNK // 2]
+            position += len(chunk)
+            active[ray.get(router.submit.remote([eval_request(u, args) for u in chunk]))] = (chunk, set())
+        for call, (chunk, marked) in list(active.items()):
+            snapshot = ray.get(router.poll.remote(call, POLL_S / len(active)))
             for i, result in enumerate(snapshot["results"]):
                 if result is not None and i not in marked:
                     marked.add(i)
                     journal.mark(chunk[i]["unit"], result.get("status", "infra_error"))
-            if len(marked) > before:
-                out("  %d/%d" % (len(done) + start + len(marked), len(units)))
-        ray.get(router.forget.remote(call))
+                    recorded += 1
+            if len(marked) == len(chunk):
+                ray.get(router.forget.remote(call))
+                del active[call]
+        if recorded != shown:
+            out("  %d/%d" % (recorded, len(units)))
+            shown = recorded
     return Counter(journal.done().values())
 
 

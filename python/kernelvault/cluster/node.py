@@ -73,10 +73,13 @@ class NodeService:
     def verify_batch(self, requests):
         """Verifies `requests` (dicts of the native API, each with its idempotency key)
         -> (results in request order, the store rows of those results as export JSON
-        lines). Results without a reward are returned as they are: the router decides."""
+        lines, seconds spent in serve). Results without a reward are returned as they
+        are: the router decides."""
+        start = time.monotonic()
         results = self._client().verify_batch(requests) if requests else []
+        serve_s = time.monotonic() - start
         keys = {(r.get("task_hash"), r.get("candidate_hash")) for r in results if isinstance(r, dict)}
-        return results, self._rows(lambda row: (row.get("task_hash"), row.get("candidate_hash")) in keys)
+        return results, self._rows(lambda row: (row.get("task_hash"), row.get("candidate_hash")) in keys), serve_s
 
     def forward(self, method, path, body):
         """One HTTP call of AMD's protocols (or any path of serve's API) passed to the

@@ -45,17 +45,26 @@ def start_node_service(node_id, gpus, serve_args, folder=None):
 
 
 def start_router(db, serve_args=(), *, detached=False, **options):
-    """The router actor on this driver's node (found by name if it runs already)."""
+    """The router actor on this driver's node, for this store and these flags (found
+    by name if one runs already: its name is ROUTER_NAME and a hash of both)."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from .router import Router
     here = ray.get_runtime_context().get_node_id()
+    flavour = hashlib.sha256(json.dumps([db, list(serve_args), sorted(options.items())]).encode()).hexdigest()[:8]
     actor = ray.remote(Router).options(
-        name=ROUTER_NAME, namespace=NAMESPACE, get_if_exists=True, lifetime="detached" if detached else None,
+        name="%s-%s" % (ROUTER_NAME, flavour), namespace=NAMESPACE, get_if_exists=True, lifetime="detached" if detached else None,
         num_cpus=0, max_concurrency=ROUTER_CONCURRENCY,
         scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False))
     return actor.remote(db, list(serve_args), **options)
+
+
+def running_routers():
+    """Handles of the routers that run in the cluster."""
+    import ray
+    return [ray.get_actor(a["name"], namespace=NAMESPACE) for a in ray.util.list_named_actors(all_namespaces=True)
+            if a.get("namespace") == NAMESPACE and a.get("name", "").startswith(ROUTER_NAME)]
 
 
 def stop_node_services():

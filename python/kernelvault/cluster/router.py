@@ -100,6 +100,7 @@ class Router:
         self._nodes = {}                         # node id -> _Node (dispatcher thread only)
         self._starting = {}                      # info() future -> (node id, handle)
         self._inflight = {}                      # verify future -> (node id, [items], sent at)
+        self._overhead_s, self._overhead_requests = 0.0, 0  # dispatcher thread only
         self.lost_why = {}                       # node id -> why it was last taken out
         self.counters = {"delivered": 0, "resubmitted": 0, "nodes_lost": 0, "imported_rows": 0}
         self._stop = threading.Event()
@@ -172,8 +173,9 @@ class Router:
             queued = sum(len(q) for q in self._pending.values())
         nodes = {n.node_id: {"lanes": n.lanes, "inflight_groups": n.inflight, "verified": n.verified,
                              "warm_tasks": len(n.warm)} for n in list(self._nodes.values())}
+        overhead_ms = 1000 * self._overhead_s / self._overhead_requests if self._overhead_requests else None
         return {"nodes": nodes, "queued": queued, "starting": len(self._starting), "lost": dict(self.lost_why),
-                **self.counters}
+                "overhead_ms_per_request": overhead_ms, **self.counters}
 
     def forward(self, method, path, body):
         """One call of a protocol the router does not split (AMD's /run_code_batch,
@@ -295,18 +297,23 @@ class Router:
         return unheld or full_elsewhere
 
     def _group_answered(self, ray, future):
-        node_id, items, _ = self._inflight.pop(future)
+        node_id, items, sent_at = self._inflight.pop(future)
         node = self._nodes.get(node_id)
         if node is not None:
             node.inflight -= 1
         try:
-            results, rows = ray.get(future)
+            results, rows, serve_s = ray.get(future)
         except Exception as e:  # noqa: BLE001 - the actor died, or its serve failed the call
             why = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
             self._lose_node(node_id, why)
             self._requeue(items, "node %s: %s" % (node_id[:12], why))
             return
+        import_start = time.monotonic()
         failure = self._import(rows)
+        # The router's cost: the round trip beyond serve's own time (Ray, the node's
+        # export) and the import into the driver's store.
+        self._overhead_s += (import_start - sent_at - serve_s) + (time.monotonic() - import_start)
+        self._overhead_requests += len(items)
         if failure:
             for item in items:
                 self._deliver(item, infrastructure_result(failure))
