@@ -1,6 +1,7 @@
 """The `build` object of the hello response: how to compile an extension that
 this worker can load (include and library paths, libraries, ABI, suffix)."""
 import inspect
+import re
 import sysconfig
 
 import torch
@@ -30,6 +31,18 @@ def _paths(fn, gpu):
     return list(fn())
 
 
+def cxx_standard(cpp_extension):
+    """The C++ standard PyTorch's own extension builds use ("c++17" for PyTorch 1.x
+    and early 2.x, "c++20" for the releases whose headers require it): the newest
+    -std=c++NN in torch.utils.cpp_extension, never below c++17."""
+    try:
+        source = inspect.getsource(cpp_extension)
+    except (OSError, TypeError):
+        source = ""
+    years = [int(y) for y in re.findall(r"-std=c\+\+(\d\d)\b", source)]
+    return "c++%d" % max([17] + [y for y in years if y < 90])
+
+
 def build_info():
     from torch.utils import cpp_extension  # slow import: only when hello asks
 
@@ -48,6 +61,7 @@ def build_info():
             "library_paths": _paths(cpp_extension.library_paths, flavour is not None),
             "libraries": libraries,
             "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI),
+            "cxx_standard": cxx_standard(cpp_extension),
             "python_include": sysconfig.get_paths()["include"],
             "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
             "gpu_flavour": flavour,

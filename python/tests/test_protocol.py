@@ -28,6 +28,7 @@ def test_hello_reports_environment_and_build(start_worker):
     assert any(os.path.isfile(os.path.join(p, "torch", "extension.h")) for p in build["include_paths"])
     assert build["libraries"][:4] == ["c10", "torch", "torch_cpu", "torch_python"]
     assert isinstance(build["cxx11_abi"], bool)
+    assert build["cxx_standard"] in ("c++17", "c++20", "c++23")
     assert build["ext_suffix"].endswith(".so")
     assert os.path.isfile(os.path.join(build["python_include"], "Python.h"))
 

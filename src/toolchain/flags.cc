@@ -67,8 +67,14 @@ std::vector<std::string> LinkFlags(const TorchBuildInfo& torch, Backend backend,
   return f;
 }
 
+// The C++ standard of extension builds: the one PyTorch's own extension builds use
+// (its headers may require it: C++20 since some 2.x releases).
+std::string TorchStd(const TorchBuildInfo& torch) { return "-std=" + torch.cxx_standard; }
+
 // g++'s own flags, shared by candidate and precompiled-header compiles.
-const std::vector<std::string> kCxxFlags = {"-O2", "-std=c++17", "-fPIC"};
+std::vector<std::string> CxxFlags(const TorchBuildInfo& torch) {
+  return {"-O2", TorchStd(torch), "-fPIC"};
+}
 
 // A native source: a plain shared library, nothing of PyTorch's.
 CompileCommand NativeCommand(const BuildRequest& req, const CompilerSetup& setup,
@@ -160,11 +166,11 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
     return Error{"internal: the fast extension build is for g++ only"};
   switch (*tool) {
     case Tool::kCxx:
-      Append(a, kCxxFlags);
+      Append(a, CxxFlags(req.torch));
       if (!slots.ext_include_dir.empty()) Append(a, {"-I", slots.ext_include_dir});
       break;
     case Tool::kNvcc:
-      Append(a, {"-O3", "-std=c++17", "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr"});
+      Append(a, {"-O3", TorchStd(req.torch), "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr"});
       Append(a, *arch);
       Append(a, req.language == Language::kHip ? kNvccHipDefines : kNvccTorchDefines);
       if (req.language == Language::kHip) {
@@ -173,7 +179,7 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
       }
       break;
     case Tool::kHipcc:
-      Append(a, {"-O3", "-std=c++17", "-fPIC"});
+      Append(a, {"-O3", TorchStd(req.torch), "-fPIC"});
       Append(a, *arch);
       Append(a, kHipccTorchDefines);
       if (hip_shims) {
@@ -216,7 +222,7 @@ Result<CompileCommand> GxxFlagsWithoutModule(const BuildRequest& req, const Comp
   CompileCommand cmd;
   std::vector<std::string>& a = cmd.argv;
   a.push_back(setup.tool_path);
-  Append(a, kCxxFlags);
+  Append(a, CxxFlags(req.torch));
   if (!ext_include_dir.empty()) Append(a, {"-I", ext_include_dir});
   Append(a, TorchCompileFlags(req.torch, /*module=*/""));
   Append(a, req.extra_flags);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 namespace kvault {
 namespace {
@@ -88,6 +89,28 @@ TEST(AssembleCommand, FollowsTheTorchAbiAndDefaultsTheLibraries) {
   ASSERT_TRUE(cmd.ok());
   EXPECT_TRUE(Has(cmd->argv, "-D_GLIBCXX_USE_CXX11_ABI=0"));
   EXPECT_TRUE(Has(cmd->argv, "-ltorch_python"));
+}
+
+TEST(AssembleCommand, ExtensionsUseTheTorchsStandardAndNativeSourcesCxx17) {
+  for (auto [language, backend, tool] : {std::tuple{Language::kCpp, Backend::kCpu, Tool::kCxx},
+                                         std::tuple{Language::kCuda, Backend::kCuda, Tool::kNvcc},
+                                         std::tuple{Language::kHip, Backend::kHip, Tool::kHipcc}}) {
+    BuildRequest r = Request(language, backend);
+    r.torch.cxx_standard = "c++20";  // e.g. PyTorch 2.15, whose headers require it
+    auto ext = AssembleCommand(r, MakeSetup(tool, /*torch_has_hip=*/true), kSlots);
+    ASSERT_TRUE(ext.ok()) << ext.error();
+    EXPECT_TRUE(Has(ext->argv, "-std=c++20")) << ToolName(tool);
+    EXPECT_FALSE(Has(ext->argv, "-std=c++17")) << ToolName(tool);
+    r.kind = SourceKind::kNative;  // nothing of PyTorch's
+    auto native = AssembleCommand(r, MakeSetup(tool), kSlots);
+    ASSERT_TRUE(native.ok()) << native.error();
+    EXPECT_TRUE(Has(native->argv, "-std=c++17")) << ToolName(tool);
+  }
+  BuildRequest r = Request(Language::kCpp, Backend::kCpu);
+  r.torch.cxx_standard = "c++20";
+  auto pch = AssemblePchCommand(r, MakeSetup(Tool::kCxx), "/s/h.h", "/s/h.h.gch");
+  ASSERT_TRUE(pch.ok()) << pch.error();
+  EXPECT_TRUE(Has(pch->argv, "-std=c++20"));
 }
 
 TEST(AssembleCommand, CompileOnlyStopsAtTheObjectFile) {

@@ -1,5 +1,7 @@
 #include "toolchain/torch_build_info.h"
 
+#include <regex>
+
 namespace kvault {
 namespace {
 
@@ -37,9 +39,13 @@ Result<TorchBuildInfo> TorchBuildInfo::FromHello(const Json& build) {
                    ReadStrings(build, "libraries", false, &info.libraries),
                    ReadString(build, "python_include", true, &info.python_include),
                    ReadString(build, "ext_suffix", false, &info.ext_suffix),
+                   ReadString(build, "cxx_standard", false, &info.cxx_standard),
                    ReadString(build, "torch_version", false, &info.torch_version)}) {
     if (!s) return Error{s.error()};
   }
+  static const std::regex standard("c\\+\\+[0-9]{2}");
+  if (!std::regex_match(info.cxx_standard, standard))
+    return Error{"build.cxx_standard is not of the form c++17: " + info.cxx_standard};
   if (auto it = build.find("cxx11_abi"); it != build.end() && !it->is_null()) {
     if (!it->is_boolean()) return Error{"build.cxx11_abi is not a boolean"};
     info.cxx11_abi = it->get<bool>();

@@ -32,7 +32,10 @@ TEST(TorchBuildInfo, DefaultsOptionalFields) {
   auto info = TorchBuildInfo::FromHello(b);
   ASSERT_TRUE(info.ok()) << info.error();
   EXPECT_TRUE(info->cxx11_abi);
+  EXPECT_EQ(info->cxx_standard, "c++17");
   EXPECT_EQ(info->torch_version, "2.11.0+cu130");
+  b["cxx_standard"] = "c++20";
+  EXPECT_EQ(TorchBuildInfo::FromHello(b)->cxx_standard, "c++20");
 }
 
 TEST(TorchBuildInfo, NamesTheBadField) {
@@ -48,6 +51,9 @@ TEST(TorchBuildInfo, NamesTheBadField) {
   b = SampleBuild();
   b["cxx11_abi"] = "yes";
   EXPECT_FALSE(TorchBuildInfo::FromHello(b).ok());
+  b = SampleBuild();
+  b["cxx_standard"] = "c++20 -fplugin=x.so";
+  EXPECT_NE(TorchBuildInfo::FromHello(b).error().find("cxx_standard"), std::string::npos);
   EXPECT_FALSE(TorchBuildInfo::FromHello(Json::array()).ok());
 }
 
