@@ -39,7 +39,7 @@ bool Verifier::RecheckImplausible(const TaskInfo& task, Verification& v, const s
   const double bound = PlausibleSpeedupBound(task, options_.plausible_speedup);
   if (!v.speedup || *v.speedup <= bound) return true;
   const double first = *v.speedup;
-  if (stage_listener_) stage_listener_("recheck");
+  Announce("recheck");
   Json record{{"kind", "recheck"}, {"bound", bound}, {"speedup_before", first}};
   auto fail = [&](const char* step) {
     record["failed"] = step;

@@ -404,12 +404,16 @@ TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, c
   return req;
 }
 
+bool Verifier::Timed(const TaskInfo& task) const {
+  return !options_.skip_timing && !task.PerformanceCases().empty();
+}
+
 std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verification& v,
                                                     const std::string& scratch) {
-  std::vector<int> perf = task.PerformanceCases();
-  if (perf.empty() || options_.skip_timing) return std::nullopt;
+  if (!Timed(task)) return std::nullopt;
   auto hold = UseDevice();  // like a correctness run: not while another lane times
-  PreparedCase prepared = PrepareCase(session_, TimingRequest(task, perf[0], scratch));
+  PreparedCase prepared =
+      PrepareCase(session_, TimingRequest(task, task.PerformanceCases()[0], scratch));
   if (prepared.failure) {
     Settle(v, std::move(*prepared.failure));
     return std::nullopt;
@@ -429,8 +433,8 @@ void Verifier::EndTurn() {
 
 void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& scratch,
                     std::optional<PreparedCase> first) {
+  if (!Timed(task)) return;
   std::vector<int> perf = task.PerformanceCases();
-  if (perf.empty() || options_.skip_timing) return;
   double ref_sum = 0, cand_sum = 0;
   for (int ci : perf) {
     const TimedCaseRequest req = TimingRequest(task, ci, scratch);
@@ -566,6 +570,7 @@ bool Verifier::CheckAllCorrectness(Attempt& a) {
 }
 
 bool Verifier::TimeCandidate(Attempt& a) {
+  if (Timed(*a.checked)) Announce("timing");
   // The first performance case's sides build, make their inputs and make their
   // first calls beside other lanes' work.
   std::optional<PreparedCase> prepared = PrepareTiming(*a.checked, a.v, a.scratch->path());
@@ -582,6 +587,10 @@ bool Verifier::RecheckSpeedup(Attempt& a) {
   const bool plausible = RecheckImplausible(*a.checked, a.v, a.scratch->path(), a.load);
   clock_.Lap("recheck");
   return plausible;
+}
+
+void Verifier::Announce(const char* stage) {
+  if (stage_listener_) stage_listener_(stage);
 }
 
 Verification Verifier::Done(Attempt& a) {
@@ -601,7 +610,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   Attempt a{task, candidate};
   a.compiled_format = IsCompiledFormat(candidate.format);
   auto stage = [this](const char* name) {
-    if (stage_listener_) stage_listener_(name);
+    Announce(name);
     return true;
   };
   if (!CheckFormat(a)) return Done(a);
@@ -612,8 +621,8 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   }
   if (stage("describe") && DescribeTask(a) && stage("build") && BuildCandidate(a) &&
       stage("worker_start") && StartCandidateWorker(a) && stage("load") && LoadCandidate(a) &&
-      stage("correctness") && CheckAllCorrectness(a) && stage("timing") && TimeCandidate(a))
-    RecheckSpeedup(a);  // announces "recheck" only when a speedup is above the bound
+      stage("correctness") && CheckAllCorrectness(a) && TimeCandidate(a))
+    RecheckSpeedup(a);  // each announces its stage only when it has work to do
   EndTurn();
   // Every candidate gets a fresh worker: one that passed may still have patched the
   // process (PyTorch, the harness) to help the next one, and one that failed may

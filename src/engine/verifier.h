@@ -46,9 +46,10 @@ class Verifier {
   Result<Json> Hello() { return session_.Hello(); }
 
   // Told the name of each stage of Verify as it starts ("describe", "build",
-  // "worker_start", "load", "correctness", "timing", and "recheck" only when a
-  // speedup above the plausible bound is re-checked), on the calling thread; for
-  // progress output. Default: none.
+  // "worker_start", "load", "correctness", "timing" only when the task has
+  // performance cases and timing is on, "recheck" only when a speedup above the
+  // plausible bound is re-checked), on the calling thread; for progress output.
+  // Default: none.
   void SetStageListener(std::function<void(const char* stage)> listener) {
     stage_listener_ = std::move(listener);
   }
@@ -86,6 +87,7 @@ class Verifier {
   bool TimeCandidate(Attempt& a);         // prepared, then each performance case's turn
   bool RecheckSpeedup(Attempt& a);        // an implausible speedup checked again
   Verification Done(Attempt& a);          // the reward, seconds and phases
+  void Announce(const char* stage);       // to the stage listener, if any
 
   Result<TaskInfo> Describe(const TaskFile& task);
   // Fills v with a build outcome; returns the module path (empty on failure).
@@ -142,6 +144,8 @@ class Verifier {
   // the lock's note, TimingLock::WarmupMs), gives the lock back and shares the gate for
   // the re-check's device work, then releases it (holding_, timing_lock_).
   TimedCaseRequest TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch);
+  // Whether anything is timed: performance cases, and timing not switched off.
+  bool Timed(const TaskInfo& task) const;
   // Prepares the first performance case (PrepareCase) under a shared hold of the gate,
   // before the device's lock: nullopt when nothing will be timed or the preparation
   // failed (v then holds the outcome).

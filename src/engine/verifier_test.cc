@@ -618,6 +618,12 @@ TEST_F(VerifierTest, TimingWaitsForOtherLanesDeviceWork) {
     }
 }
 
+TEST_F(VerifierTest, WithoutTimingNoTimingStageIsAnnounced) {
+  options_.skip_timing = true;
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(stages_, (std::vector<std::string>{"describe", "build", "worker_start", "load", "correctness"}));
+}
+
 TEST_F(VerifierTest, WithoutTimingNoLockIsTaken) {
   ASSERT_TRUE(EnsureDir(options_.cache_dir + "/locks"));
   auto held = FileLock::Acquire(options_.cache_dir + "/locks/timing-cpu-0.lock");
