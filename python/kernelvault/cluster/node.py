@@ -53,7 +53,8 @@ class NodeService:
         os.makedirs(self.folder, exist_ok=True)
         self.db = os.path.join(self.folder, "node.db")
         self._lock = threading.Lock()          # guards _process, _url, restarts
-        self._export_lock = threading.Lock()   # one `kvault export` at a time
+        self._export_lock = threading.Lock()   # one `kvault export` at a time; guards _last_export
+        self._last_export = {}                 # store path -> (monotonic start, its lines)
         self._process = None
         self._url = None
         self.restarts = 0
@@ -193,14 +194,18 @@ class NodeService:
                 failures += 1
 
     def _rows(self, keep, db=None):
-        """Export JSON lines of this node's store (or of `db`) for which keep(row) holds."""
+        """Export JSON lines of this node's store (or of `db`) for which keep(row)
+        holds. Groups that finish together share one export: an export started
+        after a caller's rows were written holds them."""
+        db = db or self.db
+        ready = time.monotonic()
         with self._export_lock:
-            code, out, err = self.run_command(["export", "--db", db or self.db])
-        if code != 0:
-            raise InfrastructureError("kvault export on the node: %s" % err.strip())
-        lines = []
-        for line in out.splitlines():
-            if line.strip() and keep(json.loads(line)):
-                lines.append(line)
-        return lines
-
+            started, lines = self._last_export.get(db, (float("-inf"), None))
+            if started < ready:
+                started = time.monotonic()
+                code, out, err = self.run_command(["export", "--db", db])
+                if code != 0:
+                    raise InfrastructureError("kvault export on the node: %s" % err.strip())
+                lines = [line for line in out.splitlines() if line.strip()]
+                self._last_export[db] = (started, lines)
+        return [line for line in lines if keep(json.loads(line))]

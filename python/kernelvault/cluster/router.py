@@ -19,10 +19,10 @@ keys, and another node verifies them. A result whose error is of kind
 delivered as it is (the caller's client raises it, never scores it).
 
 Recording. A group's results are delivered only after their store rows, which the
-node hands back with them, are imported into the driver's store (`kvault import`).
-The store's key (run, task, sample, candidate, backend, arch) makes a row imported
-again one attempt; rows of a node that died before answering are never imported, and
-its work is verified once more elsewhere.
+node hands back with them, are imported into the driver's store (`kvault import`,
+recorder.py). The store's key (run, task, sample, candidate, backend, arch) makes a
+row imported again one attempt; rows of a node that died before answering are never
+imported, and its work is verified once more elsewhere.
 
 Thread safety: every public method may be called from any thread (the Ray actor
 wrapping a Router is threaded). One dispatcher thread owns the nodes and the futures.
