@@ -152,7 +152,7 @@ def main():
         rows.append(measure(nodes, args.candidates, scratch))
         print(json.dumps(rows[-1]), flush=True)
     env = {"command": " ".join([sys.executable] + sys.argv), "cpus": os.cpu_count(), "machine": platform.platform(),
-           "python": platform.python_version(), "load_before": os.getloadavg(),
+           "python": platform.python_version(), "load_average_at_end": os.getloadavg(),
            "kvault": subprocess.run([str(ROOT / "build/kvault"), "--version"], capture_output=True,
                                     text=True).stdout.strip(),
            "git": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
