@@ -152,6 +152,7 @@ def test_300_candidates_over_3_nodes_one_removed_one_added(tmp_path, worker_env)
         caller.join(timeout=600)
         assert not caller.is_alive(), "the batch did not finish in 10 minutes: %s" % verifier.stats()
         stats = verifier.stats()
+        _check_front(verifier.router, requests[:3], [expected[b] for b in bases[:3]])
         campaign_rows, campaign_done = _campaign_resumed(cluster, tmp_path)
     finally:
         ray.shutdown()
@@ -179,6 +180,29 @@ def test_300_candidates_over_3_nodes_one_removed_one_added(tmp_path, worker_env)
     by_source = {(tmp_path / "candidates" / name).read_text(): name for name in BASES}
     assert sorted((by_source[r["candidate_source"]], r["status"]) for r in campaign_rows) == sorted(expected.items())
     assert sorted(campaign_done) == sorted(BASES)
+
+
+def _check_front(router, requests, statuses):
+    """The HTTP front over the router: health, metrics, /v1/verify, a batch polled and
+    streamed, an unknown batch; through the kernelvault Client, as a trainer calls it."""
+    from kernelvault import Client, RequestError
+    from kernelvault.cluster import front
+    urls = []
+    threading.Thread(target=front.serve_front, args=(router, "127.0.0.1", 0), kwargs={"ready": urls.append},
+                     daemon=True).start()
+    deadline = time.monotonic() + 30
+    while not urls and time.monotonic() < deadline:
+        time.sleep(0.05)
+    client = Client(urls[0], retries=1)
+    assert client.health()["status"] == "ok" and client.health()["nodes"] >= 2
+    assert client.verify(requests[0])["status"] == statuses[0]
+    batch_id = client.submit_batch(requests)
+    assert [r["status"] for r in client.verify_batch(requests)] == statuses
+    lines = list(client.stream_batch(batch_id))
+    assert lines[-1] == {"done": True} and sorted(line["index"] for line in lines[:-1]) == [0, 1, 2]
+    assert "kvault_cluster_delivered_total" in client.metrics()
+    with pytest.raises(RequestError):
+        client.get_batch("no-such-batch")
 
 
 def _campaign_resumed(cluster, folder):
