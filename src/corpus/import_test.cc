@@ -1,0 +1,280 @@
+#include "corpus/import.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "corpus/export.h"
+#include "store/generation_log.h"
+#include "store/store.h"
+#include "util/files.h"
+#include "util/json_parse.h"
+#include "util/sha256.h"
+
+namespace kvault::corpus {
+namespace {
+
+std::string Fixture(const std::string& name) {
+  const char* root = std::getenv("KVAULT_SOURCE_ROOT");
+  return std::string(root ? root : ".") + "/tests/fixtures/corpus/" + name;
+}
+
+CorpusStore Memory() {
+  auto v = CorpusStore::Open(":memory:");
+  if (!v) throw std::runtime_error(v.error());
+  return std::move(*v);
+}
+
+ImportReport Import(CorpusStore& vault, ImportFormat format, const std::string& path,
+                    const std::string& suite = "") {
+  ImportOptions o;
+  o.format = format;
+  o.suite = suite;
+  auto r = ImportPaths(vault, o, {path});
+  if (!r) throw std::runtime_error(r.error());
+  return std::move(*r);
+}
+
+std::vector<KernelRecord> All(CorpusStore& vault) {
+  std::vector<KernelRecord> out;
+  EXPECT_TRUE(vault.ForEach({}, [&](const KernelRecord& r) {
+                     out.push_back(r);
+                     return true;
+                   }).ok());
+  return out;
+}
+
+std::vector<int64_t> Lines(const std::vector<ImportProblem>& problems) {
+  std::vector<int64_t> out;
+  for (const ImportProblem& p : problems) out.push_back(p.line);
+  return out;
+}
+
+TEST(Import, SftSamplesWithMalformedLinesReportedByNumber) {
+  CorpusStore vault = Memory();
+  ImportReport r = Import(vault, ImportFormat::kSft, Fixture("sft.jsonl"));
+  EXPECT_EQ(r.imported, 2);
+  // 3: not JSON; 4: no assistant message; 6: two code blocks (5 is blank).
+  EXPECT_EQ(Lines(r.malformed), (std::vector<int64_t>{3, 4, 6}));
+  for (const ImportProblem& p : r.malformed) EXPECT_EQ(p.file, Fixture("sft.jsonl"));
+  auto records = All(vault);
+  ASSERT_EQ(records.size(), 2u);
+  const KernelRecord& relu = records[0];
+  EXPECT_EQ(relu.task.name, "relu");
+  EXPECT_EQ(relu.language, "hip");
+  EXPECT_EQ(relu.format, "extension");
+  EXPECT_EQ(relu.task.reference_source, *ReadFile(Fixture("tasks/relu.py")));
+  ASSERT_EQ(relu.results.size(), 1u);
+  EXPECT_EQ(relu.results[0].status, "passed");
+  EXPECT_EQ(relu.results[0].hardware, "AMD Instinct MI300X");
+  EXPECT_DOUBLE_EQ(*relu.results[0].speedup, 1.2);
+  EXPECT_EQ(relu.provenance.origin_line, 1);
+  EXPECT_EQ(records[1].language, "cuda");
+  EXPECT_EQ(records[1].results[0].status, "failed");
+}
+
+TEST(Import, AigV01TreeEachHipFileAKernel) {
+  CorpusStore vault = Memory();
+  ImportReport r = Import(vault, ImportFormat::kAigV01, Fixture("aig_v01"));
+  EXPECT_EQ(r.imported, 2);  // hip_opt/1: two files
+  ASSERT_EQ(r.malformed.size(), 2u);  // hip_opt/2: bad info.json; hip_opt/3: no reference
+  EXPECT_NE(r.malformed[0].file.find("hip_opt/2/info.json"), std::string::npos);
+  EXPECT_NE(r.malformed[1].why.find("py_3.py"), std::string::npos);
+  for (const KernelRecord& k : All(vault)) {
+    EXPECT_EQ(k.task.name, "relu");
+    EXPECT_EQ(k.results.at(0).hardware, "AMD Instinct MI300X");
+    EXPECT_EQ(k.provenance.pipeline, "aig-v0.1");
+  }
+}
+
+TEST(Import, AigV02ElementsNumbered) {
+  CorpusStore vault = Memory();
+  ImportReport r = Import(vault, ImportFormat::kAigV02, Fixture("aig_v02.json"));
+  EXPECT_EQ(r.imported, 2);
+  EXPECT_EQ(Lines(r.malformed), (std::vector<int64_t>{3}));
+  auto records = All(vault);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].provenance.source, "https://huggingface.co/datasets/AMD-AGI/AIG-Datasets");
+  EXPECT_EQ(records[1].provenance.source, R"({"dataset":"AIG","item":2})");
+  EXPECT_EQ(records[1].language, "cuda");
+}
+
+TEST(Import, KernelBenchFolderAgainstItsSuite) {
+  CorpusStore vault = Memory();
+  ImportReport r = Import(vault, ImportFormat::kKernelBench, Fixture("kernelbench"), Fixture("tasks"));
+  EXPECT_EQ(r.imported, 2);  // relu.py, scale.sample_1.py
+  ASSERT_EQ(r.malformed.size(), 1u);
+  EXPECT_NE(r.malformed[0].file.find("scale.broken.py"), std::string::npos);
+  ASSERT_EQ(r.skipped.size(), 1u);  // softmax: no such task
+  for (const KernelRecord& k : All(vault)) {
+    EXPECT_EQ(k.format, "kernelbench");
+    EXPECT_FALSE(k.task.reference_source.empty());
+  }
+  ImportOptions no_suite;
+  no_suite.format = ImportFormat::kKernelBench;
+  EXPECT_FALSE(ImportPaths(vault, no_suite, {Fixture("kernelbench")}).ok());
+}
+
+TEST(Import, StoreAttemptsWithGenProvenanceAndParents) {
+  auto dir = TempDir::Create("", "kvault-corpus-import");
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir->Join("kvault.db");
+  const std::string reference = *ReadFile(Fixture("tasks/relu.py"));
+  {
+    auto store = Store::Open(db);
+    auto log = GenerationLog::Open(db);
+    ASSERT_TRUE(store.ok() && log.ok());
+    for (const char* sample : {"iter1_0", "iter2_0"}) {
+      AttemptRecord a;
+      a.run = "g1";
+      a.task = "relu";
+      a.task_hash = Sha256Hex(reference);
+      a.candidate_source = std::string("// ") + sample + "\n";
+      a.candidate_hash = Sha256Hex(a.candidate_source);
+      a.format = "extension";
+      a.language = "cuda";
+      a.backend = "cuda";
+      a.status = "passed";
+      a.speedup = 1.5;
+      a.sample = sample;
+      a.environment = {{"device", {{"name", "NVIDIA H200"}}}, {"toolchains", {{"nvcc", "12.4"}}}};
+      ASSERT_TRUE((*store)->Put(a).ok());
+      GenerationRecord g;
+      g.run = "g1";
+      g.task = "relu";
+      g.iteration = sample[4] - '0';
+      g.role = "generator";
+      g.parent = std::string(sample) == "iter2_0" ? "iter1_0" : "";
+      g.model_requested = "qwen3";
+      g.prompt = Json::array({{{"role", "user"}, {"content", "make relu fast"}}});
+      g.attempt_id = a.id;
+      ASSERT_TRUE((*log)->Put(g).ok());
+    }
+    AttemptRecord infra;  // not the kernel's outcome: a record without a result
+    infra.run = "e1";
+    infra.task = "relu";
+    infra.task_hash = Sha256Hex(reference);
+    infra.candidate_source = "// other\n";
+    infra.candidate_hash = Sha256Hex(infra.candidate_source);
+    infra.status = "infra_error";
+    ASSERT_TRUE((*store)->Put(infra).ok());
+  }
+  CorpusStore vault = Memory();
+  ImportReport r = Import(vault, ImportFormat::kStore, db, Fixture("tasks"));
+  EXPECT_EQ(r.imported, 3);
+  auto records = All(vault);
+  ASSERT_EQ(records.size(), 3u);
+  const KernelRecord* first = nullptr;
+  const KernelRecord* second = nullptr;
+  for (const KernelRecord& k : records) {
+    if (k.candidate_source == "// iter1_0\n") first = &k;
+    if (k.candidate_source == "// iter2_0\n") second = &k;
+    if (k.candidate_source == "// other\n") {
+      EXPECT_TRUE(k.results.empty());
+      EXPECT_EQ(k.provenance.pipeline, "eval");
+    }
+  }
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(second->provenance.pipeline, "gen");
+  EXPECT_EQ(second->provenance.model, "qwen3");
+  EXPECT_EQ(second->provenance.prompt, "make relu fast");
+  EXPECT_EQ(second->provenance.parent_id, first->id);
+  EXPECT_EQ(second->task.reference_source, reference);
+  ASSERT_EQ(second->results.size(), 1u);
+  EXPECT_EQ(second->results[0].hardware, "NVIDIA H200");
+  EXPECT_EQ(second->results[0].toolchain, "nvcc 12.4");
+}
+
+// import -> export -> import: the same records.
+TEST(RoundTrip, RecordsExportGivesTheSameRecordsBack) {
+  CorpusStore vault = Memory();
+  Import(vault, ImportFormat::kSft, Fixture("sft.jsonl"));
+  Import(vault, ImportFormat::kAigV01, Fixture("aig_v01"));
+  auto dir = TempDir::Create("", "kvault-corpus-rt");
+  ASSERT_TRUE(dir.ok());
+  std::map<ExportFormat, std::string> files = {{ExportFormat::kRecords, dir->Join("r.jsonl")},
+                                               {ExportFormat::kSft, dir->Join("s.jsonl")}};
+  for (const auto& [format, path] : files) {
+    ExportOptions o;
+    o.format = format;
+    o.output = path;
+    auto summary = ExportRecords(vault, o);
+    ASSERT_TRUE(summary.ok()) << summary.error();
+    EXPECT_EQ(summary->rows, 3);  // sft's relu kernel is aig-v0.1's relu_v1.hip: one record
+  }
+  CorpusStore again = Memory();
+  Import(again, ImportFormat::kRecords, files[ExportFormat::kRecords]);
+  auto before = All(vault), after = All(again);
+  ASSERT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(RecordToJson(before[i]), RecordToJson(after[i]));
+
+  // SFT holds the task, kernel and results, not every provenance field.
+  CorpusStore from_sft = Memory();
+  ImportReport r = Import(from_sft, ImportFormat::kSft, files[ExportFormat::kSft]);
+  EXPECT_TRUE(r.malformed.empty());
+  auto sft = All(from_sft);
+  ASSERT_EQ(sft.size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(sft[i].id, before[i].id);
+    EXPECT_EQ(RecordToJson(sft[i])["results"], RecordToJson(before[i])["results"]);
+    EXPECT_EQ(sft[i].provenance.source, before[i].provenance.source);
+  }
+}
+
+KernelRecord Contender(const std::string& source, const std::string& status, double speedup) {
+  KernelRecord r;
+  r.task.name = "relu";
+  r.task.reference_source = "ref\n";
+  r.candidate_source = source;
+  r.language = "hip";
+  r.format = "extension";
+  VerificationResult v;
+  v.hardware = "H200";
+  v.status = status;
+  v.speedup = speedup;
+  r.results = {v};
+  FinishRecord(r);
+  return r;
+}
+
+TEST(Export, DpoPairsTheFastestCorrectKernelWithSlowerAndWrongOnes) {
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.UpsertMany({Contender("slow", "passed", 1.1), Contender("fast", "passed", 2.0),
+                                Contender("wrong", "mismatch", 0)}).ok());
+  auto dir = TempDir::Create("", "kvault-corpus-dpo");
+  ExportOptions o;
+  o.format = ExportFormat::kDpo;
+  o.output = dir->Join("dpo.jsonl");
+  auto summary = ExportRecords(vault, o);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->rows, 2);
+  std::ifstream in(o.output);
+  std::string line;
+  std::set<std::string> rejected;
+  while (std::getline(in, line)) {
+    Json row = *ParseJson(line);
+    EXPECT_NE(row["chosen"].get<std::string>().find("fast"), std::string::npos);
+    rejected.insert(row["metadata"]["rejected_status"].get<std::string>());
+  }
+  EXPECT_EQ(rejected, (std::set<std::string>{"passed", "mismatch"}));
+}
+
+TEST(Export, VerlRowCarriesAmdGroundTruthAndSkipsWhatItCannotHold) {
+  KernelRecord r = Contender("__global__ void k() {}\n", "passed", 2.0);
+  auto row = VerlRow(r, {}, 7);
+  ASSERT_TRUE(row.has_value());
+  const Json& truth = (*row)["reward_model"]["ground_truth"];
+  EXPECT_EQ(truth["pytorch_module_code"], "ref\n");
+  EXPECT_EQ(truth["hip_code"], r.candidate_source);
+  EXPECT_EQ((*row)["prompt"][0]["role"], "user");
+  EXPECT_EQ((*row)["extra_info"]["index"], 7);
+  r.task.reference_source.clear();
+  EXPECT_FALSE(VerlRow(r, {}, 0).has_value());
+}
+
+}  // namespace
+}  // namespace kvault::corpus
