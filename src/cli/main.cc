@@ -3,6 +3,7 @@
 
 #include "cli/cache_cmd.h"
 #include "cli/commands.h"
+#include "cli/corpus_cmd.h"
 #include "cli/gen_flags.h"
 #include "cli/import_geak.h"
 #include "kvault/build_config.h"
@@ -122,6 +123,10 @@ int main(int argc, char** argv) {
   kvault::cli::CacheFlags cachef;
   auto* cache = kvault::cli::AddCacheCommand(app, cachef);
 
+  kvault::cli::CorpusFlags corpusf;
+  auto* corpus = kvault::cli::AddCorpusCommand(app, corpusf);
+  AddCommon(corpusf.verify_cmd, corpusf.common, /*with_json=*/false);
+
   kvault::cli::ServeFlags svf;
   svf.common.policy = "custom_kernel";
   auto* serve = app.add_subcommand("serve", "serve rewards over HTTP: native API, AMD's HIP and Triton protocols");
@@ -162,6 +167,7 @@ int main(int argc, char** argv) {
   if (*gen) return kvault::cli::RunGen(gf);
   if (*import_geak) return kvault::cli::RunImportGeak(gk);
   if (*cache) return kvault::cli::RunCache(*cache, cachef);
+  if (*corpus) return kvault::cli::RunCorpus(*corpus, corpusf);
   if (*serve) return kvault::cli::RunServe(svf);
   return kvault::cli::kExitMisuse;
 }

@@ -1,0 +1,231 @@
+// kvault corpus import | verify | export | stats (docs/corpus.md); the curation
+// subcommands (dedup, decontaminate, qa) are cli/corpus_curate.cc's.
+#include "cli/corpus_cmd.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli/interrupt.h"
+#include "cli/report.h"
+#include "corpus/export.h"
+#include "corpus/import.h"
+#include "corpus/reverify.h"
+#include "corpus/stats.h"
+#include "engine/worker_sandbox.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace kvault::cli {
+namespace {
+
+using corpus::CorpusStore;
+
+void AddVault(CLI::App* cmd, CorpusFlags& f) {
+  cmd->add_option("--vault", f.vault, "the vault file (Default: ./vault.db)");
+}
+
+void AddFilters(CLI::App* cmd, CorpusFlags& f) {
+  cmd->add_option("--status", f.status, "records with a result of this status, e.g. passed");
+  cmd->add_option("--hardware", f.hardware, "records with a result on this hardware (its name)");
+  cmd->add_option("--min-speedup", f.min_speedup, "records with a result at least this fast");
+  cmd->add_option("--language", f.language, "hip | cuda | cpp | triton | python | ...");
+  cmd->add_option("--kind", f.kind, "kernel | qa")->check(CLI::IsMember({"kernel", "qa"}));
+  cmd->add_flag("--decontaminated-only", f.decontaminated_only, "leave out records marked contaminated");
+  cmd->add_flag("--include-duplicates", f.include_duplicates, "keep records marked duplicates");
+}
+
+corpus::RecordFilter FilterOf(const CorpusFlags& f) {
+  corpus::RecordFilter r;
+  r.status = f.status;
+  r.hardware = f.hardware;
+  r.min_speedup = f.min_speedup;
+  r.language = f.language;
+  r.kind = f.kind;
+  r.decontaminated_only = f.decontaminated_only;
+  r.include_duplicates = f.include_duplicates;
+  return r;
+}
+
+std::optional<CorpusStore> OpenVault(const CorpusFlags& f, const char* command, bool must_exist) {
+  if (must_exist && !FileExists(f.vault)) {
+    std::cerr << "kvault corpus " << command << ": no vault at " << f.vault << " (import first)\n";
+    return std::nullopt;
+  }
+  auto vault = CorpusStore::Open(f.vault);
+  if (!vault) {
+    std::cerr << "kvault corpus " << command << ": " << vault.error() << "\n";
+    return std::nullopt;
+  }
+  return std::move(*vault);
+}
+
+int RunImport(const CorpusFlags& f) {
+  corpus::ImportOptions o;
+  o.format = *corpus::ImportFormatFromString(f.from);  // checked by the parser
+  o.suite = f.suite;
+  o.geak = *GeakFormatFromString(f.geak_format);
+  o.source = f.source;
+  o.license = f.license;
+  o.python = corpus::PythonFromEnvironment();
+  auto vault = OpenVault(f, "import", false);
+  if (!vault) return kExitInfra;
+  auto report = corpus::ImportPaths(*vault, o, f.paths);
+  if (!report) {
+    std::cerr << "kvault corpus import: " << report.error() << "\n";
+    return kExitMisuse;
+  }
+  for (const auto& p : report->malformed)
+    std::cerr << "kvault corpus import: malformed " << p.file << (p.line ? ":" + std::to_string(p.line) : "")
+              << ": " << p.why << "\n";
+  if (f.json) {
+    std::cout << report->ToJson().dump() << std::endl;
+  } else {
+    for (const auto& p : report->skipped)
+      std::cerr << "kvault corpus import: skipped " << p.file << (p.line ? ":" + std::to_string(p.line) : "")
+                << ": " << p.why << "\n";
+    std::cout << "imported " << report->imported << ", skipped " << report->skipped.size() << ", malformed "
+              << report->malformed.size() << " into " << f.vault << "\n";
+  }
+  return kExitOk;
+}
+
+int RunExportCmd(const CorpusFlags& f) {
+  corpus::ExportOptions o;
+  o.format = *corpus::ExportFormatFromString(f.format);
+  o.filter = FilterOf(f);
+  o.output = f.output;
+  o.python = corpus::PythonFromEnvironment();
+  auto vault = OpenVault(f, "export", true);
+  if (!vault) return kExitMisuse;
+  auto summary = corpus::ExportRecords(*vault, o);
+  if (!summary) {
+    std::cerr << "kvault corpus export: " << summary.error() << "\n";
+    return kExitInfra;
+  }
+  if (f.json)
+    std::cout << summary->ToJson().dump() << std::endl;
+  else
+    std::cout << "exported " << summary->rows << " row(s) from " << summary->records << " record(s) ("
+              << summary->skipped << " the format cannot hold) to " << f.output << "\n";
+  return kExitOk;
+}
+
+int RunStats(const CorpusFlags& f) {
+  auto vault = OpenVault(f, "stats", true);
+  if (!vault) return kExitMisuse;
+  auto stats = corpus::ComputeStats(*vault, FilterOf(f));
+  if (!stats) {
+    std::cerr << "kvault corpus stats: " << stats.error() << "\n";
+    return kExitInfra;
+  }
+  if (!f.html.empty()) {
+    if (Status s = WriteFileAtomic(f.html, corpus::StatsHtml(*stats, f.vault)); !s) {
+      std::cerr << "kvault corpus stats: " << s.error() << "\n";
+      return kExitInfra;
+    }
+  }
+  if (f.json)
+    std::cout << corpus::StatsToJson(*stats).dump() << std::endl;
+  else
+    std::cout << corpus::StatsText(*stats);
+  return kExitOk;
+}
+
+int RunVerifyCmd(const CorpusFlags& f) {
+  InterruptGuard interrupt;  // before any thread or child starts
+  auto vault = OpenVault(f, "verify", true);
+  if (!vault) return kExitMisuse;
+  int options_exit = kExitOk;
+  auto options = MakeOptions(f.common, false, &options_exit);
+  if (!options) return options_exit;
+  corpus::ReverifySettings settings;
+  settings.filter = FilterOf(f);
+  settings.jobs = f.jobs;
+  settings.compile_jobs = f.compile_jobs;
+  settings.force = f.force;
+  settings.hardware = f.verify_hardware;
+  settings.scratch_db = f.scratch_db;
+  settings.stop = interrupt.flag();
+  HideStoreFromWorkers(*options, f.vault);
+  ProgressPrinter progress(std::cerr, isatty(STDERR_FILENO));
+  auto summary = corpus::Reverify(*vault, *options, settings, [&](const EvalProgress& p) { progress.Update(p); });
+  progress.Finish();
+  if (interrupt.stopped()) {
+    std::cerr << "kvault corpus verify: interrupted; results so far are in " << f.vault
+              << "; run the same command again to continue\n";
+    return kExitInterrupted;
+  }
+  if (!summary) {
+    std::cerr << "kvault corpus verify: " << summary.error() << "\n";
+    return kExitInfra;
+  }
+  if (f.json)
+    std::cout << summary->ToJson().dump() << std::endl;
+  else
+    std::cout << "verified " << summary->verified << " of " << summary->selected << " record(s) on "
+              << summary->hardware << " (" << summary->toolchain << "); " << summary->already
+              << " had a result here, " << summary->unsupported << " cannot run here, "
+              << summary->not_recorded << " not recorded (task or infrastructure errors)\n";
+  return summary->not_recorded > 0 ? kExitInfra : kExitOk;
+}
+
+}  // namespace
+
+CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
+  auto* corpus = app.add_subcommand("corpus", "the vault: verified kernels with provenance, exported for training");
+  corpus->require_subcommand(1);
+
+  f.import_cmd = corpus->add_subcommand("import", "add kernels from eval/gen stores, GEAK, AMD's formats, KernelBench folders");
+  f.import_cmd->add_option("--from", f.from, corpus::ImportFormatNames())
+      ->required()->check(CLI::IsMember(Split(corpus::ImportFormatNames(), '|')));
+  f.import_cmd->add_option("paths", f.paths, "files or folders to import")->required();
+  f.import_cmd->add_option("--suite", f.suite, "task folder: references for --from store and kernelbench");
+  f.import_cmd->add_option("--geak-format", f.geak_format, "tritonbench-g | rocmbench (Default: tritonbench-g)")
+      ->check(CLI::IsMember({"tritonbench-g", "rocmbench"}));
+  f.import_cmd->add_option("--source", f.source, "provenance source of every record (dataset name or URL)");
+  f.import_cmd->add_option("--license", f.license, "licence of every record");
+  f.import_cmd->add_flag("--json", f.json, "machine-readable summary");
+  AddVault(f.import_cmd, f);
+
+  f.export_cmd = corpus->add_subcommand("export", "write records as training data");
+  f.export_cmd->add_option("--format", f.format, corpus::ExportFormatNames())
+      ->required()->check(CLI::IsMember(Split(corpus::ExportFormatNames(), '|')));
+  f.export_cmd->add_option("-o,--output", f.output, "file to write; a folder for hf")->required();
+  f.export_cmd->add_flag("--json", f.json, "machine-readable summary");
+  AddFilters(f.export_cmd, f);
+  AddVault(f.export_cmd, f);
+
+  f.stats_cmd = corpus->add_subcommand("stats", "counts by source, language, status, operation; speedups");
+  f.stats_cmd->add_flag("--json", f.json, "machine-readable output");
+  f.stats_cmd->add_option("--html", f.html, "also write an HTML page");
+  AddFilters(f.stats_cmd, f);
+  f.include_duplicates = false;
+  AddVault(f.stats_cmd, f);
+
+  f.verify_cmd = corpus->add_subcommand("verify", "verify the vault's kernels again on this machine");
+  f.verify_cmd->add_option("--jobs", f.jobs, "parallel lanes (Default: 1)")->check(CLI::Range(1, 256));
+  f.verify_cmd->add_option("--compile-jobs", f.compile_jobs, "threads building candidates ahead (Default: CPU cores)")
+      ->check(CLI::Range(0, 1024));
+  f.verify_cmd->add_flag("--force", f.force, "verify again records with a result of this hardware and toolchain");
+  f.verify_cmd->add_option("--as-hardware", f.verify_hardware, "the hardware name results carry (Default: the device's)");
+  f.verify_cmd->add_option("--db", f.scratch_db, "the attempt store of the runs (Default: <vault>.verify.db)");
+  f.verify_cmd->add_flag("--json", f.json, "machine-readable summary");
+  AddFilters(f.verify_cmd, f);
+  AddVault(f.verify_cmd, f);
+
+  AddCorpusCurateCommands(corpus, f.curate);
+  return corpus;
+}
+
+int RunCorpus(const CLI::App& /*corpus*/, const CorpusFlags& f) {
+  if (*f.import_cmd) return RunImport(f);
+  if (*f.export_cmd) return RunExportCmd(f);
+  if (*f.stats_cmd) return RunStats(f);
+  if (*f.verify_cmd) return RunVerifyCmd(f);
+  if (std::optional<int> code = RunCorpusCurate(f.curate)) return *code;
+  return kExitMisuse;
+}
+
+}  // namespace kvault::cli

@@ -1,0 +1,44 @@
+#pragma once
+// `kvault corpus`: the vault of verified kernels (docs/corpus.md): import, verify,
+// export, stats; dedup, decontaminate and qa come from cli/corpus_curate.h.
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/corpus_curate.h"
+
+namespace kvault::cli {
+
+struct CorpusFlags {
+  std::string vault = "vault.db";  // --vault, every subcommand
+  bool json = false;
+  // import
+  std::string from;
+  std::vector<std::string> paths;
+  std::string suite, geak_format = "tritonbench-g", source, license;
+  // export and the filters of export, stats and verify
+  std::string format, output, status, hardware, language, kind;
+  std::optional<double> min_speedup;
+  bool decontaminated_only = false, include_duplicates = false;
+  // stats
+  std::string html;
+  // verify
+  CommonFlags common;  // main.cc adds the engine flags (AddCommon)
+  int jobs = 1, compile_jobs = -1;
+  bool force = false;
+  std::string verify_hardware, scratch_db;
+  // the parsed subcommands
+  CLI::App *import_cmd = nullptr, *export_cmd = nullptr, *stats_cmd = nullptr, *verify_cmd = nullptr;
+  CorpusCurateFlags curate;
+};
+
+// Adds `corpus` and its subcommands to `app`.
+CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& flags);
+
+// Runs whichever subcommand of `corpus` was parsed.
+int RunCorpus(const CLI::App& corpus, const CorpusFlags& flags);
+
+}  // namespace kvault::cli

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# kvault corpus end to end (docs/corpus.md): every import format from the fixtures,
+# malformed rows reported by number, stats (JSON and HTML), every export format, the
+# verl Parquet read by pyarrow and fed to python/kernelvault/records.py, the hf folder
+# opened by datasets.load_dataset, and records -> import -> records unchanged.
+source "$(dirname "$0")/lib.sh"
+FIX=$KVAULT_SOURCE_ROOT/tests/fixtures/corpus
+PY=${KVAULT_PYTHON:-python3}
+"$PY" -c "import pyarrow, datasets" >/dev/null 2>&1 || skip "pyarrow and datasets are not importable by $PY"
+V=$TMP/vault.db
+corpus() { "$KVAULT" corpus "$@" --vault "$V"; }
+expect() {  # expect FILE 'python expression over j' : the expression must be true
+  json_get "$1" "$2" | grep -qx True || fail "$1: not $2: $(cat "$1")"
+}
+
+for f in verl_rows verl_text_rows; do
+  PYTHONPATH=$KVAULT_SOURCE_ROOT/python "$PY" -m kvault_export.rows to-parquet "$FIX/$f.jsonl" "$TMP/$f.parquet" ||
+    fail "cannot write $f.parquet"
+done
+
+corpus import --from sft "$FIX/sft.jsonl" --json >"$TMP/sft.json" 2>"$TMP/sft.err" || fail "sft import"
+expect "$TMP/sft.json" 'j["imported"] == 2 and [p["line"] for p in j["malformed_rows"]] == [3, 4, 6]'
+grep -q "sft.jsonl:3: not JSON" "$TMP/sft.err" || fail "malformed line 3 not reported: $(cat "$TMP/sft.err")"
+
+corpus import --from verl "$TMP/verl_rows.parquet" "$TMP/verl_text_rows.parquet" --json >"$TMP/verl.json" ||
+  fail "verl import"
+expect "$TMP/verl.json" 'j["imported"] == 2 and j["skipped"] == 1 and [(p["file"].split("/")[-1], p["line"]) for p in j["malformed_rows"]] == [("verl_rows.parquet", 3), ("verl_text_rows.parquet", 2)]'
+
+corpus import --from aig-v0.1 "$FIX/aig_v01" --json >"$TMP/aig1.json" || fail "aig-v0.1 import"
+expect "$TMP/aig1.json" 'j["imported"] == 2 and j["malformed"] == 2'
+corpus import --from aig-v0.2 "$FIX/aig_v02.json" --json >"$TMP/aig2.json" || fail "aig-v0.2 import"
+expect "$TMP/aig2.json" 'j["imported"] == 2 and [p["line"] for p in j["malformed_rows"]] == [3]'
+corpus import --from kernelbench "$FIX/kernelbench" --suite "$FIX/tasks" --json >"$TMP/kb.json" ||
+  fail "kernelbench import"
+expect "$TMP/kb.json" 'j["imported"] == 2 and j["skipped"] == 1 and j["malformed"] == 1'
+
+# One kernel seen in sft, verl, aig-v0.1 and aig-v0.2 is one record: 6 in all.
+corpus stats --json --html "$TMP/stats.html" >"$TMP/stats.json" || fail "stats"
+expect "$TMP/stats.json" 'j["records"] == 6 and j["by_language"] == {"cuda": 1, "hip": 3, "python": 2} and j["speedup"]["correct_kernels"] >= 1'
+grep -q "<svg" "$TMP/stats.html" || fail "stats --html has no chart"
+
+for format in records sft alpaca sharegpt dpo; do
+  corpus export --format $format -o "$TMP/out.$format.jsonl" --json >"$TMP/export.$format.json" ||
+    fail "export --format $format"
+done
+expect "$TMP/export.records.json" 'j["rows"] == 6'
+corpus export --format verl -o "$TMP/rl.parquet" >/dev/null || fail "export --format verl"
+corpus export --format hf -o "$TMP/hf" >/dev/null || fail "export --format hf"
+corpus export --format sft --status passed --hardware "AMD Instinct MI300X" -o "$TMP/mi300x.jsonl" --json \
+  >"$TMP/filtered.json" || fail "filtered export"
+expect "$TMP/filtered.json" 'j["rows"] == 2'
+
+PYTHONPATH=$KVAULT_SOURCE_ROOT/python "$PY" - "$TMP" <<'PYEOF' || fail "exports not readable by their consumers"
+import json, sys
+import pyarrow.parquet as pq
+import datasets
+from kernelvault import records
+tmp = sys.argv[1]
+rows = pq.read_table(tmp + "/rl.parquet").to_pylist()
+assert len(rows) == 6, len(rows)
+for row in rows:
+    assert row["prompt"][0]["role"] == "user" and row["ability"] == "kernel"
+    request = records.build_request(row["reward_model"], "```hip\n__global__ void k() {}\n```")
+    assert request["task_source"] == row["reward_model"]["ground_truth"]["pytorch_module_code"]
+    assert request["task_name"] == row["reward_model"]["ground_truth"]["kernel_name"]
+ds = datasets.load_dataset(tmp + "/hf")["train"]
+assert ds.num_rows == 6 and "candidate_source" in ds.column_names, ds
+card = open(tmp + "/hf/README.md").read()
+assert "## Decontamination" in card and "AIG-Datasets v0.1" in card
+for line in open(tmp + "/out.sharegpt.jsonl"):
+    assert [m["from"] for m in json.loads(line)["conversations"]] == ["human", "gpt"]
+PYEOF
+
+# The round trip: the vault's own records through a second vault, byte for byte.
+"$KVAULT" corpus import --vault "$TMP/again.db" --from records "$TMP/out.records.jsonl" >/dev/null ||
+  fail "records import"
+"$KVAULT" corpus export --vault "$TMP/again.db" --format records -o "$TMP/again.jsonl" >/dev/null ||
+  fail "records export of the second vault"
+cmp -s "$TMP/out.records.jsonl" "$TMP/again.jsonl" || fail "records differ after a round trip"
+
+# Bad input: a clear message and the misuse exit code, nothing lost.
+"$KVAULT" corpus import --vault "$V" --from sft "$TMP/missing.jsonl" 2>"$TMP/missing.err"
+[ $? -eq 2 ] && grep -q "missing.jsonl" "$TMP/missing.err" || fail "a missing file: $(cat "$TMP/missing.err")"
+corpus stats --json >"$TMP/stats2.json" && expect "$TMP/stats2.json" 'j["records"] == 6'
+echo PASS
