@@ -19,11 +19,13 @@ py=${KVAULT_PYTHON:-python3}
 out=${OUT:-$root/light-nvcc-out}
 mkdir -p "$out"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-eval "$("$py" - <<'PY'
-import sysconfig, torch
+eval "$("$py" - "$root/python" <<'PY'
+import sys, sysconfig, torch
+sys.path.insert(0, sys.argv[1])
 from torch.utils import cpp_extension as c
-inc = " ".join("-isystem " + p for p in c.include_paths(cuda=True) + [sysconfig.get_paths()["include"]])
-libs = " ".join("-L%s -Xlinker -rpath,%s" % (p, p) for p in c.library_paths(cuda=True))
+from kvault_worker.build_info import _paths  # fn(cuda=True) or fn(device_type="cuda"), by version
+inc = " ".join("-isystem " + p for p in _paths(c.include_paths, True) + [sysconfig.get_paths()["include"]])
+libs = " ".join("-L%s -Xlinker -rpath,%s" % (p, p) for p in _paths(c.library_paths, True))
 print("TORCH_INC='%s'" % inc)
 print("TORCH_LIB='%s -lc10 -ltorch -ltorch_cpu -ltorch_python -lc10_cuda -ltorch_cuda'" % libs)
 print("ABI=%d" % int(torch._C._GLIBCXX_USE_CXX11_ABI))
