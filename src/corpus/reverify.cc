@@ -1,5 +1,6 @@
 #include "corpus/reverify.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -35,6 +36,20 @@ std::string FirstLine(const std::string& text) {
   return std::string(Trim(text.substr(0, text.find('\n'))));
 }
 
+// "nvcc 12.4"; a version line that names its tool already is kept as it is.
+std::string ToolchainLabel(const char* compiler, const std::string& version) {
+  const std::string line = FirstLine(version);
+  return line.starts_with(compiler) ? line : std::string(compiler) + " " + line;
+}
+
+// A task file name that says which task it is: its name's letters and digits, then
+// a prefix of the reference's hash (two references of one name stay apart).
+std::string TaskFileName(const KernelRecord& r) {
+  std::string name;
+  for (char c : r.task.name) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return (name.empty() ? std::string("task") : name.substr(0, 64)) + "_" + r.task.reference_sha256.substr(0, 12);
+}
+
 std::string CpuModelName() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -53,7 +68,7 @@ Status AddJob(const KernelRecord& r, const std::string& dir, JobFiles& files) {
   auto task = files.tasks.find(r.task.reference_sha256);
   if (task == files.tasks.end()) {
     TaskFile t;
-    t.name = "task_" + r.task.reference_sha256.substr(0, 16);
+    t.name = TaskFileName(r);
     t.path = dir + "/tasks/" + t.name + ".py";
     t.source = r.task.reference_source;
     t.hash = r.task.reference_sha256;
@@ -95,7 +110,7 @@ std::string MachineHardware(const EngineOptions& options) {
 std::string MachineToolchain(const EngineOptions& options) {
   const char* compiler = CompilerOf(ToString(options.backend));
   for (const ToolInfo& t : DiscoverTools())
-    if (t.name == compiler) return t.found ? std::string(compiler) + " " + FirstLine(t.version) : "";
+    if (t.name == compiler) return t.found ? ToolchainLabel(compiler, t.version) : "";
   return "";
 }
 
@@ -114,7 +129,7 @@ VerificationResult ResultFromAttempt(const AttemptRecord& a) {
   const char* compiler = CompilerOf(a.backend);
   const Json tools = a.environment.value("toolchains", Json::object());
   if (tools.is_object() && tools.contains(compiler) && tools[compiler].is_string())
-    v.toolchain = std::string(compiler) + " " + FirstLine(tools[compiler].get<std::string>());
+    v.toolchain = ToolchainLabel(compiler, tools[compiler].get<std::string>());
   return v;
 }
 
