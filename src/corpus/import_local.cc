@@ -98,6 +98,29 @@ Status ImportRun(const std::string& path, const std::string& run, Store& store, 
   return Status::Ok();
 }
 
+// The *.py files of a folder, `_*` left out, sorted; none when it does not exist.
+std::vector<fs::path> PythonFiles(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".py" && !e.path().filename().string().starts_with("_")) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+KernelRecord GeakRecord(GeakFormat format, const std::string& task, const std::string& reference,
+                        const std::string& candidate) {
+  KernelRecord r;
+  r.task.name = task;
+  r.task.reference_source = reference;
+  r.candidate_source = candidate;
+  r.language = "triton";
+  r.format = "triton";
+  r.provenance.pipeline = "geak";
+  r.provenance.source = std::string(ToString(format));
+  return r;
+}
+
 }  // namespace
 
 Status ImportStoreFile(const std::string& path, ImportSink& sink) {
@@ -148,31 +171,39 @@ Status ImportKernelBenchFolder(const std::string& path, ImportSink& sink) {
 Status ImportGeakFolder(const std::string& path, ImportSink& sink) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return Error{path + ": not a folder of GEAK-eval files"};
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(path, ec))
-    if (e.path().extension() == ".py" && !e.path().filename().string().starts_with("_")) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  // A folder of task files, or one holding tasks/ and candidates/ (import-geak's input).
+  const fs::path tasks_dir = fs::is_directory(fs::path(path) / "tasks", ec) ? fs::path(path) / "tasks" : fs::path(path);
   const GeakFormat format = sink.options().geak;
-  for (const fs::path& file : files) {
+  std::map<std::string, std::pair<GeakParts, std::string>> tasks;  // stem -> parts, task file text
+  for (const fs::path& file : PythonFiles(tasks_dir)) {
     auto text = ReadFile(file.string());
-    if (!text) {
-      sink.Malformed(file.string(), 0, text.error());
-      continue;
-    }
-    auto parts = SplitGeakFile(*text);
+    auto parts = text ? SplitGeakFile(*text) : Result<GeakParts>(Error{text.error()});
     if (!parts) {
       sink.Malformed(file.string(), 0, parts.error());
       continue;
     }
-    // The file's own implementation is the kernel; its trusted tests make the task.
-    KernelRecord r;
-    r.task.name = file.stem().string();
-    r.task.reference_source = MakeGeakTask(format, file.filename().string(), *parts);
-    r.candidate_source = MakeGeakCandidate(format, parts->implementation, *parts);
-    r.language = "triton";
-    r.format = "triton";
-    r.provenance.pipeline = "geak";
-    r.provenance.source = std::string(ToString(format));
+    // The file's own implementation is a kernel; its trusted tests make the task.
+    KernelRecord r = GeakRecord(format, file.stem().string(), MakeGeakTask(format, file.filename().string(), *parts),
+                                MakeGeakCandidate(format, parts->implementation, *parts));
+    tasks.emplace(file.stem().string(), std::make_pair(*parts, r.task.reference_source));
+    if (Status s = sink.Add(std::move(r), file.string(), 0); !s) return s;
+  }
+  if (tasks.empty()) return Error{path + ": no GEAK-eval task file (*.py with a 146-'#' separator)"};
+  for (const fs::path& file : PythonFiles(fs::path(path) / "candidates")) {
+    const std::string name = file.filename().string();  // <task>.py or <task>.<label>.py
+    auto task = tasks.find(name.substr(0, name.find('.')));
+    if (task == tasks.end()) {
+      sink.Skip(file.string(), 0, "no task of this name");
+      continue;
+    }
+    auto text = ReadFile(file.string());
+    auto implementation = text ? CandidateImplementation(*text) : Result<std::string>(Error{text.error()});
+    if (!implementation) {
+      sink.Malformed(file.string(), 0, implementation.error());
+      continue;
+    }
+    KernelRecord r = GeakRecord(format, task->first, task->second.second,
+                                MakeGeakCandidate(format, *implementation, task->second.first));
     if (Status s = sink.Add(std::move(r), file.string(), 0); !s) return s;
   }
   return Status::Ok();

@@ -33,6 +33,9 @@ expect "$TMP/aig2.json" 'j["imported"] == 2 and [p["line"] for p in j["malformed
 corpus import --from kernelbench "$FIX/kernelbench" --suite "$FIX/tasks" --json >"$TMP/kb.json" ||
   fail "kernelbench import"
 expect "$TMP/kb.json" 'j["imported"] == 2 and j["skipped"] == 1 and j["malformed"] == 1'
+"$KVAULT" corpus import --vault "$TMP/geak.db" --from geak "$KVAULT_SOURCE_ROOT/tests/fixtures/tritonbench_g" --json \
+  >"$TMP/geak.json" 2>/dev/null || fail "geak import"
+expect "$TMP/geak.json" 'j["imported"] == 7 and [p["file"].split("/")[-1] for p in j["malformed_rows"]] == ["no_separator.py"]'
 
 # One kernel seen in sft, verl, aig-v0.1 and aig-v0.2 is one record: 6 in all.
 corpus stats --json --html "$TMP/stats.html" >"$TMP/stats.json" || fail "stats"
