@@ -8,6 +8,7 @@
 #include "corpus/stats.h"
 #include "export/writers.h"
 #include "util/files.h"
+#include "corpus/names.h"
 #include "util/strings.h"
 
 namespace kvault::corpus {
@@ -17,11 +18,7 @@ namespace fs = std::filesystem;
 using exporting::Column;
 using exporting::ColumnType;
 
-struct FormatName {
-  ExportFormat format;
-  const char* name;
-};
-constexpr FormatName kFormats[] = {
+constexpr Named<ExportFormat> kFormats[] = {
     {ExportFormat::kRecords, "records"}, {ExportFormat::kSft, "sft"},   {ExportFormat::kAlpaca, "alpaca"},
     {ExportFormat::kShareGpt, "sharegpt"}, {ExportFormat::kVerl, "verl"}, {ExportFormat::kDpo, "dpo"},
     {ExportFormat::kHf, "hf"},
@@ -224,17 +221,9 @@ Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const
 
 }  // namespace
 
-std::optional<ExportFormat> ExportFormatFromString(std::string_view name) {
-  for (const FormatName& f : kFormats)
-    if (name == f.name) return f.format;
-  return std::nullopt;
-}
+std::optional<ExportFormat> ExportFormatFromString(std::string_view name) { return FromName(kFormats, name); }
 
-std::string ExportFormatNames() {
-  std::vector<std::string> names;
-  for (const FormatName& f : kFormats) names.emplace_back(f.name);
-  return Join(names, "|");
-}
+std::string ExportFormatNames() { return NamesOf(kFormats); }
 
 Json ExportSummary::ToJson() const {
   return {{"records", records}, {"rows", rows}, {"skipped", skipped}, {"files", files}};

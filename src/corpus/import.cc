@@ -7,16 +7,13 @@
 #include "candidate/candidate.h"
 #include "corpus/import_sink.h"
 #include "util/json_parse.h"
+#include "corpus/names.h"
 #include "util/strings.h"
 
 namespace kvault::corpus {
 namespace {
 
-struct FormatName {
-  ImportFormat format;
-  const char* name;
-};
-constexpr FormatName kFormats[] = {
+constexpr Named<ImportFormat> kFormats[] = {
     {ImportFormat::kStore, "store"},       {ImportFormat::kGeak, "geak"},
     {ImportFormat::kVerl, "verl"},         {ImportFormat::kSft, "sft"},
     {ImportFormat::kAigV01, "aig-v0.1"},   {ImportFormat::kAigV02, "aig-v0.2"},
@@ -60,17 +57,9 @@ const char* ProbeName(const std::string& source, const std::string& language) {
 
 }  // namespace
 
-std::optional<ImportFormat> ImportFormatFromString(std::string_view name) {
-  for (const FormatName& f : kFormats)
-    if (name == f.name) return f.format;
-  return std::nullopt;
-}
+std::optional<ImportFormat> ImportFormatFromString(std::string_view name) { return FromName(kFormats, name); }
 
-std::string ImportFormatNames() {
-  std::vector<std::string> names;
-  for (const FormatName& f : kFormats) names.emplace_back(f.name);
-  return Join(names, "|");
-}
+std::string ImportFormatNames() { return NamesOf(kFormats); }
 
 Json ImportReport::ToJson() const {
   return {{"imported", imported},

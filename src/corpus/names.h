@@ -1,0 +1,30 @@
+#pragma once
+// Tables of an enum's values and their command-line names (import and export formats).
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kvault::corpus {
+
+template <class E>
+struct Named {
+  E value;
+  const char* name;
+};
+
+template <class E, size_t N>
+std::optional<E> FromName(const Named<E> (&table)[N], std::string_view name) {
+  for (const Named<E>& n : table)
+    if (name == n.name) return n.value;
+  return std::nullopt;
+}
+
+// "a|b|c", in table order.
+template <class E, size_t N>
+std::string NamesOf(const Named<E> (&table)[N]) {
+  std::string out;
+  for (const Named<E>& n : table) out += (out.empty() ? "" : "|") + std::string(n.name);
+  return out;
+}
+
+}  // namespace kvault::corpus
