@@ -81,6 +81,22 @@ PYEOF
   fail "records export of the second vault"
 cmp -s "$TMP/out.records.jsonl" "$TMP/again.jsonl" || fail "records differ after a round trip"
 
+# Verify again through the engine on the cpu (the two KernelBench kernels), then resume.
+if "$PY" -c "import torch" >/dev/null 2>&1; then
+  K=$TMP/kb.db
+  "$KVAULT" corpus import --vault "$K" --from kernelbench "$FIX/kernelbench" --suite "$FIX/tasks" >/dev/null 2>&1 ||
+    fail "kernelbench import for verify"
+  "$KVAULT" corpus verify --vault "$K" --backend cpu --no-timing --json >"$TMP/verify.json" 2>"$TMP/verify.err" ||
+    fail "verify: $(cat "$TMP/verify.err")"
+  expect "$TMP/verify.json" 'j["selected"] == 2 and j["verified"] == 2 and j["not_recorded"] == 0'
+  "$KVAULT" corpus verify --vault "$K" --backend cpu --no-timing --json >"$TMP/verify2.json" 2>/dev/null ||
+    fail "verify again"
+  expect "$TMP/verify2.json" 'j["already"] == 2 and j["verified"] == 0'
+  "$KVAULT" corpus export --vault "$K" --format records -o "$TMP/kb.jsonl" --status passed --json >"$TMP/kb-export.json" ||
+    fail "export of verified records"
+  expect "$TMP/kb-export.json" 'j["rows"] == 2'
+fi
+
 # Bad input: a clear message and the misuse exit code, nothing lost.
 "$KVAULT" corpus import --vault "$V" --from sft "$TMP/missing.jsonl" 2>"$TMP/missing.err"
 [ $? -eq 2 ] && grep -q "missing.jsonl" "$TMP/missing.err" || fail "a missing file: $(cat "$TMP/missing.err")"
