@@ -26,14 +26,16 @@ void AddVault(CLI::App* cmd, CorpusFlags& f) {
   cmd->add_option("--vault", f.vault, "the vault file (Default: ./vault.db)");
 }
 
-void AddFilters(CLI::App* cmd, CorpusFlags& f) {
+// The record filters; `duplicates`: also --include-duplicates (duplicates are left out
+// without it).
+void AddFilters(CLI::App* cmd, CorpusFlags& f, bool duplicates = true) {
   cmd->add_option("--status", f.status, "records with a result of this status, e.g. passed");
   cmd->add_option("--hardware", f.hardware, "records with a result on this hardware (its name)");
   cmd->add_option("--min-speedup", f.min_speedup, "records with a result at least this fast");
   cmd->add_option("--language", f.language, "hip | cuda | cpp | triton | python | ...");
   cmd->add_option("--kind", f.kind, "kernel | qa")->check(CLI::IsMember({"kernel", "qa"}));
   cmd->add_flag("--decontaminated-only", f.decontaminated_only, "leave out records marked contaminated");
-  cmd->add_flag("--include-duplicates", f.include_duplicates, "keep records marked duplicates");
+  if (duplicates) cmd->add_flag("--include-duplicates", f.include_duplicates, "keep records marked duplicates");
 }
 
 corpus::RecordFilter FilterOf(const CorpusFlags& f) {
@@ -115,7 +117,9 @@ int RunExportCmd(const CorpusFlags& f) {
 int RunStats(const CorpusFlags& f) {
   auto vault = OpenVault(f, "stats", true);
   if (!vault) return kExitMisuse;
-  auto stats = corpus::ComputeStats(*vault, FilterOf(f));
+  corpus::RecordFilter filter = FilterOf(f);
+  filter.include_duplicates = true;  // counted, as `duplicates`
+  auto stats = corpus::ComputeStats(*vault, filter);
   if (!stats) {
     std::cerr << "kvault corpus stats: " << stats.error() << "\n";
     return kExitInfra;
@@ -200,8 +204,7 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
   f.stats_cmd = corpus->add_subcommand("stats", "counts by source, language, status, operation; speedups");
   f.stats_cmd->add_flag("--json", f.json, "machine-readable output");
   f.stats_cmd->add_option("--html", f.html, "also write an HTML page");
-  AddFilters(f.stats_cmd, f);
-  f.include_duplicates = false;
+  AddFilters(f.stats_cmd, f, /*duplicates=*/false);
   AddVault(f.stats_cmd, f);
 
   f.verify_cmd = corpus->add_subcommand("verify", "verify the vault's kernels again on this machine");
