@@ -129,6 +129,7 @@ int RunExport(const ExportFlags& flags);
 struct ImportFlags {
   std::vector<std::string> inputs;  // files; "-": stdin
   std::optional<std::string> db;
+  bool ack = false;                 // "ok <line>" on stdout after each row is stored
 };
 int RunImport(const ImportFlags& flags);
 int RunCompare(const ScoreFlags& flags);

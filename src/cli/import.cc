@@ -14,7 +14,9 @@ namespace kvault::cli {
 namespace {
 
 // Puts every line of `in` into `store`; the count, or an error naming the line.
-Result<size_t> ImportLines(std::istream& in, const std::string& name, Store& store) {
+// ack: after each row is in the store, "ok <line>" on stdout, flushed (a caller
+// streaming rows through one process learns which are recorded).
+Result<size_t> ImportLines(std::istream& in, const std::string& name, Store& store, bool ack) {
   size_t line_no = 0, count = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -27,6 +29,7 @@ Result<size_t> ImportLines(std::istream& in, const std::string& name, Store& sto
     if (!record) return Error{where() + record.error()};
     if (Status s = store.Put(*record); !s) return Error{where() + s.error()};
     ++count;
+    if (ack) std::cout << "ok " << line_no << std::endl;
   }
   if (in.bad()) return Error{name + ": read error"};
   return count;
@@ -50,7 +53,8 @@ int RunImport(const ImportFlags& flags) {
         return kExitMisuse;
       }
     }
-    auto count = ImportLines(input == "-" ? std::cin : file, input == "-" ? "stdin" : input, **store);
+    auto count = ImportLines(input == "-" ? std::cin : file, input == "-" ? "stdin" : input, **store,
+                              flags.ack);
     if (!count) {
       std::cerr << "kvault import: " << count.error() << "\n";
       return kExitMisuse;

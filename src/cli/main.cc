@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   auto* importer = app.add_subcommand("import", "add attempts exported as JSON Lines by `kvault export` to a store");
   importer->add_option("inputs", imf.inputs, "JSON Lines files; - for stdin")->required();
   importer->add_option("--db", imf.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
+  importer->add_flag("--ack", imf.ack, "print \"ok <line>\" after each row is stored");
 
   kvault::cli::GenFlags gf;
   auto* gen = kvault::cli::AddGenCommand(app, gf);

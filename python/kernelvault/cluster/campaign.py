@@ -16,7 +16,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from .recorder import import_rows
+from .recorder import Recorder
 
 LANGUAGES = {".cpp": "cpp", ".cc": "cpp", ".cu": "cuda", ".hip": "hip"}  # else detected by serve
 CHUNK = 512          # units submitted to the router at once
@@ -128,7 +128,7 @@ def run_gen(router, args, gen_flags, out):
     done = journal.done()
     todo = [u for u in units if u["unit"] not in done]
     out("campaign %s: %d task(s), %d done before, %d to generate" % (args.run, len(units), len(done), len(todo)))
-    running = {}
+    running, recorder = {}, Recorder(str(Path(args.db).resolve()))
     while todo or running:
         nodes = ray.get(router.node_handles.remote())
         busy = {node_id for node_id, _ in running.values()}
@@ -149,10 +149,11 @@ def run_gen(router, args, gen_flags, out):
                 out("  %s: node lost (%s), again" % (unit["unit"], str(e).strip().splitlines()[-1:]))
                 todo.append(unit)
                 continue
-            failure = import_rows(str(Path(args.db).resolve()), rows)
+            failure = recorder.record(rows)
             if failure:
                 raise SystemExit(failure)
             status = "finished" if code == 0 else "failed (exit %d): %s" % (code, tail.strip()[-300:])
             journal.mark(unit["unit"], "finished" if code == 0 else "failed")
             out("  %s: %s, %d attempt(s)" % (unit["unit"], status, len(rows)))
+    recorder.close()
     return Counter(journal.done().values())

@@ -35,7 +35,7 @@ import uuid
 from collections import OrderedDict, deque
 
 from ..client import _keyed, problem_of
-from .recorder import import_rows
+from .recorder import Recorder
 
 GROUP_SIZE = 8          # most candidates of one task sent to a node in one call
 SLOTS_PER_LANE = 2      # groups in flight per lane of a node's serve
@@ -94,6 +94,7 @@ class Router:
         self.db, self.serve_args, self.resource = db, list(serve_args), resource
         self.node_folder, self.group_size = node_folder, group_size
         self.discover_s, self.max_attempts = discover_s, max_attempts
+        self._recorder = Recorder(db)
         self._lock = threading.Lock()            # guards _pending, _calls
         self._pending = OrderedDict()            # task key -> deque of _Item
         self._calls = {}                         # call id -> _Call
@@ -208,6 +209,7 @@ class Router:
     def close(self):
         self._stop.set()
         self._thread.join(timeout=30)
+        self._recorder.close()
 
     # ---- the dispatcher thread ------------------------------------------------------
 
@@ -366,7 +368,7 @@ class Router:
 
     def _import(self, rows):
         """The rows into the driver's store -> None, or why they could not be."""
-        failure = import_rows(self.db, rows)
+        failure = self._recorder.record(rows)
         if failure is None:
             self.counters["imported_rows"] += len(rows)
         return failure
