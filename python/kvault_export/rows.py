@@ -6,7 +6,8 @@ and writes JSON Lines, this module is its only way to and from Parquet.
 
 to-jsonl writes one JSON object per row, in row order, so line N is row N (1-based);
 bytes become text (UTF-8, invalid bytes replaced), NaN and infinities null.
-to-parquet infers nested types (lists, structs) from the rows, so a row's
+to-parquet infers nested types (lists, structs) from all rows, in chunks of
+CHUNK_ROWS, so a row's
 `reward_model.ground_truth` stays a struct that trainers read as a dict.
 
 Exit 0 when written; 3 (with a line on stderr) when pyarrow cannot be imported;
@@ -42,13 +43,34 @@ def to_jsonl(pq, src, dst):
                 out.write("\n")
 
 
-def to_parquet(pa, pq, src, dst):
+CHUNK_ROWS = 5000  # rows held at once: memory stays bounded for any file size
+
+
+def _chunks(src):
     rows = []
     with open(src, encoding="utf-8") as f:
         for line in f:
             if line.strip():
                 rows.append(json.loads(line))
-    pq.write_table(pa.Table.from_pylist(rows), dst)
+                if len(rows) == CHUNK_ROWS:
+                    yield rows
+                    rows = []
+    if rows:
+        yield rows
+
+
+def to_parquet(pa, pq, src, dst):
+    # Pass 1: one schema for every row (a column null in one chunk and a number or a
+    # struct in another is promoted); pass 2: the rows, chunk by chunk, in it.
+    schema = None
+    for rows in _chunks(src):
+        chunk = pa.Table.from_pylist(rows).schema
+        schema = chunk if schema is None else pa.unify_schemas([schema, chunk], promote_options="permissive")
+    if schema is None:
+        raise ValueError("no rows")
+    with pq.ParquetWriter(dst, schema) as writer:
+        for rows in _chunks(src):
+            writer.write_table(pa.Table.from_pylist(rows, schema=schema))
 
 
 def main(argv=None):
