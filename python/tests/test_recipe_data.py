@@ -136,3 +136,29 @@ def test_verl_rows_get_interaction_kwargs_and_keep_their_own(tmp_path):
     assert out[0]["extra_info"]["interaction_kwargs"]["ground_truth"]["pytorch_module_code"] == "class Model: ..."
     assert out[0]["extra_info"]["index"] == 0
     assert out[1]["extra_info"]["interaction_kwargs"]["name"] == "other"
+
+
+def test_the_recipe_reads_the_vaults_sft_and_verl_exports(tmp_path):
+    """The recipe trains on `kvault corpus export` as it is: the SFT JSONL and the veRL
+    Parquet of the same records load as samples and prompts, nothing rewritten."""
+    kvault = ROOT / "build" / "kvault"
+    if not kvault.exists():
+        pytest.skip("build/kvault is not built")
+    pytest.importorskip("pyarrow")
+    vault = tmp_path / "vault.db"
+
+    def corpus(*args):
+        import subprocess
+        run = subprocess.run([str(kvault), "corpus", *args, "--vault", str(vault)],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+
+    corpus("import", "--from", "aig-v0.2", str(ROOT / "tests" / "fixtures" / "corpus" / "aig_v02.json"))
+    corpus("export", "--format", "sft", "-o", str(tmp_path / "sft.jsonl"))
+    corpus("export", "--format", "verl", "-o", str(tmp_path / "rl.parquet"))
+    samples = data.read_sft_jsonl(tmp_path / "sft.jsonl")
+    prompts = data.read_rl_prompts(tmp_path / "rl.parquet")
+    assert samples and len(prompts) == len(samples)
+    for sample in samples:
+        prompt, answer = data.sft_prompt_and_answer(sample)
+        assert prompt and answer.startswith("```")
