@@ -64,9 +64,17 @@ class NodeService:
     # ---- what the router calls ----------------------------------------------------
 
     def info(self):
-        """{"node_id", "url", "db", "lanes", "devices", "restarts"}: the node is ready."""
+        """{"node_id", "url", "db", "lanes", "devices", "restarts"} once a lane of the
+        node's serve is ready (its workers started); InfrastructureError if none is
+        within START_TIMEOUT_S."""
         import ray
+        deadline = time.monotonic() + START_TIMEOUT_S
         health = self._client().health()
+        while not health.get("lanes_ready"):
+            if time.monotonic() > deadline:
+                raise InfrastructureError("no lane of the node's kvault serve became ready: %s" % health)
+            time.sleep(0.5)
+            health = self._client().health()
         return {"node_id": ray.get_runtime_context().get_node_id(), "url": self._url, "db": self.db,
                 "lanes": int(health.get("lanes") or 1), "devices": self.devices, "restarts": self.restarts,
                 "queue_depth": health.get("queue_depth", 0)}
