@@ -239,6 +239,18 @@ void ExpandPythonStrings(std::vector<Token>& tokens) {
   tokens.swap(out);
 }
 
+// "v<number>": the name of the number-th renamed identifier, from a table built once
+// (or, past it, a string kept in `spill`).
+std::string_view RenamedName(size_t number, std::deque<std::string>& spill) {
+  static const auto* table = [] {
+    auto* names = new std::vector<std::string>(4096);
+    for (size_t i = 0; i < names->size(); ++i) (*names)[i] = "v" + std::to_string(i);
+    return names;
+  }();
+  if (number < table->size()) return (*table)[number];
+  return spill.emplace_back("v" + std::to_string(number));
+}
+
 uint64_t Mix64(uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
@@ -276,31 +288,39 @@ bool IsKeptName(std::string_view name, LanguageFamily family) {
   return KeptNames(family).count(name) > 0;
 }
 
-NormalizedSource Normalize(std::string_view source, LanguageFamily family, RenameStyle style) {
+NormalizedView NormalizeView(std::string_view source, LanguageFamily family, RenameStyle style) {
   std::vector<Token> tokens = Tokenize(source, family);
-  NormalizedSource n;
+  NormalizedView n;
   n.tokens.reserve(tokens.size());
-  std::unordered_map<std::string_view, int> names;
+  std::unordered_map<std::string_view, size_t> names;
+  const auto& kept = KeptNames(family);
   Sha256 sha;
   for (size_t k = 0; k < tokens.size(); ++k) {
     const Token& t = tokens[k];
     std::string_view prev = k > 0 ? tokens[k - 1].text : std::string_view();
     bool member = prev == "." || prev == "->" || prev == "::";
     bool self_member = member && k >= 2 && tokens[k - 2].text == "self";
-    bool keep = t.kind != TokenKind::kIdentifier || (member && !self_member) ||
-                KeptNames(family).count(t.text) > 0;
+    bool keep = t.kind != TokenKind::kIdentifier || (member && !self_member) || kept.count(t.text) > 0;
     if (keep) {
-      n.tokens.emplace_back(t.text);
+      n.tokens.push_back(t.text);
     } else if (style == RenameStyle::kErased) {
-      n.tokens.emplace_back("v");
+      n.tokens.push_back("v");
     } else {
-      auto [it, fresh] = names.try_emplace(t.text, static_cast<int>(names.size()));
-      n.tokens.push_back("v" + std::to_string(it->second));
+      auto [it, fresh] = names.try_emplace(t.text, names.size());
+      n.tokens.push_back(RenamedName(it->second, n.spill));
     }
     sha.Update(n.tokens.back());
     sha.Update("\n");
   }
   n.key = ToHex(sha.Finish());
+  return n;
+}
+
+NormalizedSource Normalize(std::string_view source, LanguageFamily family, RenameStyle style) {
+  NormalizedView view = NormalizeView(source, family, style);
+  NormalizedSource n;
+  n.tokens.assign(view.tokens.begin(), view.tokens.end());
+  n.key = std::move(view.key);
   return n;
 }
 

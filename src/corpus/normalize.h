@@ -13,6 +13,7 @@
 // renamed v0, v1, ... in order of first appearance. Numbers and string literals are
 // kept, so a changed constant or a different operation gives another key.
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,21 @@ enum class RenameStyle { kNumbered, kErased };
 
 NormalizedSource Normalize(std::string_view source, LanguageFamily family,
                            RenameStyle style = RenameStyle::kNumbered);
+
+// The same tokens and key without a string per token: views into the source, into a
+// static table of renamed names, or into `spill` (names past the table). Move-only:
+// the views stay valid while the object lives.
+struct NormalizedView {
+  std::vector<std::string_view> tokens;
+  std::string key;
+  std::deque<std::string> spill;
+
+  NormalizedView() = default;
+  NormalizedView(NormalizedView&&) = default;
+  NormalizedView& operator=(NormalizedView&&) = default;
+};
+NormalizedView NormalizeView(std::string_view source, LanguageFamily family,
+                             RenameStyle style = RenameStyle::kNumbered);
 
 // 64-bit hashes of the normalised tokens (FNV-1a, then mixed), the input of shingles
 // and n-grams.
