@@ -42,15 +42,14 @@ int StatusClass(const std::string& status) {
 
 // Normalises every item and computes its signature (when `near`).
 void Signatures(const std::vector<DedupItem>& items, const DedupOptions& o,
-                std::vector<std::string>& keys, std::vector<uint64_t>& sigs) {
+                std::vector<std::string>& keys, std::vector<uint32_t>& sigs) {
   MinHasher hasher(o.num_perm, o.seed);
   keys.assign(items.size(), {});
   if (o.near) sigs.assign(items.size() * o.num_perm, 0);
   ParallelFor(items.size(), o.threads, [&](size_t i) {
-    NormalizedSource n = Normalize(items[i].source, LanguageFamilyOf(items[i].language, items[i].source));
+    NormalizedView n = NormalizeView(items[i].source, LanguageFamilyOf(items[i].language, items[i].source));
     keys[i] = std::move(n.key);
-    if (o.near)
-      hasher.SignatureInto(ShingleHashes(TokenHashes(n.tokens), o.shingle), &sigs[i * o.num_perm]);
+    if (o.near) hasher.SignatureInto(MinHashShingles(n.tokens, o.shingle), &sigs[i * o.num_perm]);
   });
 }
 
@@ -68,10 +67,10 @@ std::vector<size_t> UniteExact(const std::vector<std::string>& keys, UnionFind& 
 }
 
 // LSH over the representatives' signatures; verified pairs joined.
-void UniteNear(const std::vector<size_t>& reps, const std::vector<uint64_t>& sigs,
+void UniteNear(const std::vector<size_t>& reps, const std::vector<uint32_t>& sigs,
                const DedupOptions& o, UnionFind& uf, DedupStats& stats) {
   auto t = Clock::now();
-  std::vector<uint64_t> rep_sigs(reps.size() * o.num_perm);
+  std::vector<uint32_t> rep_sigs(reps.size() * o.num_perm);
   for (size_t r = 0; r < reps.size(); ++r)
     std::copy_n(&sigs[reps[r] * o.num_perm], o.num_perm, &rep_sigs[r * o.num_perm]);
   stats.lsh = OptimalLshParams(o.threshold, o.num_perm);
@@ -118,7 +117,7 @@ DedupResult Deduplicate(const std::vector<DedupItem>& items, const DedupOptions&
   DedupStats& stats = result.stats;
   stats.items = items.size();
   auto t = Clock::now();
-  std::vector<uint64_t> sigs;
+  std::vector<uint32_t> sigs;
   Signatures(items, options, result.keys, sigs);
   stats.normalize_s = SecondsSince(t);
 
@@ -146,11 +145,11 @@ DedupResult Deduplicate(const std::vector<DedupItem>& items, const DedupOptions&
 }
 
 std::string NormalizedLine(const DedupItem& item) {
-  NormalizedSource n = Normalize(item.source, LanguageFamilyOf(item.language, item.source));
+  NormalizedView n = NormalizeView(item.source, LanguageFamilyOf(item.language, item.source));
   std::string line;
-  for (const std::string& t : n.tokens) {
+  for (std::string_view t : n.tokens) {
     if (!line.empty()) line += ' ';
-    for (char c : t) line += (c == ' ' || c == '\n' || c == '\r' || c == '\t') ? '_' : c;
+    AppendShingleToken(line, t);
   }
   return line;
 }

@@ -6,7 +6,8 @@
 //   for (const DuplicateOf& d : r.duplicates)  // items[d.item] duplicates items[d.kept]
 //
 // Exact: equal normalised source (normalize.h). Near: MinHash over shingles of the
-// normalised tokens, LSH candidates verified by estimated Jaccard >= threshold.
+// normalised tokens (minhash.h: datasketch's scheme, so the same signatures), LSH
+// candidates verified by estimated Jaccard >= threshold.
 // Clusters are the connected components of both relations (union-find); each keeps
 // its best-verified member (VerifiedRank) and marks the others duplicates of it, kind
 // "exact" when their normalised source equals the kept member's, else "near".
@@ -43,7 +44,7 @@ struct DedupOptions {
   double threshold = 0.8;  // estimated Jaccard for a near duplicate, in (0, 1)
   int num_perm = 128;      // MinHash slots
   int shingle = 5;         // tokens per shingle
-  uint64_t seed = 1;       // of the hash family
+  uint32_t seed = 1;       // of the hash family (numpy RandomState's seed in datasketch)
   int threads = 0;         // 0: one per hardware thread
   bool near = true;        // false: exact deduplication only
 };

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
-#include <thread>
+#include <random>
 
 #include "corpus/normalize.h"
 #include "corpus/parallel.h"
@@ -11,52 +12,135 @@
 namespace kvault::corpus {
 namespace {
 
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+inline uint32_t Rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+
+inline uint32_t LoadBigEndian32(const unsigned char* p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | uint32_t{p[3]};
 }
 
-// (a * x + b) mod 2^61 - 1 for a, b, x < 2^61 - 1.
-inline uint64_t MulAddMod61(uint64_t a, uint64_t x, uint64_t b) {
-  unsigned __int128 p = static_cast<unsigned __int128>(a) * x + b;
-  uint64_t r = static_cast<uint64_t>(p & kMersenne61) + static_cast<uint64_t>(p >> 61);
-  r = (r & kMersenne61) + (r >> 61);
-  return r >= kMersenne61 ? r - kMersenne61 : r;
+// One 64-byte block of SHA-1 (FIPS 180-4, 6.1.2).
+void Sha1Block(uint32_t h[5], const unsigned char* block) {
+  uint32_t w[80];
+  for (int i = 0; i < 16; ++i) w[i] = LoadBigEndian32(block + 4 * i);
+  for (int i = 16; i < 80; ++i) w[i] = Rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+  auto round = [&](uint32_t f, uint32_t k, uint32_t wi) {
+    uint32_t t = Rotl(a, 5) + f + e + k + wi;
+    e = d, d = c, c = Rotl(b, 30), b = a, a = t;
+  };
+  for (int i = 0; i < 20; ++i) round((b & c) | (~b & d), 0x5a827999, w[i]);
+  for (int i = 20; i < 40; ++i) round(b ^ c ^ d, 0x6ed9eba1, w[i]);
+  for (int i = 40; i < 60; ++i) round((b & c) | (b & d) | (c & d), 0x8f1bbcdc, w[i]);
+  for (int i = 60; i < 80; ++i) round(b ^ c ^ d, 0xca62c1d6, w[i]);
+  h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
+}
+
+// MurmurHash3's 32-bit finalizer, a bijection.
+inline uint32_t Fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+
+// numpy's legacy bounded draw of one integer in [low, high) for uint32 (masked
+// rejection sampling on MT19937's 32-bit outputs).
+uint32_t NumpyBoundedUint32(std::mt19937& mt, uint64_t low, uint64_t high) {
+  uint64_t range = high - low - 1;
+  if (range == 0) return static_cast<uint32_t>(low);
+  if (range == 0xffffffffu) return static_cast<uint32_t>(low + mt());
+  uint32_t mask = static_cast<uint32_t>(range);
+  for (int s = 1; s < 32; s *= 2) mask |= mask >> s;
+  uint32_t v;
+  do v = static_cast<uint32_t>(mt()) & mask; while (v > range);
+  return static_cast<uint32_t>(low + v);
+}
+
+// out[i] = min(out[i], a[i] * x + b[i]) for every shingle x: the hot loop, one
+// vectorised pass per shingle (an AVX2 clone where the machine has it).
+__attribute__((target_clones("avx2", "default")))
+void MinOverShingles(const uint32_t* a, const uint32_t* b, size_t slots, const uint32_t* xs,
+                     size_t count, uint32_t* out) {
+  for (size_t k = 0; k < count; ++k) {
+    const uint32_t x = xs[k];
+    for (size_t i = 0; i < slots; ++i) out[i] = std::min(out[i], a[i] * x + b[i]);
+  }
 }
 
 // Integral over [lo, hi] of f by Simpson's rule on `steps` (even) intervals.
 template <class F>
-double Integrate(F f, double lo, double hi, int steps = 200) {
+double Integrate(F f, double lo, double hi, int steps = 2000) {
   double h = (hi - lo) / steps, sum = f(lo) + f(hi);
   for (int i = 1; i < steps; ++i) sum += f(lo + i * h) * (i % 2 ? 4 : 2);
   return sum * h / 3;
 }
 
-uint64_t BandHash(const uint64_t* slots, int rows, int band) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ static_cast<uint64_t>(band);
-  return HashWindow(slots, static_cast<size_t>(rows)) ^ (h * 0x9e3779b97f4a7c15ULL);
+uint64_t BandHash(const uint32_t* slots, int rows) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (int i = 0; i < rows; ++i) h = (h ^ slots[i]) * 0x100000001b3ULL ^ (h >> 29);
+  return h;
 }
 
-// The pairs of one band: (hash, index) sorted, runs of equal hashes paired.
-void BandPairs(const std::vector<uint64_t>& sigs, size_t count, int num_perm, int band, int rows,
+// The pairs of one band: (hash, index) sorted, runs of equal hashes paired where their
+// slots are equal.
+void BandPairs(const std::vector<uint32_t>& sigs, size_t count, int num_perm, int band, int rows,
                size_t max_bucket, std::vector<CandidatePair>& out) {
+  auto slots = [&](uint32_t i) { return &sigs[size_t{i} * num_perm + band * rows]; };
   std::vector<std::pair<uint64_t, uint32_t>> keyed(count);
   for (size_t i = 0; i < count; ++i)
-    keyed[i] = {BandHash(&sigs[i * num_perm + band * rows], rows, band), static_cast<uint32_t>(i)};
+    keyed[i] = {BandHash(slots(static_cast<uint32_t>(i)), rows), static_cast<uint32_t>(i)};
   std::sort(keyed.begin(), keyed.end());
   for (size_t start = 0; start < count;) {
     size_t end = start + 1;
     while (end < count && keyed[end].first == keyed[start].first) ++end;
     for (size_t x = start; x < end; ++x)
       for (size_t y = x + 1; y < end && y - x <= max_bucket; ++y)
-        out.push_back({keyed[x].second, keyed[y].second});
+        if (std::memcmp(slots(keyed[x].second), slots(keyed[y].second), rows * sizeof(uint32_t)) == 0)
+          out.push_back({keyed[x].second, keyed[y].second});
     start = end;
   }
 }
 
 }  // namespace
+
+void AppendShingleToken(std::string& out, std::string_view token) {
+  for (char c : token) out += (c == ' ' || c == '\t' || c == '\n' || c == '\r') ? '_' : c;
+}
+
+uint32_t Sha1Hash32(std::string_view bytes) {
+  uint32_t h[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t n = bytes.size(), full = n / 64;
+  for (size_t i = 0; i < full; ++i) Sha1Block(h, p + 64 * i);
+  unsigned char tail[128] = {};
+  size_t rest = n - 64 * full, tail_size = rest + 9 <= 64 ? 64 : 128;
+  std::memcpy(tail, p + 64 * full, rest);
+  tail[rest] = 0x80;
+  uint64_t bits = uint64_t{n} * 8;
+  for (int i = 0; i < 8; ++i) tail[tail_size - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
+  for (size_t off = 0; off < tail_size; off += 64) Sha1Block(h, tail + off);
+  return __builtin_bswap32(h[0]);  // digest bytes 0..3 are h[0] big-endian
+}
+
+std::vector<uint32_t> MinHashShingles(const std::vector<std::string_view>& tokens, size_t k) {
+  std::vector<uint32_t> out;
+  if (tokens.empty()) return out;
+  std::string line;  // the tokens joined by spaces; each shingle is a substring
+  std::vector<size_t> starts;
+  starts.reserve(tokens.size() + 1);
+  for (std::string_view t : tokens) {
+    starts.push_back(line.size());
+    AppendShingleToken(line, t);
+    line += ' ';
+  }
+  starts.push_back(line.size());
+  size_t width = std::min(k, tokens.size());
+  out.reserve(tokens.size() - width + 1);
+  for (size_t i = 0; i + width <= tokens.size(); ++i)
+    out.push_back(Sha1Hash32(std::string_view(line).substr(starts[i], starts[i + width] - starts[i] - 1)));
+  return out;
+}
 
 std::vector<uint64_t> ShingleHashes(const std::vector<uint64_t>& token_hashes, size_t k) {
   std::vector<uint64_t> out;
@@ -70,30 +154,26 @@ std::vector<uint64_t> ShingleHashes(const std::vector<uint64_t>& token_hashes, s
   return out;
 }
 
-MinHasher::MinHasher(int num_perm, uint64_t seed) : a_(num_perm), b_(num_perm) {
-  uint64_t state = seed;
-  for (int i = 0; i < num_perm; ++i) {
-    do a_[i] = SplitMix64(state) & kMersenne61; while (a_[i] == 0 || a_[i] == kMersenne61);
-    do b_[i] = SplitMix64(state) & kMersenne61; while (b_[i] == kMersenne61);
-  }
+MinHasher::MinHasher(int num_perm, uint32_t seed) : a_(num_perm), b_(num_perm) {
+  std::mt19937 mt(seed);
+  for (uint32_t& a : a_) a = NumpyBoundedUint32(mt, 0, uint64_t{1} << 31) * 2 + 1;
+  for (uint32_t& b : b_) b = NumpyBoundedUint32(mt, 0, uint64_t{1} << 32);
 }
 
-std::vector<uint64_t> MinHasher::Signature(const std::vector<uint64_t>& shingles) const {
-  std::vector<uint64_t> sig(a_.size());
+std::vector<uint32_t> MinHasher::Signature(const std::vector<uint32_t>& shingles) const {
+  std::vector<uint32_t> sig(a_.size());
   SignatureInto(shingles, sig.data());
   return sig;
 }
 
-void MinHasher::SignatureInto(const std::vector<uint64_t>& shingles, uint64_t* out) const {
-  const size_t n = a_.size();
-  std::fill(out, out + n, kMersenne61);
-  for (uint64_t s : shingles) {
-    uint64_t x = s % kMersenne61;
-    for (size_t i = 0; i < n; ++i) out[i] = std::min(out[i], MulAddMod61(a_[i], x, b_[i]));
-  }
+void MinHasher::SignatureInto(const std::vector<uint32_t>& shingles, uint32_t* out) const {
+  std::fill(out, out + a_.size(), kEmptySlot);
+  std::vector<uint32_t> mixed(shingles.size());
+  std::transform(shingles.begin(), shingles.end(), mixed.begin(), Fmix32);
+  MinOverShingles(a_.data(), b_.data(), a_.size(), mixed.data(), mixed.size(), out);
 }
 
-double EstimateJaccard(const uint64_t* a, const uint64_t* b, int num_perm) {
+double EstimateJaccard(const uint32_t* a, const uint32_t* b, int num_perm) {
   int equal = 0;
   for (int i = 0; i < num_perm; ++i) equal += a[i] == b[i];
   return static_cast<double>(equal) / num_perm;
@@ -114,7 +194,7 @@ LshParams OptimalLshParams(double threshold, int num_perm, double fp_weight, dou
   return best;
 }
 
-std::vector<CandidatePair> LshCandidates(const std::vector<uint64_t>& signatures, size_t count,
+std::vector<CandidatePair> LshCandidates(const std::vector<uint32_t>& signatures, size_t count,
                                          int num_perm, LshParams params, int threads,
                                          size_t max_bucket) {
   std::vector<std::vector<CandidatePair>> per_band(params.bands);
