@@ -32,8 +32,15 @@ inline constexpr uint32_t kEmptySlot = 0xffffffffu;
 // Appends `token` as it is spelled in a shingle: ' ', '\t', '\n' and '\r' become '_'.
 void AppendShingleToken(std::string& out, std::string_view token);
 
-// The first 4 bytes of the SHA-1 digest of `bytes`, little-endian.
+// The first 4 bytes of the SHA-1 digest of `bytes`, little-endian. Uses the x86 SHA
+// extensions where the CPU has them.
 uint32_t Sha1Hash32(std::string_view bytes);
+
+namespace internal {
+using Sha1BlockFn = void (*)(uint32_t state[5], const unsigned char* block);
+uint32_t Sha1Hash32With(std::string_view bytes, Sha1BlockFn block_fn);
+uint32_t Sha1Hash32Portable(std::string_view bytes);  // never the SHA extensions (tests)
+}  // namespace internal
 
 // The shingle hashes of every window of `k` consecutive tokens, in window order
 // (repeats kept: they do not change a signature). Fewer than `k` tokens: one shingle

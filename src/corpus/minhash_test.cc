@@ -22,6 +22,15 @@ TEST(Sha1Hash32, FirstFourDigestBytesLittleEndian) {
   EXPECT_EQ(Sha1Hash32(std::string(64, 'x')), 4003671995u);  // hashlib; one full block + padding
 }
 
+TEST(Sha1Hash32, PortableAndShaExtensionBlocksAgree) {
+  std::string bytes;
+  for (int n = 0; n < 300; ++n) {
+    EXPECT_EQ(Sha1Hash32(bytes), internal::Sha1Hash32Portable(bytes)) << n;
+    bytes += static_cast<char>('a' + (n * 7) % 26);
+  }
+  EXPECT_EQ(internal::Sha1Hash32Portable("abc"), 0x363e99a9u);
+}
+
 TEST(MinHash, PermutationsAreNumpyRandomStateDraws) {
   // datasketch MinHash(num_perm=128, seed=1).permutations (numpy RandomState(1)).
   MinHasher h(128, 1);
