@@ -37,6 +37,7 @@ timed() {  # name, command...: runs it under /usr/bin/time -v, keeps its output 
 } > "$OUT/environment.txt"
 
 python3 "$root/bench/corpus_make_records.py" --out "$WORK/data" --records "$RECORDS" > "$OUT/generated.json"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/environment.txt"
 echo "step            wall      peak RSS"
 timed import        "$KVAULT" corpus import --from records "$WORK/data/records.jsonl" --vault "$V" --json
 timed dedup         "$KVAULT" corpus dedup --vault "$V" --json --dump-tokens "$WORK/tokens.tsv" --marks "$WORK/marks.jsonl"
@@ -71,5 +72,6 @@ echo "total: $(json_get() { python3 -c "import json,sys; print(json.load(open(sy
 
 # Near-dedup against datasketch on the same tokens, same num_perm, threshold, shingles.
 "$KVAULT_PYTHON" "$root/bench/corpus_datasketch.py" --tokens "$WORK/tokens.tsv" --marks "$WORK/marks.jsonl" \
-  --truth "$WORK/data/truth.json" > "$OUT/datasketch.json"
+  --truth "$WORK/data/truth.json" --kvault-report "$OUT/dedup.out" > "$OUT/datasketch.json"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/environment.txt"
 cat "$OUT/datasketch.json"

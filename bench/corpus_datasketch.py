@@ -9,7 +9,10 @@ same procedure as kvault's, through datasketch's own hashing and banding.
 
 Then compares with kvault's marks (`--marks`, JSON Lines of record, duplicate_of) and
 with the planted pairs (truth.json of corpus_make_records.py): pairwise precision and
-recall of "same cluster", cluster counts, and the times. Prints one JSON object.
+recall of "same cluster", cluster counts, how many clusters are identical, and the
+times; with --kvault-report (the `corpus dedup --json` output), kvault's near-dedup
+time (signatures incl. tokenizing and normalising, LSH, verification) and the speed
+ratio. Prints one JSON object.
 """
 import argparse
 import json
@@ -112,6 +115,7 @@ def main():
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--marks", required=True)
     ap.add_argument("--truth")
+    ap.add_argument("--kvault-report")
     ap.add_argument("--threshold", type=float, default=0.8)
     ap.add_argument("--num-perm", type=int, default=128)
     ap.add_argument("--shingle", type=int, default=5)
@@ -129,6 +133,12 @@ def main():
            "kvault": {"clusters": len(kv_groups)},
            "kvault_vs_datasketch": agreement(kv_pairs, ds_pairs),
            "clusters_identical": sum(1 for g in kv_groups if frozenset(g) in {frozenset(x) for x in ds_groups})}
+    if a.kvault_report:
+        with open(a.kvault_report) as f:
+            secs = json.load(f)["seconds"]
+        near_s = secs["signatures"] + secs["lsh"] + secs["verify"]
+        out["kvault"]["near_dedup_s"] = near_s
+        out["speed_ratio"] = ds_time["total_s"] / near_s
     if a.truth:
         tr_groups, missing = truth_clusters(ids, a.truth)
         tr_pairs = cluster_pairs(tr_groups)
