@@ -78,7 +78,11 @@ bool HasShaExtensions() {
   return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & bit_SHA);
 }
 
-const internal::Sha1BlockFn kSha1Block = HasShaExtensions() ? Sha1BlockShaExtensions : Sha1Block;
+// The block function for this CPU, chosen on first use (safe from static initializers).
+internal::Sha1BlockFn ChosenSha1Block() {
+  static const internal::Sha1BlockFn chosen = HasShaExtensions() ? Sha1BlockShaExtensions : Sha1Block;
+  return chosen;
+}
 
 // MurmurHash3's 32-bit finalizer, a bijection.
 inline uint32_t Fmix32(uint32_t h) {
@@ -163,7 +167,7 @@ void AppendShingleToken(std::string& out, std::string_view token) {
   for (char c : token) out += (c == ' ' || c == '\t' || c == '\n' || c == '\r') ? '_' : c;
 }
 
-uint32_t Sha1Hash32(std::string_view bytes) { return internal::Sha1Hash32With(bytes, kSha1Block); }
+uint32_t Sha1Hash32(std::string_view bytes) { return internal::Sha1Hash32With(bytes, ChosenSha1Block()); }
 
 namespace internal {
 uint32_t Sha1Hash32Portable(std::string_view bytes) { return Sha1Hash32With(bytes, Sha1Block); }
