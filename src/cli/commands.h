@@ -122,6 +122,8 @@ struct ExportFlags {
   std::optional<std::string> db;
   std::string format = "jsonl";   // jsonl | csv | parquet
   std::string output = "-";       // "-": stdout (jsonl, csv)
+  std::vector<std::string> candidates;  // non-empty: only attempts of these candidate hashes
+  std::string since;                    // non-empty: only attempts stored at or after (ISO-8601 UTC)
 };
 int RunExport(const ExportFlags& flags);
 

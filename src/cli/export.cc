@@ -1,6 +1,8 @@
 // kvault export: a run's attempts as JSON Lines, CSV or Parquet (docs/export.md).
 #include <algorithm>
 #include <iostream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -48,12 +50,32 @@ int WriteParquet(const std::vector<exporting::Column>& columns, const std::vecto
   return r->exit_code == 3 ? kExitMisuse : kExitInfra;
 }
 
+// --since as a prefix of created_at's form: "2026-12-02", "2026-12-02T04:00:00Z",
+// "2026-12-02T04:00:00.5". Without its "Z": created_at ("...T04:00:00.000Z") is
+// ISO-8601 UTC, so text order is time order and a prefix sorts first.
+std::optional<std::string> SinceKey(const std::string& since) {
+  static const std::regex form(R"(\d{4}-\d{2}-\d{2}(T\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?)?Z?)");
+  if (!std::regex_match(since, form)) return std::nullopt;
+  return since.back() == 'Z' ? since.substr(0, since.size() - 1) : since;
+}
+
+bool Selected(const AttemptRecord& r, const ExportFlags& flags, const std::string& since) {
+  if (!since.empty() && r.created_at < since) return false;
+  return flags.candidates.empty() ||
+         std::find(flags.candidates.begin(), flags.candidates.end(), r.candidate_hash) != flags.candidates.end();
+}
+
 }  // namespace
 
 int RunExport(const ExportFlags& flags) {
   const std::string db = ResolveDbPath(flags.db);
   if (!FileExists(db)) {
     std::cerr << "kvault export: no store at " << db << "\n";
+    return kExitMisuse;
+  }
+  const auto since = flags.since.empty() ? std::optional<std::string>("") : SinceKey(flags.since);
+  if (!since) {
+    std::cerr << "kvault export: --since '" << flags.since << "' is not a UTC time like 2026-12-02T04:00:00Z\n";
     return kExitMisuse;
   }
   auto store = Store::Open(db);
@@ -79,7 +101,8 @@ int RunExport(const ExportFlags& flags) {
       return kExitInfra;
     }
     const exporting::RunContext context{GenRunModel(db, run)};
-    for (const AttemptRecord& r : *records) rows.push_back(exporting::AttemptRow(r, context));
+    for (const AttemptRecord& r : *records)
+      if (Selected(r, flags, *since)) rows.push_back(exporting::AttemptRow(r, context));
   }
   const auto& columns = exporting::AttemptColumns();
   int rc = kExitOk;

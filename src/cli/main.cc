@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   exporter->add_option("--format", xf.format, "jsonl | csv | parquet (Default: jsonl)")
       ->check(CLI::IsMember({"jsonl", "csv", "parquet"}));
   exporter->add_option("-o,--output", xf.output, "file to write; - for stdout (Default: -)");
+  exporter->add_option("--candidate", xf.candidates, "only attempts of this candidate hash; repeat for several")
+      ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  exporter->add_option("--since", xf.since, "only attempts stored at or after this UTC time (2026-12-02T04:00:00Z)");
 
   kvault::cli::ImportFlags imf;
   auto* importer = app.add_subcommand("import", "add attempts exported as JSON Lines by `kvault export` to a store");

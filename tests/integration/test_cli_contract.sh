@@ -81,6 +81,17 @@ else
   [ $rc = 2 ] && grep -q "pip install pyarrow" "$TMP/e.txt" || fail "export parquet without pyarrow: exit $rc: $(cat "$TMP/e.txt")"
 fi
 "$KVAULT" export --run nope --db "$TMP/s.db" > /dev/null 2>&1; [ $? = 2 ] || fail "export of an unknown run must exit 2"
+# --candidate and --since select rows: one candidate's; none from the future; all from the past.
+h=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['candidate_hash'])" "$TMP/x.jsonl")
+n=$(grep -c "\"$h\"" "$TMP/x.jsonl")
+[ "$n" -ge 1 ] && [ "$n" -lt 3 ] || fail "samples: $n of 3 rows have candidate $h"
+[ "$("$KVAULT" export --db "$TMP/s.db" --candidate "$h" | wc -l)" = "$n" ] || fail "export --candidate $h: not its $n row(s)"
+[ "$("$KVAULT" export --db "$TMP/s.db" --candidate "$h" --candidate nope | wc -l)" = "$n" ] || fail "export --candidate twice"
+[ "$("$KVAULT" export --db "$TMP/s.db" --since 2999-01-01T00:00:00Z | wc -l)" = 0 ] || fail "export --since the future"
+[ "$("$KVAULT" export --db "$TMP/s.db" --run samples --since 2000-01-01T00:00:00Z | wc -l)" = 3 ] || fail "export --since the past"
+now=$(python3 -c "import json,sys; print(max(json.loads(l)['created_at'] for l in open(sys.argv[1]))[:19])" "$TMP/x.jsonl")
+[ "$("$KVAULT" export --db "$TMP/s.db" --since "${now}Z" | wc -l)" -ge 1 ] || fail "export --since ${now}Z: the rows of that second"
+"$KVAULT" export --db "$TMP/s.db" --since yesterday > /dev/null 2>&1; [ $? = 2 ] || fail "export --since yesterday must exit 2"
 # Consistent flags: --json and -o/--output for report and import-geak; one --run default.
 "$KVAULT" report --run samples --db "$TMP/s.db" --output "$TMP/r.html" --json > "$TMP/r.json" || fail "report --json"
 [ "$(json_get "$TMP/r.json" 'j["output"] == sys.argv[2] and j["runs"] == ["samples"]' "$TMP/r.html")" = True ] ||
