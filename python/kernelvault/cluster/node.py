@@ -53,8 +53,6 @@ class NodeService:
         os.makedirs(self.folder, exist_ok=True)
         self.db = os.path.join(self.folder, "node.db")
         self._lock = threading.Lock()          # guards _process, _url, restarts
-        self._export_lock = threading.Lock()   # one `kvault export` at a time; guards _last_export
-        self._last_export = {}                 # store path -> (monotonic start, its lines)
         self._process = None
         self._url = None
         self.restarts = 0
@@ -88,14 +86,16 @@ class NodeService:
         results = self._client().verify_batch(requests) if requests else []
         serve_s = time.monotonic() - start
         keys = {(r.get("task_hash"), r.get("candidate_hash")) for r in results if isinstance(r, dict)}
-        return results, self._rows(lambda row: (row.get("task_hash"), row.get("candidate_hash")) in keys), serve_s
+        candidates = sorted({c for _, c in keys if c})
+        rows = self._rows(["--candidate=" + c for c in candidates], db=self.db) if candidates else []
+        return results, [line for line in rows if _key(line) in keys], serve_s
 
     def forward(self, method, path, body):
         """One HTTP call of AMD's protocols (or any path of serve's API) passed to the
         node's serve as it came -> (status, content type, body bytes, store rows
         written during the call)."""
         import http.client
-        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1))
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
         parts = self._url.split("//", 1)[1]
         host, port = parts.rsplit(":", 1)
         conn = http.client.HTTPConnection(host, int(port), timeout=3600)
@@ -109,7 +109,7 @@ class NodeService:
             raise InfrastructureError("node serve at %s: %s" % (self._url, e)) from e
         finally:
             conn.close()
-        return status, ctype, payload, self._rows(lambda row: row.get("created_at", "") >= since)
+        return status, ctype, payload, self._rows(["--since=" + since], db=self.db)
 
     def health(self):
         return self._client().health()
@@ -133,8 +133,7 @@ class NodeService:
             f.write(task_source)
         db = os.path.join(self.folder, "gen.db")
         code, _, err = self.run_command(["gen", "--suite", suite, "--db", db, "--run", run] + list(gen_flags))
-        rows = self._rows(lambda row: row.get("run") == run, db=db) \
-            if os.path.exists(db) else []
+        rows = self._rows(["--run=" + run], db=db) if os.path.exists(db) else []
         return code, rows, err
 
     def stop(self):
@@ -201,19 +200,16 @@ class NodeService:
             except InfrastructureError:
                 failures += 1
 
-    def _rows(self, keep, db=None):
-        """Export JSON lines of this node's store (or of `db`) for which keep(row)
-        holds. Groups that finish together share one export: an export started
-        after a caller's rows were written holds them."""
-        db = db or self.db
-        ready = time.monotonic()
-        with self._export_lock:
-            started, lines = self._last_export.get(db, (float("-inf"), None))
-            if started < ready:
-                started = time.monotonic()
-                code, out, err = self.run_command(["export", "--db", db])
-                if code != 0:
-                    raise InfrastructureError("kvault export on the node: %s" % err.strip())
-                lines = [line for line in out.splitlines() if line.strip()]
-                self._last_export[db] = (started, lines)
-        return [line for line in lines if keep(json.loads(line))]
+    def _rows(self, selection, db):
+        """Export JSON lines of the rows of store `db` that `kvault export`'s
+        selection flags (--candidate, --since, --run) pick: a batch's rows, not the
+        whole store."""
+        code, out, err = self.run_command(["export", "--db", db] + selection)
+        if code != 0:
+            raise InfrastructureError("kvault export on the node: %s" % err.strip())
+        return [line for line in out.splitlines() if line.strip()]
+
+
+def _key(line):
+    row = json.loads(line)
+    return row.get("task_hash"), row.get("candidate_hash")
