@@ -10,13 +10,47 @@ ROUTER_CONCURRENCY = 256    # verify_batch calls waiting at once (threads of the
 NODE_CONCURRENCY = 64       # calls a node service takes at once
 
 
-def serve_args_for(serve_args, gpus):
-    """The node's `kvault serve` flags: a node without GPUs verifies on the CPU."""
-    args = list(serve_args)
-    if gpus > 0:
-        return args
+GPU_BACKENDS = ("cuda", "hip")
+
+
+def backend_flag(serve_args):
+    """The --backend of serve's flags ("auto" when absent)."""
+    backend = "auto"
+    for i, arg in enumerate(serve_args):
+        if arg == "--backend" and i + 1 < len(serve_args):
+            backend = serve_args[i + 1]
+        elif arg.startswith("--backend="):
+            backend = arg.split("=", 1)[1]
+    return backend
+
+
+def work_kind(serve_args, cluster_has_gpu):
+    """"gpu" or "cpu": what the router's work needs. --backend cuda or hip is GPU
+    work, --backend cpu CPU work; auto is decided once, when the router first sees
+    the cluster: GPU work if a node has a GPU then. One kind per router, so that a
+    candidate is never verified on a CPU node by one request and on a GPU by the
+    next: the two would be different rewards for the same kernel."""
+    backend = backend_flag(serve_args)
+    if backend in GPU_BACKENDS:
+        return "gpu"
+    if backend == "cpu":
+        return "cpu"
+    return "gpu" if cluster_has_gpu else "cpu"
+
+
+def serves_work(kind, gpus):
+    """Whether a node with `gpus` GPUs takes work of this kind: GPU work only on
+    nodes with GPUs; CPU work on every node."""
+    return kind == "cpu" or gpus > 0
+
+
+def serve_args_for(serve_args, kind):
+    """The node's `kvault serve` flags: CPU work runs with --backend cpu everywhere,
+    GPU nodes included."""
+    if kind != "cpu":
+        return list(serve_args)
     kept, skip = [], False
-    for arg in args:
+    for arg in serve_args:
         if skip:
             skip = False
         elif arg == "--backend":
@@ -26,7 +60,7 @@ def serve_args_for(serve_args, gpus):
     return kept + ["--backend", "cpu"]
 
 
-def start_node_service(node_id, gpus, serve_args, folder=None):
+def start_node_service(node_id, gpus, serve_args, kind, folder=None):
     """The node's service actor (made, or found when a router before this one made it
     with the same flags: a detached actor outlives its driver, and its store answers
     the work it finished)."""
@@ -34,7 +68,8 @@ def start_node_service(node_id, gpus, serve_args, folder=None):
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from .node import NodeService
-    args = serve_args_for(serve_args, gpus)
+    args = serve_args_for(serve_args, kind)
+    gpus = gpus if kind == "gpu" else 0
     flavour = hashlib.sha256(json.dumps([args, folder]).encode()).hexdigest()[:8]
     actor = ray.remote(NodeService).options(
         name="kvault-node-%s-%s" % (node_id[:16], flavour), namespace=NAMESPACE, get_if_exists=True,

@@ -49,6 +49,10 @@ def task_key(request):
     return hashlib.sha256(source.encode("utf-8", "replace")).hexdigest()[:16]
 
 
+def _gpus(node):
+    return int((node.get("Resources") or {}).get("GPU", 0))
+
+
 def infrastructure_result(message):
     """The result of a request the cluster could not get verified."""
     return {"status": "infra_error", "reward": None, "message": message,
@@ -103,6 +107,7 @@ class Router:
         self._inflight = {}                      # verify future -> (node id, [items], sent at)
         self._overhead_s, self._overhead_requests = 0.0, 0  # dispatcher thread only
         self.lost_why = {}                       # node id -> why it was last taken out
+        self.kind = None                         # "gpu" | "cpu" (placement.work_kind), at first discovery
         self.counters = {"delivered": 0, "resubmitted": 0, "nodes_lost": 0, "imported_rows": 0}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._dispatch_loop, name="kvault-router", daemon=True)
@@ -175,7 +180,7 @@ class Router:
         nodes = {n.node_id: {"lanes": n.lanes, "inflight_groups": n.inflight, "verified": n.verified,
                              "warm_tasks": len(n.warm)} for n in list(self._nodes.values())}
         overhead_ms = 1000 * self._overhead_s / self._overhead_requests if self._overhead_requests else None
-        return {"nodes": nodes, "queued": queued, "starting": len(self._starting), "lost": dict(self.lost_why),
+        return {"kind": self.kind, "nodes": nodes, "queued": queued, "starting": len(self._starting), "lost": dict(self.lost_why),
                 "overhead_ms_per_request": overhead_ms, **self.counters}
 
     def forward(self, method, path, body):
@@ -233,19 +238,20 @@ class Router:
                     self._group_answered(ray, future)
 
     def _discover(self, ray):
-        from .placement import start_node_service
+        from .placement import serves_work, start_node_service, work_kind
+        candidates = [node for node in ray.nodes() if node.get("Alive") and
+                      (not self.resource or (node.get("Resources") or {}).get(self.resource, 0) > 0)]
+        if self.kind is None:
+            self.kind = work_kind(self.serve_args, any(_gpus(node) > 0 for node in candidates))
         alive = set()
-        for node in ray.nodes():
-            if not node.get("Alive"):
-                continue
-            resources = node.get("Resources") or {}
-            if self.resource and resources.get(self.resource, 0) <= 0:
+        for node in candidates:
+            if not serves_work(self.kind, _gpus(node)):
                 continue
             node_id = node["NodeID"]
             alive.add(node_id)
             known = node_id in self._nodes or any(n == node_id for n, _ in self._starting.values())
             if not known:
-                handle = start_node_service(node_id, int(resources.get("GPU", 0)), self.serve_args, self.node_folder)
+                handle = start_node_service(node_id, _gpus(node), self.serve_args, self.kind, self.node_folder)
                 self._starting[handle.info.remote()] = (node_id, handle)
         for node_id in list(self._nodes):
             if node_id not in alive:
