@@ -1,7 +1,7 @@
 """kernelvault.cluster: KernelVault over a Ray cluster (docs/cluster.md).
 
 One node service per node (node.py: a Ray actor supervising `kvault serve` with the
-node's GPUs, the CPU backend on a node without), a router that spreads requests over
+node's GPUs; GPU work only on nodes with GPUs, placement.py), a router that spreads requests over
 them by task affinity and load and gathers every result into the driver's store
 (router.py), an HTTP front speaking `kvault serve`'s protocols (front.py), and
 campaigns that survive their driver (campaign.py; `python -m kernelvault.cluster`).
