@@ -148,7 +148,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             return self._call("poll", batch_id, wait_s)
         except KeyError:
-            self._error(404, "unknown_batch", "no batch %s (the front was restarted?)" % batch_id)
+            self._error(404, "unknown_batch",
+                        "no batch %s (unknown, finished over an hour ago, or the front restarted)" % batch_id)
             return None
 
     def _poll(self, batch_id, wait_s):

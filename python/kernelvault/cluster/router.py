@@ -41,6 +41,8 @@ GROUP_SIZE = 8          # most candidates of one task sent to a node in one call
 SLOTS_PER_LANE = 2      # groups in flight per lane of a node's serve
 DISCOVER_S = 2.0        # how often the cluster's node list is read
 MAX_ATTEMPTS = 5        # tries of a request whose node failed it, or lost it
+KEEP_CALL_S = 3600      # a finished call can be polled this long (as serve keeps a batch)
+MAX_CALLS = 10000       # calls kept at most; the oldest is forgotten first
 
 
 def task_key(request):
@@ -73,6 +75,8 @@ class _Call:
     def __init__(self, size):
         self.results = [None] * size
         self.done = 0
+        self.created = time.monotonic()
+        self.finished = None if size else self.created   # monotonic time of the last result
         self.cancelled = False
         self.changed = threading.Condition()
 
@@ -131,6 +135,7 @@ class Router:
         call_id = "kc-" + uuid.uuid4().hex
         items = [_Item(_keyed(r), call, i) for i, r in enumerate(requests)]
         with self._lock:
+            self._forget_old_calls()
             self._calls[call_id] = call
             for item in items:
                 self._pending.setdefault(item.task, deque()).append(item)
@@ -172,6 +177,16 @@ class Router:
     def forget(self, call_id):
         with self._lock:
             self._calls.pop(call_id, None)
+
+    def _forget_old_calls(self):
+        """Calls finished KEEP_CALL_S ago, and the oldest beyond MAX_CALLS, are
+        forgotten (the HTTP front's batches are never forgotten by their client).
+        REQUIRES: self._lock held."""
+        now = time.monotonic()
+        for call_id in [i for i, c in self._calls.items() if c.finished is not None and now - c.finished > KEEP_CALL_S]:
+            del self._calls[call_id]
+        while len(self._calls) >= MAX_CALLS:
+            del self._calls[min(self._calls, key=lambda i: self._calls[i].created)]
 
     def stats(self):
         """The router's view: nodes (in flight, lanes, verified), queue length, counters."""
@@ -385,5 +400,7 @@ class Router:
             if call.results[item.index] is None:
                 call.results[item.index] = result
                 call.done += 1
+                if call.done == len(call.results):
+                    call.finished = time.monotonic()
                 self.counters["delivered"] += 1
             call.changed.notify_all()
