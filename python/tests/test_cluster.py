@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -184,7 +185,8 @@ def test_300_candidates_over_3_nodes_one_removed_one_added(tmp_path, worker_env)
 
 def _check_front(router, requests, statuses):
     """The HTTP front over the router: health, metrics, /v1/verify, a batch polled and
-    streamed, an unknown batch; through the kernelvault Client, as a trainer calls it."""
+    streamed, an unknown batch, through the kernelvault Client as a trainer calls it;
+    AMD's /run_code_batch as its RL stack posts it."""
     from kernelvault import Client, RequestError
     from kernelvault.cluster import front
     urls = []
@@ -203,6 +205,16 @@ def _check_front(router, requests, statuses):
     assert "kvault_cluster_delivered_total" in client.metrics()
     with pytest.raises(RequestError):
         client.get_batch("no-such-batch")
+    # AMD's HIP protocol, passed whole to a node (HIP on the CPU backend: unsupported).
+    hip = (ROOT / "examples/hip/relu.hip").read_text()
+    items = [{"kernel_name": "a", "hip_code": hip, "pytorch_module_code": TASKS["tiny_relu"]},
+             {"kernel_name": "b", "hip_code": "not a kernel", "pytorch_module_code": TASKS["tiny_relu"]}]
+    post = urllib.request.Request(urls[0] + "/run_code_batch", data=json.dumps({"requests": items}).encode(),
+                                  headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(post, timeout=300) as response:
+        body = json.loads(response.read())
+    assert body["batch_size"] == 2 and [r["kernel_name"] for r in body["responses"]] == ["a", "b"], body
+    assert [r["status"] for r in body["responses"]] == ["unsupported", "parse_error"], body
 
 
 def _campaign_resumed(cluster, folder):
