@@ -219,7 +219,10 @@ def wait_for_nodes(router, count=1, timeout_s=600):
     """Blocks until `count` node services answer (or raises TimeoutError)."""
     import ray
     deadline = time.monotonic() + timeout_s
-    while len(ray.get(router.stats.remote())["nodes"]) < count:
+    stats = ray.get(router.stats.remote())
+    while len(stats["nodes"]) < count:
         if time.monotonic() > deadline:
-            raise TimeoutError("fewer than %d node services answered in %d s" % (count, timeout_s))
+            raise TimeoutError("fewer than %d node services answered in %d s; nodes not serving: %s"
+                               % (count, timeout_s, stats["lost"] or "none reported"))
         time.sleep(0.5)
+        stats = ray.get(router.stats.remote())

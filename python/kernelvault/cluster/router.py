@@ -276,7 +276,8 @@ class Router:
         node_id, handle = self._starting.pop(future)
         try:
             info = ray.get(future)
-        except Exception:  # noqa: BLE001 - a service that cannot start is tried again at the next discovery
+        except Exception as e:  # noqa: BLE001 - a service that cannot start is tried again at the next discovery
+            self.lost_why[node_id] = "its service did not start: %s" % str(e).strip().splitlines()[-1][:500]
             return
         self._nodes[node_id] = _Node(node_id, handle, info)
 
