@@ -30,7 +30,8 @@ if [ "${1:-}" = --pack ]; then
 fi
 site=/tmp/site
 mkdir -p "$site"
-python3 -m zipfile -e .carry/py/ray-site.zip "$site" || exit 1   # no unzip on the machine
+python3 -m zipfile -e .carry/py/ray-site.zip "$site" || exit 1   # no unzip on the machine, and
+chmod +x "$site"/ray/core/src/ray/raylet/raylet "$site"/ray/core/src/ray/gcs/gcs_server   # zipfile drops modes
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .carry/py/*.whl || exit 1
 [ -d .carry/lib ] && export LD_LIBRARY_PATH=$root/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} KVAULT_BIN=$root/.carry/kvault KVAULT_PYTHON=python3
