@@ -5,7 +5,7 @@ or candidate code runs) of:
 - the clocks (`time.perf_counter`, `perf_counter_ns`, `monotonic`, `monotonic_ns`,
   `time`, `time_ns`) and the device synchronisation and event API
   (`torch.cuda.synchronize`, `Event` and its methods, `Stream.synchronize`,
-  `current_stream`, `torch.cuda._sleep`);
+  `current_stream`, `torch.cuda._sleep`, `CUDAGraph.replay`, which samples and bursts run);
 - the tensor methods the worker uses to read outputs (`Tensor.cpu`, `to`,
   `contiguous`, `clone`, `copy_`, `detach`, `view`, `numpy`) and comparisons
   (`torch.equal`, `torch.allclose`, `torch.isnan`);
@@ -44,6 +44,7 @@ _OBJECTS = {
     "torch.cuda.Event": getattr(torch.cuda, "Event", None),
     "torch.cuda.Stream": getattr(torch.cuda, "Stream", None),
     "torch.Tensor": torch.Tensor,
+    "torch.cuda.CUDAGraph": getattr(torch.cuda, "CUDAGraph", None),
 }
 _ATTRIBUTES = {
     "time": ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns"),
@@ -54,6 +55,7 @@ _ATTRIBUTES = {
     "torch.cuda.Stream": ("synchronize", "wait_stream", "wait_event", "query"),
     "torch.Tensor": ("cpu", "to", "contiguous", "clone", "copy_", "detach", "view", "numpy",
                      "__setitem__", "untyped_storage", "storage", "data_ptr"),
+    "torch.cuda.CUDAGraph": ("replay",),
 }
 
 

@@ -398,6 +398,23 @@ def test_time_warmup_follows_a_time_start_without_warm_up(shared_worker, tmp_pat
     assert shared_worker.call("time_warmup", warmup_ms=5)["kind"] == "bad_request"  # nothing started
 
 
+def test_time_burst_runs_the_calls_the_engine_asks_for(shared_worker, tmp_path):
+    """A burst's reply says nothing; its duration is what the engine clocks: `replays`
+    calls of a candidate that sleeps 4 ms take at least 4 ms each."""
+    import time
+    task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
+    assert shared_worker.call("time_start", side="candidate", **common)["ok"]
+    began = time.monotonic()
+    burst = shared_worker.call("time_burst", method="monotonic_clock", replays=10)
+    assert burst["ok"] and set(burst) <= {"ok", "id"}, burst
+    assert time.monotonic() - began >= 0.040
+    for bad in ({"method": "monotonic_clock", "replays": 0}, {"method": "cuda_graph", "replays": 2},
+                {"method": "nope", "replays": 2}, {"method": "monotonic_clock"}):
+        assert shared_worker.call("time_burst", **bad)["kind"] == "bad_request", bad
+    assert shared_worker.call("time_finish")["ok"]
+    assert shared_worker.call("time_burst", method="monotonic_clock", replays=1)["kind"] == "bad_request"
+
+
 def test_a_reference_side_kept_between_candidates(shared_worker, tmp_path):
     task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
     ref = dict(common, side="reference", task=task)

@@ -30,6 +30,16 @@ constexpr uintmax_t kKeptSampleBytes = uintmax_t{8} << 30;
 // Added to the spread of the reference's overhead in the engine clock's bound
 // (TimingSettings::clock_slack): below timer resolution on any host.
 constexpr double kClockFloorMs = 0.02;
+// When the samples' clock is blind (their device time is within the allowance, as on
+// a busy host), bursts: each side runs about kBurstMs of the reference's device time
+// back to back (at most kBurstMaxReplays runs), kBurstPairs times a short and a long
+// burst, clocked; the long one's time less the short one's is device time. A
+// candidate whose bursts take more than kBurstSlack beyond what its samples reported
+// (and what the reference's bursts add to theirs) gets the clock's time.
+constexpr double kBurstMs = 20.0;
+constexpr int kBurstMaxReplays = 2000;
+constexpr int kBurstPairs = 3;
+constexpr double kBurstSlack = 0.5;
 
 constexpr const char* kRoles[2] = {"reference", "candidate"};
 constexpr WorkerRole kWorkerRoles[2] = {WorkerRole::kReference, WorkerRole::kCandidate};
@@ -116,6 +126,7 @@ class CaseTimer {
   bool ChooseMethod();    // events or the clock, or a graph of the same calls on both sides
   bool SampleRounds();    // rounds of samples until the stopping rule; every round's outputs checked
   void BoundByEngineClock();  // the candidate's samples are at least what the engine clocked
+  bool BoundByBursts();   // where that clock is blind, long bursts of both sides clocked
   void Summarize();       // medians, spreads and the speedup into the record
   bool RecheckOutput();   // one more call on the next seed's inputs, compared (beside other lanes)
 
@@ -140,6 +151,9 @@ class CaseTimer {
   std::optional<Json> Call(WorkerRole role, Json request);
   // A call on one side timed by the engine's clock (ms into *clocked).
   std::optional<Json> ClockedCall(WorkerRole role, Json request, double* clocked);
+  // The device time per call of `side`'s bursts of `replays` runs on the engine's
+  // clock (median over kBurstPairs); false when a burst failed.
+  bool BurstPerCall(int side, int replays, double* per_call_ms);
   void Fail(OutcomeStatus status, std::string message) {
     Verification v;
     v.status = status;
@@ -168,6 +182,7 @@ class CaseTimer {
   Json warm_[2];
   std::string method_;
   int graph_calls_ = 1;  // calls per graph sample, the same on both sides
+  bool clock_blind_ = false;  // BoundByEngineClock could not have seen a 2x forgery
   SideSamples samples_[2];  // reference, candidate
   enum class SampleOutputs { kFiles, kKept, kUnchecked } sample_outputs_ = SampleOutputs::kFiles;
   uintmax_t output_bytes_ = 0;  // of one output of the reference (its layout), when kept
@@ -272,6 +287,7 @@ TimedCase CaseTimer::Measure(PreparedCase prepared) {
   StepDone("start");
   if (!ChooseMethod() || !SampleRounds()) return std::move(result_);
   BoundByEngineClock();
+  if (!BoundByBursts()) return std::move(result_);
   Summarize();
   StepDone("sampling");
   if (!RecheckOutput()) return std::move(result_);
@@ -608,12 +624,16 @@ void CaseTimer::BoundByEngineClock() {
   const bool applied = clocked > reported * (1 + slack) + (spread + kClockFloorMs) / graph_calls_;
   Json each = Json::array();  // per sample, to the microsecond: what the allowance comes from
   for (double o : overhead) each.push_back(std::round(o * 1000) / 1000);
+  // Blind: a candidate whose requests took twice what it reported would still be
+  // within the allowance (a sample's device time is small beside the host's noise).
+  clock_blind_ = !applied && reported <= (spread + kClockFloorMs) / graph_calls_;
   result_.row["engine_clock"] = Json{{"reference_overhead_ms", typical},
                                      {"reference_overheads_ms", each},
                                      {"allowance_ms", spread},
                                      {"candidate_reported_ms", reported},
                                      {"candidate_clocked_ms", clocked},
-                                     {"applied", applied}};
+                                     {"applied", applied},
+                                     {"blind", clock_blind_}};
   if (!applied) return;
   // The candidate's worker reported less than its requests took: each of its samples is
   // at least what the engine's clock allows.
@@ -622,6 +642,51 @@ void CaseTimer::BoundByEngineClock() {
   for (size_t i = 0; i < cand.clocked.size(); ++i)
     (cand.cold[i] ? bounded.cold : bounded.warm).push_back(std::max(cand.reported[i] / graph_calls_, floor[i]));
   cand.series = std::move(bounded);
+}
+
+bool CaseTimer::BoundByBursts() {
+  // The reference is trusted: what its bursts take beyond its reported device time
+  // (launches, the request's own work per run) is what any side's bursts add.
+  if (!clock_blind_) return true;
+  const std::vector<double>& ref_warm = samples_[0].series.warm;
+  const std::vector<double>& cand_warm = samples_[1].series.warm;
+  if (ref_warm.empty() || cand_warm.empty()) return true;
+  const double ref_call = Median(ref_warm), cand_call = Median(cand_warm);
+  const double run_ms = std::max(ref_call * graph_calls_, 1e-6);
+  const int replays = static_cast<int>(std::clamp(std::ceil(kBurstMs / run_ms), 1.0, double{kBurstMaxReplays}));
+  double clocked[2] = {0, 0};
+  for (int side = 0; side < 2; ++side)
+    if (!BurstPerCall(side, replays, &clocked[side])) return false;
+  const double added = std::max(0.0, clocked[0] - ref_call);
+  const bool applied = clocked[1] > (cand_call + added) * (1 + kBurstSlack) + kClockFloorMs / graph_calls_ / replays;
+  result_.row["engine_clock"]["bursts"] = Json{{"replays", replays},
+                                               {"pairs", kBurstPairs},
+                                               {"reference_reported_ms", ref_call},
+                                               {"reference_clocked_ms", clocked[0]},
+                                               {"candidate_reported_ms", cand_call},
+                                               {"candidate_clocked_ms", clocked[1]},
+                                               {"applied", applied}};
+  if (!applied || cand_call <= 0) return true;
+  // The candidate's reports were short by this factor: every sample is scaled by it.
+  const double factor = (clocked[1] - added) / cand_call;
+  Series& series = samples_[1].series;
+  for (std::vector<double>* v : {&series.cold, &series.warm})
+    for (double& x : *v) x *= factor;
+  return true;
+}
+
+bool CaseTimer::BurstPerCall(int side, int replays, double* per_call_ms) {
+  std::vector<double> per_call;
+  for (int k = 0; k < kBurstPairs; ++k) {
+    std::unique_ptr<FrozenTree> frozen;
+    if (side == 0) frozen = session_.FreezeCandidate();
+    double short_ms = 0, long_ms = 0;
+    if (!ClockedCall(kWorkerRoles[side], TimeBurstRequest{method_, 1}.ToJson(), &short_ms)) return false;
+    if (!ClockedCall(kWorkerRoles[side], TimeBurstRequest{method_, 1 + replays}.ToJson(), &long_ms)) return false;
+    per_call.push_back(std::max(0.0, long_ms - short_ms) / replays / graph_calls_);
+  }
+  *per_call_ms = Median(per_call);
+  return true;
 }
 
 void CaseTimer::Summarize() {

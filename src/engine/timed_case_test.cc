@@ -170,6 +170,49 @@ TEST_F(TimedCaseTest, AnHonestReportStandsAgainstTheEngineClock) {
   EXPECT_DOUBLE_EQ(t.row["speedup"].get<double>(), 2.0);
 }
 
+// On a busy host the reference's sample requests vary by more than a sample's whole
+// device time: the samples' clock is blind to a forged report, and long bursts of both
+// sides, clocked, set the candidate's time.
+TEST_F(TimedCaseTest, BurstsBoundForgedTimesWhereTheSamplesClockIsBlind) {
+  options_.timing.clock_slack = TimingSettings{}.clock_slack;
+  fake_->reference_ms = 2.0, fake_->reference_sleep_ms = 2.0;
+  fake_->candidate_ms = 0.2, fake_->candidate_sleep_ms = 2.0;  // claims 10x
+  fake_->reference_sample_jitter_ms = {0, 40};
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  const Json& clock = t.row["engine_clock"];
+  EXPECT_EQ(clock["applied"], false) << clock.dump();
+  EXPECT_EQ(clock["blind"], true) << clock.dump();
+  ASSERT_TRUE(clock.contains("bursts")) << clock.dump();
+  EXPECT_EQ(clock["bursts"]["applied"], true) << clock.dump();
+  EXPECT_EQ(fake_->bursts, 4 * clock["bursts"]["pairs"].get<int>());  // a short and a long, both sides
+  EXPECT_LT(t.row["speedup"].get<double>(), 2.0) << clock.dump();
+}
+
+TEST_F(TimedCaseTest, AnHonestReportStandsAgainstBursts) {
+  options_.timing.clock_slack = TimingSettings{}.clock_slack;
+  fake_->reference_ms = 2.0, fake_->reference_sleep_ms = 2.0;
+  fake_->candidate_ms = 1.0, fake_->candidate_sleep_ms = 1.0;
+  fake_->reference_sample_jitter_ms = {0, 40};
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  const Json& clock = t.row["engine_clock"];
+  EXPECT_EQ(clock["blind"], true) << clock.dump();
+  EXPECT_EQ(clock["bursts"]["applied"], false) << clock.dump();
+  EXPECT_DOUBLE_EQ(t.row["speedup"].get<double>(), 2.0);
+}
+
+// Where the samples' clock can see, no bursts are sent.
+TEST_F(TimedCaseTest, NoBurstsWhereTheSamplesClockSees) {
+  options_.timing.clock_slack = TimingSettings{}.clock_slack;
+  fake_->reference_ms = 20.0, fake_->reference_sleep_ms = 20.0;
+  fake_->candidate_ms = 10.0, fake_->candidate_sleep_ms = 10.0;
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  EXPECT_EQ(t.row["engine_clock"]["blind"], false) << t.row["engine_clock"].dump();
+  EXPECT_EQ(fake_->bursts, 0);
+}
+
 TEST_F(TimedCaseTest, WithoutFlushOnlyWarmSamplesCount) {
   options_.timing.flush = false;
   TimedCase t = Run();

@@ -92,6 +92,10 @@ Json TimeSampleRequest::ToJson() const {
   return j;
 }
 
+Json TimeBurstRequest::ToJson() const {
+  return Json{{field::kOp, op::kTimeBurst}, {field::kMethod, method}, {field::kReplays, replays}};
+}
+
 Json TimeOutputRequest::ToJson() const {
   Json j{{field::kOp, op::kTimeOutput}, {field::kSample, sample}, {field::kOut, out}};
   SetIf(j, field::kHandoff, handoff);

@@ -22,7 +22,7 @@ namespace protocol {
 // The protocol version this engine speaks. A worker's `hello` must report the same
 // (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
 // reply that a peer of the old version would misread or silently ignore raises both.
-inline constexpr int kVersion = 4;
+inline constexpr int kVersion = 5;
 
 // Requests' `op` (docs/worker-protocol.md, "Requests").
 namespace op {
@@ -37,6 +37,7 @@ inline constexpr char kTimeWarmup[] = "time_warmup";
 inline constexpr char kTimeGraph[] = "time_graph";
 inline constexpr char kTimeFlush[] = "time_flush";
 inline constexpr char kTimeSample[] = "time_sample";
+inline constexpr char kTimeBurst[] = "time_burst";
 inline constexpr char kTimeOutput[] = "time_output";
 inline constexpr char kTimeFinish[] = "time_finish";
 inline constexpr char kHandoffCompare[] = "handoff_compare";
@@ -90,7 +91,8 @@ inline constexpr char kDeferWrites[] = "defer_writes";
 inline constexpr char kDeferred[] = "deferred";
 inline constexpr char kInputDigest[] = "input_digest";
 inline constexpr char kInputsModified[] = "inputs_modified";
-// time_start, time_warmup, time_graph, time_flush, time_sample, time_output, time_finish
+// time_start, time_warmup, time_graph, time_flush, time_sample, time_burst, time_output,
+// time_finish
 inline constexpr char kSide[] = "side";
 inline constexpr char kFlush[] = "flush";
 inline constexpr char kGraphBelowMs[] = "graph_below_ms";
@@ -108,6 +110,7 @@ inline constexpr char kCall[] = "call";
 inline constexpr char kOutputAliases[] = "output_aliases";
 inline constexpr char kGraphMaxCalls[] = "graph_max_calls";
 inline constexpr char kGraphCalls[] = "graph_calls";
+inline constexpr char kReplays[] = "replays";
 inline constexpr char kGraphFailed[] = "graph_failed";
 inline constexpr char kKeep[] = "keep";
 inline constexpr char kKeepAs[] = "keep_as";
@@ -245,6 +248,14 @@ struct TimeSampleRequest {
   int64_t call = -1;     // graphs: the call whose output goes to `out`; < 0: none sent
   std::string out{};     // where the sample's output goes; empty: nowhere
   int keep_as = -1;      // >= 0: the output is kept on the device as this sample of the round
+  Json ToJson() const;
+};
+
+// `replays` runs of the side's timed unit back to back (graph replays with the graph
+// method, else calls) on the inputs as they are: the engine clocks the request.
+struct TimeBurstRequest {
+  std::string method = protocol::kTimerClock;
+  int replays = 1;
   Json ToJson() const;
 };
 

@@ -58,6 +58,7 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
             "time_graph": self.time_graph,
             "time_flush": self.time_flush,
             "time_sample": self.time_sample,
+            "time_burst": self.time_burst,
             "time_output": self.time_output,
             "time_finish": self.time_finish,
         }

@@ -26,6 +26,9 @@ from kvault_worker.timing.side import TimedSide, output_layout
 # Outputs of one round's samples a side keeps at most (the engine sends 2 x its
 # batch per round).
 MAX_KEPT_SAMPLES = 64
+# Runs of one time_burst at most (the engine asks for about 20 ms of the reference's
+# device time).
+MAX_BURST_REPLAYS = 100000
 
 
 class TimedRequests(SessionState):
@@ -137,6 +140,25 @@ class TimedRequests(SessionState):
         if method == timers.GRAPH:
             response["graph_calls"] = side.graph.calls
         return response
+
+    def time_burst(self, request):
+        """`replays` runs of the side's timed unit back to back (graph replays with
+        `cuda_graph`, else calls), one synchronisation after the last, on the inputs as
+        they are. The reply says nothing the engine uses: it clocks the request, and
+        a long burst's time less a short one's is the side's device time, whatever its
+        samples reported (docs/timing.md, "What the engine trusts")."""
+        timed = self._require_timed()
+        method = fields.string(request, "method")
+        if method not in (timers.EVENTS, timers.GRAPH, timers.CLOCK):
+            raise bad_request("unknown timing method %r" % method)
+        if (method == timers.CLOCK) == self.device.is_gpu:
+            raise bad_request("method %s does not fit backend %s" % (method, self.device.backend))
+        if method == timers.GRAPH and timed.side.graph is None:
+            raise bad_request("no graph captured: send time_graph first")
+        replays = fields.integer(request, "replays", minimum=1, maximum=MAX_BURST_REPLAYS)
+        timed.side.burst(method, replays)
+        check_integrity("timing")
+        return {}
 
     def time_output(self, request):
         """The output kept as sample `sample` of the round, handed over as

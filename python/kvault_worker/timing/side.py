@@ -275,6 +275,17 @@ class TimedSide:
         self.last_output = sample.output
         return sample, output, inputs, modified
 
+    def burst(self, method, replays):
+        """`replays` graph replays (`cuda_graph`) or calls, back to back on the inputs
+        as they are, then one synchronisation (time_burst)."""
+        with attributed(self.kind, "%s raised" % self.label):
+            if method == timers.GRAPH:
+                self.graph.replay(replays)
+            else:
+                for _ in range(replays):
+                    self.last_output = self._call()
+            self.device.synchronize()
+
     def batch(self, method, cold, warm):
         """`cold` flushed samples then `warm` back-to-back ones, by `method`, on the
         inputs as they are (in-process drivers: timing/rounds.py). Returns lists of ms."""

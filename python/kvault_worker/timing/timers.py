@@ -139,6 +139,11 @@ class GraphReplay:
             ms = _event_elapsed(start, idle)
         return Sample(ms / self.calls, (t_idle - t0) / 1e6 / self.calls, self.output)
 
+    def replay(self, replays=1):
+        """`replays` replays back to back, no synchronisation."""
+        for _ in range(replays):
+            self._graph.replay()
+
     @property
     def output(self):
         return self.outputs[-1] if self.outputs else None

@@ -1,6 +1,6 @@
 #pragma once
 // Test helper: scripts a FakeWorker to answer time_start / time_warmup / time_graph /
-// time_flush / time_sample / time_finish (docs/worker-protocol.md) like a worker whose
+// time_flush / time_sample / time_burst / time_finish (docs/worker-protocol.md) like a worker whose
 // side always takes `ms` per call (reference_ms on the side "reference", candidate_ms on
 // "candidate"; warm samples half of it), writing `output` to the `out` of time_sample
 // and time_finish, or keeping it (`keep_as`) until time_output hands it over. Tests only.
@@ -32,6 +32,9 @@ struct FakeTiming {
   // Each sample request of a side sleeps this long (the engine's clock sees it),
   // whatever the side reports.
   double reference_sleep_ms = 0, candidate_sleep_ms = 0;
+  // Extra sleep of the reference's sample requests, in turn (a busy host's noise).
+  std::vector<double> reference_sample_jitter_ms;
+  int bursts = 0;                   // time_burst requests seen
   int samples = 0, flushes = 0;     // requests seen
   bool candidate_modifies_inputs = false;          // the candidate's time_finish says so
   bool candidate_modifies_sampled_inputs = false;  // the candidate's time_sample says so
@@ -112,7 +115,9 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     }
     const bool cold = *flushed;
     *flushed = false;
-    const double sleep_ms = (ref ? t->reference_sleep_ms : t->candidate_sleep_ms) / (cold ? 1 : 2);
+    double sleep_ms = (ref ? t->reference_sleep_ms : t->candidate_sleep_ms) / (cold ? 1 : 2);
+    if (ref && !t->reference_sample_jitter_ms.empty())
+      sleep_ms += t->reference_sample_jitter_ms[t->samples % t->reference_sample_jitter_ms.size()];
     if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(sleep_ms * 1000)));
     const auto& out = ref || t->candidate_sample_output.empty() ? t->reference_output : t->candidate_sample_output;
     if (r.contains("out")) WriteFloats(r["out"], out);
@@ -123,6 +128,14 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
                {"output_aliases", ref ? Json::array() : t->candidate_sample_aliases}};
     if (method == "cuda_graph") reply["graph_calls"] = *captured;
     return FakeWorker::Ok(reply);
+  });
+  // A burst takes what its runs would on the device: the side's warm sleep each.
+  w.Handle("time_burst", [t, side](const Json& r) {
+    ++t->bursts;
+    const double each = (*side == "reference" ? t->reference_sleep_ms : t->candidate_sleep_ms) / 2;
+    const double ms = each * r.value("replays", 1);
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1000)));
+    return FakeWorker::Ok();
   });
   w.Handle("time_finish", [t, side](const Json& r) {
     t->log.push_back(*side + ":time_finish");
