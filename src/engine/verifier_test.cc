@@ -84,6 +84,7 @@ class VerifierTest : public ::testing::Test {
       return FakeWorker::Ok(Json{{"call_ms", 1.0}, {"sensors", nullptr}});
     });
     w.Handle("time_flush", [](const Json&) { return FakeWorker::Ok(); });
+    w.Handle("time_burst", [](const Json&) { return FakeWorker::Ok(); });  // a busy host's bursts
     w.Handle("time_sample", [this, side](const Json& r) {
       const double ms = *side == "reference" ? reference_ms_ : 1.0;
       if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
