@@ -126,14 +126,17 @@ class NodeService:
 
     def run_gen(self, task_name, task_source, gen_flags, run):
         """One task of a gen campaign: `kvault gen` on a suite of that task alone,
-        recorded in this node's gen store -> (exit code, the task's attempts as
-        export rows, the end of gen's stderr)."""
+        recorded in a store of that task on this node (again with --resume, when the
+        task was tried here before) -> (exit code, the task's attempts as export rows,
+        the end of gen's stderr)."""
         suite = tempfile.mkdtemp(prefix="kvault-gen-", dir=self.folder)
         with open(os.path.join(suite, task_name + ".py"), "w") as f:
             f.write(task_source)
-        db = os.path.join(self.folder, "gen.db")
-        code, _, err = self.run_command(["gen", "--suite", suite, "--db", db, "--run", run] + list(gen_flags))
-        rows = self._rows(["--run=" + run], db=db) if os.path.exists(db) else []
+        db = os.path.join(self.folder, "gen-%s.db" % task_name)
+        again = ["--resume"] if os.path.exists(db) else []
+        code, _, err = self.run_command(["gen", "--suite", suite, "--db", db, "--run", run] + again + list(gen_flags))
+        rows = [line for line in self._rows([], db=db) if json.loads(line).get("run") == run] \
+            if os.path.exists(db) else []
         return code, rows, err
 
     def stop(self):
