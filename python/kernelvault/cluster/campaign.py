@@ -125,7 +125,9 @@ def run_gen(router, args, gen_flags, out):
     tasks = {p.stem: p for p in Path(args.suite).rglob("*.py")}
     units = journal.units(lambda: [{"unit": name, "task_path": str(path.resolve())}
                                    for name, path in sorted(tasks.items())][:args.max_tasks or None])
-    done = journal.done()
+    # A task whose `kvault gen` failed (an LLM call that failed, exit 3) is generated
+    # again, with --resume where its node kept its store; a finished one is not.
+    done = {unit: status for unit, status in journal.done().items() if status == "finished"}
     todo = [u for u in units if u["unit"] not in done]
     out("campaign %s: %d task(s), %d done before, %d to generate" % (args.run, len(units), len(done), len(todo)))
     running, recorder = {}, Recorder(str(Path(args.db).resolve()))
