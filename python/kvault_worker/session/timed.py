@@ -109,13 +109,7 @@ class TimedRequests(SessionState):
         kept on the device as sample `keep_as` of the round, before the reply, so what
         the engine compares was made inside the time it clocked."""
         timed = self._require_timed()
-        method = fields.string(request, "method")
-        if method not in (timers.EVENTS, timers.GRAPH, timers.CLOCK):
-            raise bad_request("unknown timing method %r" % method)
-        if (method == timers.CLOCK) == self.device.is_gpu:
-            raise bad_request("method %s does not fit backend %s" % (method, self.device.backend))
-        if method == timers.GRAPH and timed.side.graph is None:
-            raise bad_request("no graph captured: send time_graph first")
+        method = self._timing_method(request, timed)
         s = fields.integer(request, "seed", minimum=0, maximum=(1 << 62))
         check_call = fields.integer(request, "call", 0, minimum=0, maximum=1 << 30)
         out = fields.absolute_path(request, "out") if "out" in request else None
@@ -148,6 +142,15 @@ class TimedRequests(SessionState):
         a long burst's time less a short one's is the side's device time, whatever its
         samples reported (docs/timing.md, "What the engine trusts")."""
         timed = self._require_timed()
+        method = self._timing_method(request, timed)
+        replays = fields.integer(request, "replays", minimum=1, maximum=MAX_BURST_REPLAYS)
+        timed.side.burst(method, replays)
+        check_integrity("timing")
+        return {}
+
+    def _timing_method(self, request, timed):
+        """The request's `method`, checked against the device and the side (time_sample,
+        time_burst)."""
         method = fields.string(request, "method")
         if method not in (timers.EVENTS, timers.GRAPH, timers.CLOCK):
             raise bad_request("unknown timing method %r" % method)
@@ -155,10 +158,7 @@ class TimedRequests(SessionState):
             raise bad_request("method %s does not fit backend %s" % (method, self.device.backend))
         if method == timers.GRAPH and timed.side.graph is None:
             raise bad_request("no graph captured: send time_graph first")
-        replays = fields.integer(request, "replays", minimum=1, maximum=MAX_BURST_REPLAYS)
-        timed.side.burst(method, replays)
-        check_integrity("timing")
-        return {}
+        return method
 
     def time_output(self, request):
         """The output kept as sample `sample` of the round, handed over as
