@@ -34,9 +34,36 @@ void DeviceGate::Hold::Release() {
   gate_ = nullptr;
 }
 
+void DeviceGate::Hold::Downgrade() {
+  if (!gate_ || !exclusive_) return;
+  gate_->ReleaseExclusive(/*keep_shared=*/true);
+  exclusive_ = false;
+}
+
+void DeviceGate::Queued::Leave() {
+  if (gate_) std::exchange(gate_, nullptr)->LeaveQueue();
+}
+
+DeviceGate::Queued DeviceGate::Queue() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++queued_;
+  return Queued(this);
+}
+
+void DeviceGate::LeaveQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --queued_;
+    // The timer the device was handed to gave up (its lock not had in time): the
+    // runs go on.
+    if (handing_on_ && queued_ == 0 && writers_waiting_ == 0) OpenToRuns();
+  }
+  changed_.notify_all();
+}
+
 DeviceGate::Hold DeviceGate::Share() {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!writer_ && writers_waiting_ == 0) {
+  if (!writer_ && writers_waiting_ == 0 && !handing_on_) {
     ++shared_;
   } else {
     // Granted by the next exclusive release (ReleaseExclusive counts it in shared_).
@@ -52,6 +79,7 @@ DeviceGate::Hold DeviceGate::Exclude(std::chrono::milliseconds drain) {
   ++writers_waiting_;
   changed_.wait(lock, [&] { return !writer_; });
   writer_ = true;
+  handing_on_ = false;
   const bool drained = changed_.wait_for(lock, drain, [&] { return shared_ == 0; });
   --writers_waiting_;
   return Hold(this, /*exclusive=*/true, drained);
@@ -70,14 +98,25 @@ void DeviceGate::ReleaseShared() {
   changed_.notify_all();
 }
 
-void DeviceGate::ReleaseExclusive() {
+void DeviceGate::ReleaseExclusive(bool keep_shared) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     writer_ = false;
-    shared_ += std::exchange(shared_blocked_, 0);  // the runs that waited go first
-    ++releases_;
+    if (keep_shared) ++shared_;
+    if ((queued_ > 0 || writers_waiting_ > 0) && ++in_a_row_ < kTimersInARow) {
+      handing_on_ = true;  // the next timer's drain waits for no new run
+    } else {
+      OpenToRuns();
+    }
   }
   changed_.notify_all();
+}
+
+void DeviceGate::OpenToRuns() {
+  handing_on_ = false;
+  in_a_row_ = 0;
+  shared_ += std::exchange(shared_blocked_, 0);  // the runs that waited go first
+  ++releases_;
 }
 
 }  // namespace kvault

@@ -11,9 +11,17 @@
 // (other kvault processes on the machine are kept out of timing by the device's flock
 // alone).
 //
+// Timers in a row: a timer that ends while another lane of this process is queued for
+// the device's lock (Queue) hands the device on without letting the blocked runs in,
+// so the next timer need not wait for a batch of runs to drain (each drain cost about
+// half a second per timing on the H200 with large outputs; BENCHMARKS.md). At most
+// kTimersInARow timers go in a row; then the blocked runs start, as above. A timer's
+// own re-check (Downgrade) still runs beside the next one's drain.
+//
 //   auto gate = DeviceGate::For("cuda-0");
 //   { auto run = gate->Share(); ... }                       // a correctness run
-//   { auto t = gate->Exclude(std::chrono::seconds(5)); ... } // timing
+//   { auto q = gate->Queue(); lock = <device's lock>;        // a timer
+//     auto t = gate->Exclude(std::chrono::seconds(5)); ... t.Downgrade(); ... }
 //
 // Thread-safe. A hold may be released by another thread than the one that took it.
 #include <chrono>
@@ -44,6 +52,9 @@ class DeviceGate {
     bool drained() const { return drained_; }
     bool held() const { return gate_ != nullptr; }
     void Release();
+    // An exclusive hold becomes a shared one at once (the timer's re-check), and the
+    // device goes to a queued timer or to the blocked runs, as ReleaseExclusive.
+    void Downgrade();
 
    private:
     friend class DeviceGate;
@@ -54,9 +65,32 @@ class DeviceGate {
     bool drained_ = true;
   };
 
-  // Waits while an exclusive hold is held or asked for, until the next exclusive
-  // release (which lets every run waiting then start, even if other timers wait).
+  // Timers that may go in a row before the blocked runs start.
+  static constexpr int kTimersInARow = 8;
+
+  // A timer's place in the queue for the device's lock, from before it waits for the
+  // lock until Exclude (or until it gives up). While one is queued, an ending timer
+  // hands the device on (see above).
+  class Queued {
+   public:
+    Queued() = default;
+    Queued(Queued&& o) noexcept : gate_(std::exchange(o.gate_, nullptr)) {}
+    Queued& operator=(Queued&&) = delete;
+    Queued(const Queued&) = delete;
+    ~Queued() { Leave(); }
+    void Leave();
+
+   private:
+    friend class DeviceGate;
+    explicit Queued(DeviceGate* gate) : gate_(gate) {}
+    DeviceGate* gate_ = nullptr;
+  };
+
+  // Waits while an exclusive hold is held or asked for, or the device is being handed
+  // from one timer to the next, until the next release that lets the blocked runs
+  // start (which lets every run waiting then start, even if other timers wait).
   Hold Share();
+  Queued Queue();
   // Blocks new shared holds, then waits up to `drain` for those in flight to end.
   // Exclusive holds exclude each other (without limit on the wait).
   Hold Exclude(std::chrono::milliseconds drain);
@@ -66,7 +100,11 @@ class DeviceGate {
  private:
   DeviceGate() = default;
   void ReleaseShared();
-  void ReleaseExclusive();
+  // Ends the exclusive hold, keeping a shared one when `keep_shared` (Downgrade).
+  void ReleaseExclusive(bool keep_shared = false);
+  void LeaveQueue();
+  // Lets the blocked runs start (the next phase). mutex_ held.
+  void OpenToRuns();
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -75,6 +113,9 @@ class DeviceGate {
   unsigned long long releases_ = 0;  // exclusive releases so far: the phase
   int writers_waiting_ = 0;
   bool writer_ = false;
+  int queued_ = 0;             // timers queued for the device's lock (Queue)
+  bool handing_on_ = false;    // between a timer's end and the next queued timer's hold
+  int in_a_row_ = 0;           // timers since the blocked runs last started
 };
 
 }  // namespace kvault

@@ -75,36 +75,90 @@ TEST(DeviceGateTest, AHangingRunCannotStallTheTimerPastTheDrainLimit) {
   EXPECT_TRUE(new_run.load());
 }
 
-TEST(DeviceGateTest, RunsBlockedByOneTimerStartBeforeTheNextTimer) {
+TEST(DeviceGateTest, RunsBlockedByATimerStartWhenNoTimerIsQueued) {
   auto gate = DeviceGate::For("test-phase-fair");
   auto first = gate->Exclude(1s);
-  std::atomic<int> order{0};
-  std::atomic<int> run_at{0}, second_timer_at{0};
-  std::atomic<bool> run_holding{false}, release_run{false};
+  std::atomic<bool> run_started{false};
+  std::thread run([&] {
+    auto r = gate->Share();
+    run_started = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(run_started.load());  // blocked while the timer holds the gate
+  first.Release();
+  run.join();
+  EXPECT_TRUE(run_started.load());
+}
+
+// A queued timer gets the device from the one ending, its re-check beside the next
+// drain; the runs blocked meanwhile start after it.
+TEST(DeviceGateTest, AQueuedTimerGoesBeforeTheBlockedRuns) {
+  auto gate = DeviceGate::For("test-in-a-row");
+  auto first = gate->Exclude(1s);
+  std::atomic<int> order{0}, run_at{0}, second_timer_at{0};
+  std::atomic<bool> recheck_ended{false};
   std::thread second_timer([&] {
+    auto queued = gate->Queue();
+    std::this_thread::sleep_for(40ms);  // waiting for the device's lock
     auto t = gate->Exclude(10s);
     second_timer_at = ++order;
     EXPECT_TRUE(t.drained());
-    EXPECT_FALSE(run_holding.load());  // the run ended before this hold began
+    EXPECT_TRUE(recheck_ended.load());  // the first timer's re-check drained
+    std::this_thread::sleep_for(30ms);
   });
-  std::this_thread::sleep_for(30ms);  // the second timer now waits for the first
+  std::this_thread::sleep_for(10ms);  // queued
   std::thread run([&] {
     auto r = gate->Share();
     run_at = ++order;
-    run_holding = true;
-    while (!release_run) std::this_thread::sleep_for(1ms);
-    run_holding = false;
+  });
+  std::this_thread::sleep_for(10ms);
+  first.Downgrade();  // the first timer's re-check
+  EXPECT_EQ(gate->shared_holders(), 1);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(run_at.load(), 0);  // handed on: no run starts before the queued timer
+  recheck_ended = true;
+  first.Release();
+  second_timer.join();
+  run.join();
+  EXPECT_EQ(second_timer_at.load(), 1);
+  EXPECT_EQ(run_at.load(), 2);
+}
+
+TEST(DeviceGateTest, AtMostSomeTimersGoInARowBeforeTheRuns) {
+  auto gate = DeviceGate::For("test-in-a-row-cap");
+  auto always_queued = gate->Queue();
+  auto first = gate->Exclude(1s);
+  std::atomic<int> timers{1}, timers_before_run{-1};
+  std::thread run([&] {
+    auto r = gate->Share();
+    timers_before_run = timers.load();
   });
   std::this_thread::sleep_for(30ms);
-  EXPECT_EQ(run_at.load(), 0);  // blocked while the first timer holds the gate
   first.Release();
-  std::this_thread::sleep_for(50ms);
-  EXPECT_EQ(run_at.load(), 1);           // the run went first, although a timer waited
-  EXPECT_EQ(second_timer_at.load(), 0);  // the second timer waits for it to end
-  release_run = true;
+  for (int i = 0; i < 2 * DeviceGate::kTimersInARow && timers_before_run < 0; ++i) {
+    auto t = gate->Exclude(1s);
+    ++timers;
+  }
   run.join();
-  second_timer.join();
-  EXPECT_EQ(second_timer_at.load(), 2);
+  EXPECT_EQ(timers_before_run.load(), DeviceGate::kTimersInARow);
+}
+
+TEST(DeviceGateTest, RunsStartWhenTheQueuedTimerGivesUp) {
+  auto gate = DeviceGate::For("test-queue-left");
+  auto queued = gate->Queue();
+  auto first = gate->Exclude(1s);
+  std::atomic<bool> run_started{false};
+  std::thread run([&] {
+    auto r = gate->Share();
+    run_started = true;
+  });
+  std::this_thread::sleep_for(20ms);
+  first.Release();
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(run_started.load());  // handed on to the queued timer
+  queued.Leave();                    // which did not get the device's lock
+  run.join();
+  EXPECT_TRUE(run_started.load());
 }
 
 TEST(DeviceGateTest, ExclusiveHoldsExcludeEachOther) {

@@ -384,6 +384,7 @@ TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, c
   req.turn.alone = [this]() -> Result<TurnStart> {
     EndTurn();  // a shared hold cannot wait for itself to drain
     const auto t0 = std::chrono::steady_clock::now();
+    auto queued = gate_->Queue();  // until the exclusive hold: an ending timer hands on to this one
     auto lock = TimingLock::Acquire(options_);
     clock_.AddLockWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!lock) return Error{lock.error()};
@@ -395,8 +396,7 @@ TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, c
     return start;
   };
   req.turn.share = [this] {
-    holding_.Release();
-    holding_ = gate_->Share();  // at once: no other lane of this process can ask for it now
+    holding_.Downgrade();  // the re-check's hold, at once; the device to the next timer or the runs
     GiveBackLock();  // the next lane's turn begins while this one re-checks
   };
   req.turn.done = [this] { holding_.Release(); };
