@@ -54,6 +54,21 @@ def phase_table(records, key="phases", extra=None):
                    "n": len(v)} for name, v in sorted(seconds.items())}
 
 
+def turn_table(records):
+    """{stage: {sum_s, mean_s, p50_s, n}} of the timing records' stage_ms (docs/timing.md,
+    "Results"), plus `exclusive`: drain + start + sampling, the device's turn."""
+    rows = []
+    for r in records:
+        for c in r.get("cases") or []:
+            if isinstance(c, dict) and c.get("kind") == "timing" and isinstance(c.get("stage_ms"), dict):
+                ms = c["stage_ms"]
+                stages = {k: v / 1000.0 for k, v in ms.items() if isinstance(v, (int, float))}
+                stages["exclusive"] = sum(stages.get(k, 0.0) for k in ("drain", "start", "sampling"))
+                stages["rounds"] = c.get("rounds", 0)
+                rows.append({"turn": stages})
+    return phase_table(rows, key="turn")
+
+
 def groups(table, spec):
     out = {}
     for label, names in spec:
@@ -96,6 +111,7 @@ def kvault_section(manifest, run):
                latency_p50_s=r3(quantile(lat, 0.5)), latency_p95_s=r3(quantile(lat, 0.95)),
                lane_seconds=r3(sum(lat)), phases=table, groups=groups(table, KV_GROUPS),
                gate_wait_s=table.get("gate_wait", {}).get("sum_s"), queue_s=table.get("queue", {}).get("sum_s"),
+               turns=turn_table(records),
                per_kind={k: r3(sum(r["seconds"] for r in records if by_index[r["index"]]["kind"] == k
                                    and isinstance(r.get("seconds"), (int, float))) /
                                max(1, sum(1 for r in records if by_index[r["index"]]["kind"] == k)))
@@ -250,6 +266,13 @@ def markdown(results):
                   ] + stage_rows(kv["groups"], kv["phases"], kv["lane_seconds"])
         lines += ["", "Mean seconds per candidate by kind: %s" % ", ".join(
             "%s %s" % (k, fmt_s(v)) for k, v in kv["per_kind"].items()), ""]
+        if kv.get("turns"):
+            lines += ["Timing turns (stage_ms of each timing record, seconds; `exclusive` = drain + start + "
+                      "sampling, the device taken from every other lane; `rounds` is a count):", "",
+                      "| stage | sum | mean | p50 | n |", "|---|---|---|---|---|"]
+            for name, t in kv["turns"].items():
+                lines.append("| %s | %s | %s | %s | %d |" % (name, t["sum_s"], t["mean_s"], t["p50_s"], t["n"]))
+            lines.append("")
         if kv.get("prewarm"):
             lines += ["Before the step: %s" % kv["prewarm"].get("note", ""), ""]
     if amd and amd.get("finished"):
