@@ -34,7 +34,9 @@ def timed_samples(worker, method, cold, warm, seed=100, graph_calls=None):
             return {"ok": True, "graph_failed": graph["graph_failed"]}
         out["graph_calls"] = graph["graph_calls"]
     for k, flushed in enumerate([True] * cold + [False] * warm):
-        sample = worker.call("time_sample", method=method, seed=seed + k, flush=flushed)
+        if flushed:
+            assert worker.call("time_flush")["ok"]
+        sample = worker.call("time_sample", method=method, seed=seed + k)
         if not sample["ok"]:
             return sample
         out["cold_ms" if flushed else "warm_ms"].append(sample["ms"])

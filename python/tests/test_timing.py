@@ -329,9 +329,9 @@ def test_one_side_round_trip(shared_worker, tmp_path):
         layout = {"tree": {"kind": "tensor", "index": 0}, "tensors": [{"dtype": "float32", "shape": [512]}]}
         assert started["output_layout"] == (layout if side == "reference" else None)
         for k in range(3):
+            assert shared_worker.call("time_flush")["ok"]
             sample_out = str(tmp_path / ("%s-sample%d.kvt" % (side, k)))
-            sample = shared_worker.call("time_sample", method="monotonic_clock", seed=77 + k, out=sample_out,
-                                        flush=True)
+            sample = shared_worker.call("time_sample", method="monotonic_clock", seed=77 + k, out=sample_out)
             assert sample["ok"] and sample["inputs_modified"] is False, sample
             if side == "candidate":
                 assert sample["ms"] >= 4.0  # it sleeps 4 ms

@@ -419,7 +419,6 @@ bool CaseTimer::SampleRounds() {
   const StoppingRule rule = StoppingRule::From(t);
   const auto began = std::chrono::steady_clock::now();
   int rounds = 0;
-  double compare_ms = 0;  // of the rounds' time, comparing their samples' outputs
   StopReason stop = StopReason::kContinue;
   while (stop == StopReason::kContinue) {
     const uint64_t nonce = rng_();
@@ -428,9 +427,7 @@ bool CaseTimer::SampleRounds() {
       if (!SampleSide(side, rounds, nonce)) return false;
     }
     if (!CheckAliasing(rounds)) return false;
-    const auto compare_began = std::chrono::steady_clock::now();
     if (sample_outputs_ != SampleOutputs::kUnchecked && !CompareRound(rounds, nonce)) return false;
-    compare_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compare_began).count();
     ++rounds;
     const double elapsed =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
@@ -442,7 +439,6 @@ bool CaseTimer::SampleRounds() {
   result_.row["rounds"] = rounds;
   result_.row["stop"] = std::string(ToString(stop));
   result_.row["samples_compared"] = compared_;
-  stage_ms_["sampling_compare"] = compare_ms;
   return true;
 }
 
@@ -459,7 +455,8 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
   std::mt19937_64 calls(nonce ^ 0x9e3779b97f4a7c15ULL);  // the graph call whose output is kept
   for (int i = 0; i < n; ++i) {
     const bool flushed = i < cold;
-    TimeSampleRequest request{method_, SampleSeed(nonce, i), flushed};
+    if (flushed && !Call(kWorkerRoles[side], TimeFlushRequest{}.ToJson())) return false;
+    TimeSampleRequest request{method_, SampleSeed(nonce, i)};
     if (method_ == kGraph) request.call = static_cast<int64_t>(calls() % static_cast<uint64_t>(graph_calls_));
     if (sample_outputs_ == SampleOutputs::kFiles) request.out = SamplePath(side, round, i);
     if (sample_outputs_ == SampleOutputs::kKept) request.keep_as = i;
@@ -603,24 +600,19 @@ void CaseTimer::BoundByEngineClock() {
   // output written), so the reference's requests say how long that takes; what the
   // candidate's requests took beyond it is time its calls took, whatever its worker
   // reported (docs/timing.md, "What the engine trusts").
-  // Cold and warm requests apart: a cold one also flushes the caches.
   SideSamples& ref = samples_[0];
   SideSamples& cand = samples_[1];
   if (ref.clocked.empty() || cand.clocked.empty()) return;
-  const bool flush = req_.options.timing.flush;
-  std::vector<double> overheads[2];  // [cold]
-  for (size_t i = 0; i < ref.clocked.size(); ++i)
-    overheads[ref.cold[i]].push_back(std::max(0.0, ref.clocked[i] - ref.reported[i]));
-  const std::vector<double>& overhead = overheads[flush];  // the primary series'
-  if (overhead.empty()) return;
-  auto median = [](const std::vector<double>& v) { return v.empty() ? 0.0 : Median(v); };
-  const double typical[2] = {median(overheads[0]), median(overheads[1])};
+  std::vector<double> overhead;
+  for (size_t i = 0; i < ref.clocked.size(); ++i) overhead.push_back(std::max(0.0, ref.clocked[i] - ref.reported[i]));
+  const double typical = Median(overhead);
   // How well that median is known: IQR / 1.349 estimates a standard deviation, times
   // sqrt(pi/2) / sqrt(n) the median's standard error; twice that is the allowance.
   const double spread = 2 * 1.2533 * InterquartileRange(overhead) / 1.349 / std::sqrt(overhead.size());
   std::vector<double> floor(cand.clocked.size()), primary_floor, primary_reported;
+  const bool flush = req_.options.timing.flush;
   for (size_t i = 0; i < cand.clocked.size(); ++i) {
-    floor[i] = std::max(0.0, cand.clocked[i] - typical[cand.cold[i]]) / graph_calls_;
+    floor[i] = std::max(0.0, cand.clocked[i] - typical) / graph_calls_;
     if (cand.cold[i] == flush) {
       primary_floor.push_back(floor[i]);
       primary_reported.push_back(cand.reported[i] / graph_calls_);
@@ -635,7 +627,7 @@ void CaseTimer::BoundByEngineClock() {
   // Blind: a candidate whose requests took twice what it reported would still be
   // within the allowance (a sample's device time is small beside the host's noise).
   clock_blind_ = !applied && reported <= (spread + kClockFloorMs) / graph_calls_;
-  result_.row["engine_clock"] = Json{{"reference_overhead_ms", typical[flush]},
+  result_.row["engine_clock"] = Json{{"reference_overhead_ms", typical},
                                      {"reference_overheads_ms", each},
                                      {"allowance_ms", spread},
                                      {"candidate_reported_ms", reported},

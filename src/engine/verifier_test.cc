@@ -83,6 +83,7 @@ class VerifierTest : public ::testing::Test {
       warmups_.push_back(r.value("warmup_ms", -1));
       return FakeWorker::Ok(Json{{"call_ms", 1.0}, {"sensors", nullptr}});
     });
+    w.Handle("time_flush", [](const Json&) { return FakeWorker::Ok(); });
     w.Handle("time_burst", [](const Json&) { return FakeWorker::Ok(); });  // a busy host's bursts
     w.Handle("time_sample", [this, side](const Json& r) {
       const double ms = *side == "reference" ? reference_ms_ : 1.0;

@@ -82,11 +82,11 @@ Json TimeGraphRequest::ToJson() const {
   return j;
 }
 
+Json TimeFlushRequest::ToJson() const { return Json{{field::kOp, op::kTimeFlush}}; }
 
 Json TimeSampleRequest::ToJson() const {
   Json j{{field::kOp, op::kTimeSample}, {field::kMethod, method}, {field::kSeed, seed}};
   if (call >= 0) j[field::kCall] = call;
-  if (flush) j[field::kFlush] = true;
   SetIf(j, field::kOut, out);
   if (keep_as >= 0) j[field::kKeepAs] = keep_as;
   return j;

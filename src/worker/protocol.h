@@ -22,7 +22,7 @@ namespace protocol {
 // The protocol version this engine speaks. A worker's `hello` must report the same
 // (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
 // reply that a peer of the old version would misread or silently ignore raises both.
-inline constexpr int kVersion = 6;
+inline constexpr int kVersion = 5;
 
 // Requests' `op` (docs/worker-protocol.md, "Requests").
 namespace op {
@@ -35,6 +35,7 @@ inline constexpr char kWriteOutputs[] = "write_outputs";
 inline constexpr char kTimeStart[] = "time_start";
 inline constexpr char kTimeWarmup[] = "time_warmup";
 inline constexpr char kTimeGraph[] = "time_graph";
+inline constexpr char kTimeFlush[] = "time_flush";
 inline constexpr char kTimeSample[] = "time_sample";
 inline constexpr char kTimeBurst[] = "time_burst";
 inline constexpr char kTimeOutput[] = "time_output";
@@ -90,7 +91,7 @@ inline constexpr char kDeferWrites[] = "defer_writes";
 inline constexpr char kDeferred[] = "deferred";
 inline constexpr char kInputDigest[] = "input_digest";
 inline constexpr char kInputsModified[] = "inputs_modified";
-// time_start, time_warmup, time_graph, time_sample, time_burst, time_output,
+// time_start, time_warmup, time_graph, time_flush, time_sample, time_burst, time_output,
 // time_finish
 inline constexpr char kSide[] = "side";
 inline constexpr char kFlush[] = "flush";
@@ -237,10 +238,13 @@ struct TimeGraphRequest {
   Json ToJson() const;
 };
 
+struct TimeFlushRequest {
+  Json ToJson() const;
+};
+
 struct TimeSampleRequest {
   std::string method = protocol::kTimerClock;
   int64_t seed = 0;      // the inputs of this sample
-  bool flush = false;    // a cold sample: the caches flushed after its inputs are written
   int64_t call = -1;     // graphs: the call whose output goes to `out`; < 0: none sent
   std::string out{};     // where the sample's output goes; empty: nowhere
   int keep_as = -1;      // >= 0: the output is kept on the device as this sample of the round

@@ -88,10 +88,11 @@ TEST(ProtocolTest, TimingAndHandoffRequests) {
   EXPECT_EQ(TimeWarmupRequest{10}.ToJson(), Json::parse(R"({"op":"time_warmup","warmup_ms":10})"));
   EXPECT_EQ(TimeGraphRequest{}.ToJson(), Json::parse(R"({"op":"time_graph"})"));
   EXPECT_EQ(TimeGraphRequest{50}.ToJson(), Json::parse(R"({"op":"time_graph","calls":50})"));
+  EXPECT_EQ(TimeFlushRequest{}.ToJson(), Json::parse(R"({"op":"time_flush"})"));
   EXPECT_EQ((TimeSampleRequest{kTimerClock, 77}.ToJson()),
             Json::parse(R"({"op":"time_sample","method":"monotonic_clock","seed":77})"));
-  EXPECT_EQ((TimeSampleRequest{kTimerGraph, 77, true, 3, "/s.kvt"}.ToJson()),
-            Json::parse(R"({"op":"time_sample","method":"cuda_graph","seed":77,"flush":true,"call":3,"out":"/s.kvt"})"));
+  EXPECT_EQ((TimeSampleRequest{kTimerGraph, 77, 3, "/s.kvt"}.ToJson()),
+            Json::parse(R"({"op":"time_sample","method":"cuda_graph","seed":77,"call":3,"out":"/s.kvt"})"));
   EXPECT_EQ(TimeFinishRequest{}.ToJson(), Json::parse(R"({"op":"time_finish"})"));
   EXPECT_EQ((TimeFinishRequest{.out = "/o.kvt", .keep = true}.ToJson()),
             Json::parse(R"({"op":"time_finish","out":"/o.kvt","keep":true})"));

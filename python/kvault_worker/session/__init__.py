@@ -56,6 +56,7 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
             "time_start": yielding(self.time_start),
             "time_warmup": self.time_warmup,
             "time_graph": self.time_graph,
+            "time_flush": self.time_flush,
             "time_sample": self.time_sample,
             "time_burst": self.time_burst,
             "time_output": self.time_output,

@@ -98,23 +98,27 @@ class TimedRequests(SessionState):
             return {"graph_failed": why}
         return {"graph_calls": timed.side.graph.calls}
 
+    def time_flush(self, request):
+        """Flushes the caches before a cold sample (the engine's clock keeps it out of
+        the sample's time; docs/timing.md, "What the engine trusts")."""
+        self._require_timed().side.flush()
+        return {}
+
     def time_sample(self, request):
-        """One timed sample on the inputs of `seed`, cold (the caches flushed once the
-        inputs are written) with `flush`; the output goes to `out`, or is kept on the
-        device as sample `keep_as` of the round, before the reply, so what the engine
-        compares was made inside the time it clocked."""
+        """One timed sample on the inputs of `seed`; the output goes to `out`, or is
+        kept on the device as sample `keep_as` of the round, before the reply, so what
+        the engine compares was made inside the time it clocked."""
         timed = self._require_timed()
         method = self._timing_method(request, timed)
         s = fields.integer(request, "seed", minimum=0, maximum=(1 << 62))
         check_call = fields.integer(request, "call", 0, minimum=0, maximum=1 << 30)
-        flush = fields.boolean(request, "flush", False)
         out = fields.absolute_path(request, "out") if "out" in request else None
         keep = fields.integer(request, "keep_as", minimum=0, maximum=MAX_KEPT_SAMPLES - 1) \
             if "keep_as" in request else None
         side = timed.side
         if keep is not None:
             timed.kept_samples.pop(keep, None)  # last round's: its memory is free for this sample
-        sample, output, inputs, modified = side.sample(method, s, check_call, flush)
+        sample, output, inputs, modified = side.sample(method, s, check_call)
         timed.modified = timed.modified or modified
         with attributed(side.kind, "%s returned an output that cannot be inspected" % side.label):
             aliases = output_aliases(output, inputs)

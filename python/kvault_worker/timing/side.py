@@ -245,11 +245,10 @@ class TimedSide:
         if self.flusher is not None:
             self.flusher.flush()
 
-    def sample(self, method, seed=None, check_call=0, flush=False):
+    def sample(self, method, seed=None, check_call=0):
         """One timed sample by `method` on fresh inputs: those of `seed` written into the
         timed buffers (events, clock), or, for a graph, every call's input set filled
-        from the pool in the order `seed` decides; with `flush`, the caches are flushed
-        after the inputs are written, so none of them is cached (a cold sample). Returns (Sample, the output to hand
+        from the pool in the order `seed` decides. Returns (Sample, the output to hand
         to the engine, the inputs that output was made from, whether the call changed
         its inputs): for a graph, the output of call `check_call` (modulo the calls).
         Without `seed` or make_inputs, the inputs stay as they are."""
@@ -259,8 +258,6 @@ class TimedSide:
             if method == timers.GRAPH:
                 if fresh and self.graph_inputs is not None:
                     self.graph_inputs.refresh(seed)  # the call sets, not self.inputs
-                if flush:
-                    self.flush()
                 sample = self.graph.sample(self.device.synchronize)
                 call = check_call % self.graph.calls
                 output = self.graph.outputs[call]
@@ -271,8 +268,6 @@ class TimedSide:
                     source = self.make_inputs(seed)
                     self._write_inputs(source)
                     self.pristine = False
-                if flush:
-                    self.flush()
                 sample = self._sample()
                 output, inputs = sample.output, self.inputs
                 if source is not None:

@@ -1,6 +1,6 @@
 #pragma once
 // Test helper: scripts a FakeWorker to answer time_start / time_warmup / time_graph /
-// time_sample / time_burst / time_finish (docs/worker-protocol.md) like a worker whose
+// time_flush / time_sample / time_burst / time_finish (docs/worker-protocol.md) like a worker whose
 // side always takes `ms` per call (reference_ms on the side "reference", candidate_ms on
 // "candidate"; warm samples half of it), writing `output` to the `out` of time_sample
 // and time_finish, or keeping it (`keep_as`) until time_output hands it over. Tests only.
@@ -94,8 +94,14 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     *captured = calls;
     return FakeWorker::Ok(Json{{"graph_calls", calls}});
   });
+  auto flushed = std::make_shared<bool>(false);  // the next sample is cold
+  w.Handle("time_flush", [t, flushed](const Json&) {
+    ++t->flushes;
+    *flushed = true;
+    return FakeWorker::Ok();
+  });
   auto last_seed = std::make_shared<int64_t>(-2);
-  w.Handle("time_sample", [t, side, captured, last_seed](const Json& r) {
+  w.Handle("time_sample", [t, side, captured, flushed, last_seed](const Json& r) {
     const std::string method = r.value("method", std::string());
     const bool ref = *side == "reference";
     const int64_t seed = r.value("seed", int64_t{-1});
@@ -107,8 +113,8 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
       failed.response = Json{{"ok", false}, {"kind", "runtime_error"}, {"message", "boom"}};
       return failed;
     }
-    const bool cold = r.value("flush", false);
-    if (cold) ++t->flushes;
+    const bool cold = *flushed;
+    *flushed = false;
     double sleep_ms = (ref ? t->reference_sleep_ms : t->candidate_sleep_ms) / (cold ? 1 : 2);
     if (ref && !t->reference_sample_jitter_ms.empty())
       sleep_ms += t->reference_sample_jitter_ms[t->samples % t->reference_sample_jitter_ms.size()];
