@@ -419,6 +419,7 @@ bool CaseTimer::SampleRounds() {
   const StoppingRule rule = StoppingRule::From(t);
   const auto began = std::chrono::steady_clock::now();
   int rounds = 0;
+  double compare_ms = 0;  // of the rounds' time, comparing their samples' outputs
   StopReason stop = StopReason::kContinue;
   while (stop == StopReason::kContinue) {
     const uint64_t nonce = rng_();
@@ -427,7 +428,9 @@ bool CaseTimer::SampleRounds() {
       if (!SampleSide(side, rounds, nonce)) return false;
     }
     if (!CheckAliasing(rounds)) return false;
+    const auto compare_began = std::chrono::steady_clock::now();
     if (sample_outputs_ != SampleOutputs::kUnchecked && !CompareRound(rounds, nonce)) return false;
+    compare_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compare_began).count();
     ++rounds;
     const double elapsed =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
@@ -439,6 +442,7 @@ bool CaseTimer::SampleRounds() {
   result_.row["rounds"] = rounds;
   result_.row["stop"] = std::string(ToString(stop));
   result_.row["samples_compared"] = compared_;
+  stage_ms_["sampling_compare"] = compare_ms;
   return true;
 }
 

@@ -85,7 +85,7 @@ TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
   EXPECT_EQ(row["sensors_before"]["sm_mhz"], 1700);  // read in the warm-up
   EXPECT_EQ(row["sensors_after"]["sm_mhz"], 1980);
   EXPECT_EQ(row["reference_kept"], false);
-  for (const char* stage : {"prepare", "start", "sampling", "finish"}) EXPECT_TRUE(row["stage_ms"].contains(stage));
+  for (const char* stage : {"prepare", "start", "sampling", "sampling_compare", "finish"}) EXPECT_TRUE(row["stage_ms"].contains(stage));
   std::vector<std::string> expected{
       "reference:time_start", "candidate:time_start",  // beside other lanes' work
       "gate:alone",                                      // the device to itself
