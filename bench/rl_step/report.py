@@ -59,7 +59,7 @@ def turn_table(records):
     "Results"), plus `exclusive`: drain + start + sampling, the device's turn."""
     rows = []
     for r in records:
-        for c in r.get("cases") or []:
+        for c in r.get("turns") or r.get("cases") or []:  # run_step.py's records, or the server's
             if isinstance(c, dict) and c.get("kind") == "timing" and isinstance(c.get("stage_ms"), dict):
                 ms = c["stage_ms"]
                 stages = {k: v / 1000.0 for k, v in ms.items() if isinstance(v, (int, float))}

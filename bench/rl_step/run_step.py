@@ -166,6 +166,9 @@ def kvault_part(args, manifest, step, out):
                 errors = [case.get("max_abs_error") for case in r.get("cases") or []
                           if isinstance(case, dict) and isinstance(case.get("max_abs_error"), (int, float))]
                 rec["max_abs_error"] = max(errors) if errors else None
+                rec["turns"] = [{"kind": "timing", "stage_ms": case.get("stage_ms"), "rounds": case.get("rounds")}
+                                for case in r.get("cases") or []
+                                if isinstance(case, dict) and case.get("kind") == "timing"]
             records.append(rec)
         section.update(batch_id=batch_id, complete=complete, step_s=round(step_s, 3), records=records,
                        cache_hits=hits, stream_error=watch.stream_error, health_after=health_after)
