@@ -11,7 +11,12 @@ or candidate code runs) of:
   (`torch.equal`, `torch.allclose`, `torch.isnan`);
 - every function, class, builtin and module bound at the top of the worker's own
   modules (`timers._perf_counter_ns`, an alias of a clock, is one; so is `os` in
-  `protocol`, through which replies are written);
+  `protocol`, through which replies are written), and every method, static or class
+  method and property of the worker's own classes (`checked_run._Caller.call`: a class
+  whose method is replaced is still the same class);
+- of every Python function above, what can be swapped without rebinding it: its
+  `__code__`, defaults and closure cells (a function object whose code was replaced is
+  still the same object);
 - the live objects of the request loop (`watch`): the protocol channel and the
   session may not gain an instance attribute that hides a method of their class
   (`channel.send = ...`), and the session's table of handlers may not change;
@@ -69,6 +74,59 @@ def _switches():
 
 
 _BOUND = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type)
+_EMPTY_CELL = object()
+_MEMBER = (types.FunctionType, staticmethod, classmethod, property)
+
+
+def _own_module(name):
+    return name == "kvault_worker" or name.startswith("kvault_worker.")
+
+
+def _functions_of(value):
+    """The Python functions behind a bound value: itself, a method's or a static or class
+    method's function, a property's accessors."""
+    if isinstance(value, property):
+        return [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+    value = getattr(value, "__func__", value)  # bound methods, staticmethod, classmethod
+    return [value] if isinstance(value, types.FunctionType) else []
+
+
+def _cells(fn):
+    out = []
+    for cell in fn.__closure__ or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            out.append(_EMPTY_CELL)
+    return out
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+class _Function:
+    """What a Python function is made of and can be swapped in place, as it was: its
+    code, defaults, keyword defaults and closure cells' contents (by identity)."""
+    __slots__ = ("fn", "code", "defaults", "kwdefaults", "kwvalues", "cells")
+
+    def __init__(self, fn):
+        self.fn, self.code, self.defaults = fn, fn.__code__, fn.__defaults__
+        self.kwdefaults = fn.__kwdefaults__
+        self.kwvalues = list((fn.__kwdefaults__ or {}).values())
+        self.cells = _cells(fn)
+
+    def changed(self):
+        fn = self.fn
+        return (fn.__code__ is not self.code or fn.__defaults__ is not self.defaults
+                or fn.__kwdefaults__ is not self.kwdefaults
+                or (self.kwvalues and not _same(self.kwvalues, list(fn.__kwdefaults__.values())))
+                or (self.cells and not _same(self.cells, _cells(fn))))
+
+
+def _members(klass):
+    """A worker class's own methods, static and class methods and properties."""
+    return {attr: value for attr, value in vars(klass).items() if isinstance(value, _MEMBER)}
 
 
 def _own_definitions():
@@ -76,13 +134,23 @@ def _own_definitions():
     (its own definitions and what it imported or aliased)."""
     found = {}
     for name, module in list(sys.modules.items()):
-        if not (name == "kvault_worker" or name.startswith("kvault_worker.")) or module is None:
+        if not _own_module(name) or module is None:
             continue
         for attr, value in list(vars(module).items()):
             if attr.startswith("__") or not (isinstance(value, _BOUND) or callable(value)):
                 continue
             found["%s.%s" % (name, attr)] = (module, attr, value)
     return found
+
+
+def _own_classes(definitions):
+    """The worker's own classes among `definitions`: name -> (class, its members, the
+    size of its __dict__)."""
+    classes = {}
+    for _, _, value in definitions.values():
+        if isinstance(value, type) and _own_module(getattr(value, "__module__", "")):
+            classes["%s.%s" % (value.__module__, value.__qualname__)] = (value, _members(value), len(vars(value)))
+    return classes
 
 
 def _hidden_methods(obj):
@@ -104,6 +172,9 @@ class Snapshot:
                 if hasattr(owner, attr):
                     self.attributes["%s.%s" % (owner_name, attr)] = (owner, attr, _raw(owner, attr))
         self.own = {}
+        self.classes = {}    # name -> (class, {member: value}, size of its __dict__)
+        self.functions = {}  # id -> (name, _Function): every Python function behind the above
+        self._add_functions(self.attributes.items())
         self.switches = _switches()
         self.watched = {}  # name -> (object, its handlers dict or None, a copy of it)
 
@@ -111,7 +182,16 @@ class Snapshot:
         """Records the worker's own definitions and the precision switches as they are
         once the device is open (`hello` sets the switches), before any task code."""
         self.own = _own_definitions()
+        self.classes = _own_classes(self.own)
+        self._add_functions(self.own.items())
+        self._add_functions(("%s.%s" % (name, m), (None, None, v)) for name, (_, members, _) in self.classes.items()
+                            for m, v in members.items())
         self.switches = _switches()
+
+    def _add_functions(self, entries):
+        for name, (_, _, value) in entries:
+            for fn in _functions_of(value):
+                self.functions.setdefault(id(fn), (name, _Function(fn)))
 
     def watch(self, name, obj):
         """Watches a live object of the request loop (the channel, the session): an
@@ -127,6 +207,12 @@ class Snapshot:
                    if _raw(owner, attr) is not value]
         changed += [name for name, (module, attr, value) in self.own.items()
                     if vars(module).get(attr) is not value]
+        for name, (klass, members, size) in self.classes.items():
+            now = vars(klass)
+            changed += ["%s.%s" % (name, m) for m, value in members.items() if now.get(m) is not value]
+            if len(now) != size:  # a member added (one that hides a base class's, say)
+                changed += ["%s.%s" % (name, m) for m in sorted(_members(klass).keys() - members.keys())]
+        changed += [name for name, f in self.functions.values() if f.changed()]
         for name, (obj, handlers, copy) in self.watched.items():
             changed += ["%s.%s" % (name, attr) for attr in _hidden_methods(obj)]
             if getattr(obj, "handlers", handlers) is not handlers or (

@@ -1,6 +1,8 @@
 """The harness integrity snapshot (integrity.py) against candidates that patch the
 worker in its own process: an alias of a clock in a worker module, a method of the
-live protocol channel, the session's table of handlers."""
+live protocol channel, the session's table of handlers, and patches that rebind no name
+of a worker module: a function's code or defaults swapped, a method of a worker class
+replaced or added."""
 import textwrap
 
 import pytest
@@ -42,6 +44,25 @@ PATCHES = {
         handlers = frame.f_locals["session"].handlers
         real = handlers["time_sample"]
         handlers["time_sample"] = lambda request, real=real: real(request)
+""",
+    # Patches that rebind no name the worker's modules bind:
+    "code-swap": """
+        import kvault_worker.digest as digest
+        def nothing_modified(pristine, current):
+            return []
+        digest.modified_inputs.__code__ = nothing_modified.__code__
+""",
+    "class-method": """
+        from kvault_worker.timing.side import TimedSide
+        TimedSide.flush = lambda self: None
+""",
+    "method-added": """
+        from kvault_worker.session.timed import TimedRequests
+        TimedRequests._require_device = lambda self: None  # hides SessionState's
+""",
+    "defaults": """
+        import kvault_worker.request_fields as fields
+        fields.integer.__defaults__ = tuple(list(fields.integer.__defaults__))
 """,
 }
 
