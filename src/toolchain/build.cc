@@ -7,6 +7,7 @@
 #include "toolchain/build_key.h"
 #include "toolchain/fast_ext.h"
 #include "toolchain/flags.h"
+#include "toolchain/lite_ext.h"
 #include "toolchain/pch.h"
 #include "toolchain/tools.h"
 #include "util/env.h"
@@ -37,16 +38,30 @@ std::string Label(const CompilerSetup& setup, const std::string& identity, const
   return label;
 }
 
-// Everything that decides the artifact's bytes, field by field.
-// `include_ext_dir` non-empty: the key of the fast extension build (the light headers
-// and the binding are in the command and hashed).
+// How an extension source is compiled: the full way (PyTorch's headers, with the
+// precompiled header where it applies), the fast way (toolchain/fast_ext.h) or the lite
+// way (toolchain/lite_ext.h).
+struct ExtBuild {
+  enum class Kind { kFull, kFast, kLite } kind = Kind::kFull;
+  std::string include_dir;           // include_ext/ or include_lite/
+  std::string link_object;           // the binding or the lite object
+  std::string pch_header;            // fast: the light precompiled header
+  std::vector<std::string> defines;  // lite: LiteExtDefines
+};
+
+// Everything that decides the artifact's bytes, field by field. The fast and lite
+// builds hash their header folders (and their commands hold their folder and object
+// as placeholders).
 Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
-                           const std::string& source, const std::string& identity,
-                           const std::string& include_ext_dir = "") {
+                           const std::string& source, const std::string& identity, const ExtBuild& ext = {}) {
   CommandSlots slots{"<source>", "<module>", "<output>"};
-  if (!include_ext_dir.empty()) {
+  if (ext.kind == ExtBuild::Kind::kFast) {
     slots.ext_include_dir = "<include_ext>";
     slots.link_object = "<binding.o>";
+  } else if (ext.kind == ExtBuild::Kind::kLite) {
+    slots.ext_include_dir = "<include_lite>";
+    slots.link_object = "<lite.o>";
+    slots.ext_defines = ext.defines;
   }
   auto cmd = AssembleCommand(req, setup, slots);
   if (!cmd) return Error{cmd.error()};
@@ -71,10 +86,10 @@ Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
     h.Add("kind", "native");
     h.Add("native_include", *digest);
   }
-  if (!include_ext_dir.empty()) {
-    auto digest = DirectoryDigest(include_ext_dir);
-    if (!digest) return Error{"fast extension headers: " + digest.error()};
-    h.Add("fast_ext", *digest);
+  if (ext.kind != ExtBuild::Kind::kFull) {
+    auto digest = DirectoryDigest(ext.include_dir);
+    if (!digest) return Error{"extension headers: " + digest.error()};
+    h.Add(ext.kind == ExtBuild::Kind::kFast ? "fast_ext" : "lite_ext", *digest);
   }
   return h;
 }
@@ -93,6 +108,8 @@ BuildResult FromCache(const CacheEntry& e, const std::string& artifact_name, Bui
   r.pch_note = meta.value("pch_note", std::string());
   r.fast_ext = meta.value("fast_ext", false);
   if (r.fast_ext_note.empty()) r.fast_ext_note = meta.value("fast_ext_note", std::string());
+  r.lite_ext = meta.value("lite_ext", false);
+  if (r.lite_ext_note.empty()) r.lite_ext_note = meta.value("lite_ext_note", std::string());
   r.seconds = SecondsSince(start);
   return r;
 }
@@ -152,16 +169,22 @@ std::string FirstError(const std::string& diagnostics) {
   return Truncate(diagnostics.substr(from, diagnostics.find('\n', from) - from), 300);
 }
 
-// One build under `key`: a cache hit, or a compile stored on success. `fast` set: the
-// fast extension build's command (its light headers and binding), else the full one
-// with the precompiled header where it applies. `fast_ext_note` goes into the record.
-Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, const FastExtEntry* fast,
-                                  const std::string& include_ext_dir, const std::string& fast_ext_note) {
+// Why the faster ways were not taken, for the record.
+struct ExtNotes {
+  std::string fast;
+  std::string lite;
+};
+
+// One build under `key`: a cache hit, or a compile stored on success, the way `ext`
+// says (the full way with the precompiled header where it applies).
+Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, const ExtBuild& ext,
+                                  const ExtNotes& notes) {
   const BuildRequest& req = c.req;
   BuildResult r;
   r.key = key.Hex();
   r.module_name = ModuleNameForKey(r.key);
-  r.fast_ext_note = fast_ext_note;
+  r.fast_ext_note = notes.fast;
+  r.lite_ext_note = notes.lite;
   const std::string artifact_name = r.module_name + (req.compile_only ? ".o" : ".so");
   auto limits = CacheLimits::FromEnv();
   if (!limits) return Error{limits.error()};
@@ -187,12 +210,17 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   if (!staged) return Error{"compile cache: " + staged.error()};
   std::string built = staged->Join(artifact_name);
   CommandSlots slots{req.source_path, r.module_name, built};
-  if (fast) {
+  if (ext.kind == ExtBuild::Kind::kFast) {
     // The light header, precompiled, applies to the same sources as the full one.
-    if (PchApplies(c.source)) slots.pch_header = fast->pch_header;
+    if (PchApplies(c.source)) slots.pch_header = ext.pch_header;
     else r.pch_note = "the source does not start with #include <torch/extension.h> (after standard headers only)";
-    slots.ext_include_dir = include_ext_dir;
-    slots.link_object = fast->binding_object;
+    slots.ext_include_dir = ext.include_dir;
+    slots.link_object = ext.link_object;
+  } else if (ext.kind == ExtBuild::Kind::kLite) {
+    r.pch_note = "the lite extension build needs no precompiled header";
+    slots.ext_include_dir = ext.include_dir;
+    slots.link_object = ext.link_object;
+    slots.ext_defines = ext.defines;
   } else {
     // The precompiled header changes how the source is compiled, not what it compiles
     // to, so it is not part of the key; build.json records which path was taken.
@@ -202,7 +230,10 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   auto cmd = AssembleCommand(req, c.setup, slots);
   if (!cmd) return Error{cmd.error()};
   r.command = ShellQuote(cmd->argv);
-  r.toolchain = Label(c.setup, c.identity, fast ? "fast extension build" : cmd->variant);
+  r.toolchain = Label(c.setup, c.identity,
+                      ext.kind == ExtBuild::Kind::kFast   ? "fast extension build"
+                      : ext.kind == ExtBuild::Kind::kLite ? "lite extension build"
+                                                          : cmd->variant);
   CommandSpec spec;
   spec.argv = cmd->argv;
   spec.cwd = scratch->path();
@@ -221,11 +252,13 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   }
   if (!FileExists(built))
     return Error{ToolName(c.setup.tool) + " exited 0 but wrote no " + artifact_name};
-  r.fast_ext = fast != nullptr;
+  r.fast_ext = ext.kind == ExtBuild::Kind::kFast;
+  r.lite_ext = ext.kind == ExtBuild::Kind::kLite;
   Json meta{{"key_fields", key.Describe()}, {"command", r.command},
             {"toolchain", r.toolchain}, {"diagnostics", r.diagnostics},
             {"compile_seconds", run->seconds}, {"pch", r.pch}, {"pch_note", r.pch_note},
-            {"fast_ext", r.fast_ext}, {"fast_ext_note", r.fast_ext_note}};
+            {"fast_ext", r.fast_ext}, {"fast_ext_note", r.fast_ext_note},
+            {"lite_ext", r.lite_ext}, {"lite_ext_note", r.lite_ext_note}};
   if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s)
     return Error{"compile cache: " + s.error()};
   auto stored = cache.Commit(r.key, std::move(*staged), meta);
@@ -269,25 +302,49 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   const BuildContext c{req, setup, *source, *identity,
                        req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir, timeout, start};
 
-  // The fast extension build first, when asked for; a source its light headers do not
-  // compile is built again with the full ones, and the record says why.
-  std::string fast_note;
-  if (FastExtRequested()) {
-    const std::string ext_dir = req.include_ext_dir.empty() ? DefaultIncludeExtDir() : req.include_ext_dir;
-    fast_note = FastExtExcluded(req, setup, *source);
-    if (fast_note.empty()) {
-      auto entry = EnsureFastExt(req, setup, *identity, ext_dir, c.cache_root, timeout);
-      auto fast_key = entry ? BuildKey(req, setup, *source, *identity, ext_dir) : Result<KeyHasher>(Error{entry.error()});
-      if (!fast_key) {
-        fast_note = fast_key.error();
+  // The lite extension build first, then the fast one when asked for, then the full
+  // one; a source the lighter headers do not compile is built again the next way, and
+  // the record says why.
+  ExtNotes notes;
+  if (!LiteExtEnabled()) {
+    notes.lite = "turned off (KVAULT_LITE_EXT=0)";
+  } else {
+    ExtBuild lite{ExtBuild::Kind::kLite, req.include_lite_dir.empty() ? DefaultIncludeLiteDir() : req.include_lite_dir};
+    notes.lite = LiteExtExcluded(req, setup, *source, lite.include_dir);
+    if (notes.lite.empty()) {
+      auto object = EnsureLiteExt(req, setup, *identity, lite.include_dir, c.cache_root, timeout);
+      lite.link_object = object ? *object : "";
+      lite.defines = LiteExtDefines(*source);
+      auto lite_key = object ? BuildKey(req, setup, *source, *identity, lite) : Result<KeyHasher>(Error{object.error()});
+      if (!lite_key) {
+        notes.lite = lite_key.error();
       } else {
-        auto fast = BuildUnderKey(c, *fast_key, &*entry, ext_dir, "");
-        if (!fast || fast->ok || fast->timed_out) return fast;
-        fast_note = "the light headers did not compile it (" + FirstError(fast->diagnostics) + ")";
+        auto built = BuildUnderKey(c, *lite_key, lite, notes);
+        if (!built || built->ok || built->timed_out) return built;
+        notes.lite = "the lite headers did not compile it (" + FirstError(built->diagnostics) + ")";
       }
     }
   }
-  return BuildUnderKey(c, *key, nullptr, "", fast_note);
+  if (FastExtRequested()) {
+    ExtBuild fast{ExtBuild::Kind::kFast, req.include_ext_dir.empty() ? DefaultIncludeExtDir() : req.include_ext_dir};
+    notes.fast = FastExtExcluded(req, setup, *source);
+    if (notes.fast.empty()) {
+      auto entry = EnsureFastExt(req, setup, *identity, fast.include_dir, c.cache_root, timeout);
+      if (entry) {
+        fast.link_object = entry->binding_object;
+        fast.pch_header = entry->pch_header;
+      }
+      auto fast_key = entry ? BuildKey(req, setup, *source, *identity, fast) : Result<KeyHasher>(Error{entry.error()});
+      if (!fast_key) {
+        notes.fast = fast_key.error();
+      } else {
+        auto built = BuildUnderKey(c, *fast_key, fast, notes);
+        if (!built || built->ok || built->timed_out) return built;
+        notes.fast = "the light headers did not compile it (" + FirstError(built->diagnostics) + ")";
+      }
+    }
+  }
+  return BuildUnderKey(c, *key, ExtBuild{}, notes);
 }
 
 }  // namespace kvault

@@ -46,6 +46,10 @@ struct BuildRequest {
   // used for g++ extension builds when KVAULT_FAST_EXT=1. Default: "" =
   // $KVAULT_SOURCE_ROOT/include_ext, else <source root at build time>/include_ext.
   std::string include_ext_dir;
+  // The lite extension build's headers (include_lite/; toolchain/lite_ext.h), used for
+  // g++ and nvcc extension builds unless KVAULT_LITE_EXT=0. Default: "" =
+  // $KVAULT_SOURCE_ROOT/include_lite, else <source root at build time>/include_lite.
+  std::string include_lite_dir;
 };
 
 struct BuildResult {
@@ -68,6 +72,11 @@ struct BuildResult {
   // light headers did not compile the source (its first error) and the full build ran.
   bool fast_ext = false;
   std::string fast_ext_note;
+  // Built by the lite extension build (include_lite/, the lite object linked in); when
+  // not: why not (lite_ext_note), e.g. turned off, an #include the lite headers lack,
+  // or their first compile error (the next way was then taken).
+  bool lite_ext = false;
+  std::string lite_ext_note;
 };
 
 }  // namespace kvault

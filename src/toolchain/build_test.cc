@@ -27,11 +27,13 @@ constexpr milliseconds kTimeout{20'000};
 class BuildTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    setenv("KVAULT_LITE_EXT", "0", 1);  // the lite build: lite_ext_test.cc
     work_ = std::make_unique<TempDir>(TempDir::Create("", "kvault-buildtest").value());
     source_ = work_->Join("relu.cpp");
     WriteSource("torch::Tensor forward(torch::Tensor x) { return x.relu(); }\n");
   }
   void TearDown() override {
+    unsetenv("KVAULT_LITE_EXT");
     unsetenv("KVAULT_PCH");
     unsetenv("KVAULT_CXX");
     unsetenv("KVAULT_NVCC");

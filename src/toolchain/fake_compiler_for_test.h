@@ -69,6 +69,13 @@ class FakeCompiler {
     for (std::string line; std::getline(in, line);) ++n;
     return n;
   }
+  // Every compile's arguments, one line each.
+  std::string Log() const {
+    std::ifstream in(dir_.Join("calls.log"));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
 
  private:
   TempDir dir_;

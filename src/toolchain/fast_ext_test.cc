@@ -26,12 +26,14 @@ constexpr char kSource[] =
 class FastExtTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    setenv("KVAULT_LITE_EXT", "0", 1);  // the lite build: lite_ext_test.cc
     work_ = std::make_unique<TempDir>(TempDir::Create("", "kvault-fastexttest").value());
     source_ = work_->Join("relu.cpp");
     Write(kSource);
     setenv("KVAULT_FAST_EXT", "1", 1);
   }
   void TearDown() override {
+    unsetenv("KVAULT_LITE_EXT");
     unsetenv("KVAULT_FAST_EXT");
     unsetenv("KVAULT_CXX");
   }

@@ -162,15 +162,21 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   CompileCommand cmd;
   std::vector<std::string>& a = cmd.argv;
   a.push_back(setup.tool_path);
-  if ((!slots.ext_include_dir.empty() || !slots.link_object.empty()) && *tool != Tool::kCxx)
-    return Error{"internal: the fast extension build is for g++ only"};
+  const bool ext = !slots.ext_include_dir.empty() || !slots.link_object.empty() || !slots.ext_defines.empty();
+  if (ext && (*tool == Tool::kHipcc || req.language == Language::kHip))
+    return Error{"internal: the fast and lite extension builds are for g++ and nvcc on C++ and CUDA sources"};
+  auto ext_flags = [&] {
+    if (!slots.ext_include_dir.empty()) Append(a, {"-I", slots.ext_include_dir});
+    Append(a, slots.ext_defines);
+  };
   switch (*tool) {
     case Tool::kCxx:
       Append(a, CxxFlags(req.torch));
-      if (!slots.ext_include_dir.empty()) Append(a, {"-I", slots.ext_include_dir});
+      ext_flags();
       break;
     case Tool::kNvcc:
       Append(a, {"-O3", TorchStd(req.torch), "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr"});
+      ext_flags();
       Append(a, *arch);
       Append(a, req.language == Language::kHip ? kNvccHipDefines : kNvccTorchDefines);
       if (req.language == Language::kHip) {
@@ -245,6 +251,27 @@ Result<CompileCommand> AssembleBindingCommand(const BuildRequest& req, const Com
   auto cmd = GxxFlagsWithoutModule(req, setup, /*ext_include_dir=*/"");
   if (!cmd) return cmd;
   Append(cmd->argv, {"-c", source, "-o", output});
+  return cmd;
+}
+
+Result<CompileCommand> AssembleLiteObjectCommand(const BuildRequest& req, const std::string& cxx_path,
+                                                 const std::string& cuda_include_dir, const std::string& source,
+                                                 const std::string& output) {
+  auto tool = ToolFor(req.language, req.backend);
+  if (!tool) return Error{tool.error()};
+  if (req.language == Language::kHip || *tool == Tool::kHipcc)
+    return Error{"the lite extension build is for g++ and nvcc on C++ and CUDA sources"};
+  CompileCommand cmd;
+  std::vector<std::string>& a = cmd.argv;
+  a.push_back(cxx_path);
+  Append(a, CxxFlags(req.torch));
+  Append(a, TorchCompileFlags(req.torch, /*module=*/""));
+  if (*tool == Tool::kNvcc) {
+    Append(a, {"-DKVAULT_LITE_CUDA=1", "-isystem", cuda_include_dir});
+  } else {
+    Append(a, req.extra_flags);
+  }
+  Append(a, {"-c", source, "-o", output});
   return cmd;
 }
 

@@ -34,12 +34,14 @@ struct CommandSlots {
   // go right before the source, so a rejected .gch shows up in the diagnostics (and
   // g++ then reads the header as text: same result, no speed-up). Default: "" = none.
   std::string pch_header = "";
-  // g++ only, the fast extension build (toolchain/fast_ext.h): a folder put first on
-  // the include path (`-I <dir>` right after g++'s own flags), whose light
-  // torch/extension.h stands in for PyTorch's, and an object file linked in after the
-  // source (the binding compiled once). Default: "" = neither.
+  // The fast extension build (g++; toolchain/fast_ext.h) and the lite one (g++ and
+  // nvcc; toolchain/lite_ext.h): a folder put first on the include path (`-I <dir>`
+  // right after the compiler's own flags), whose torch/extension.h stands in for
+  // PyTorch's, `ext_defines` right after it, and an object file linked in after the
+  // source (compiled once with PyTorch's headers). Default: "", {} = none.
   std::string ext_include_dir = "";
   std::string link_object = "";
+  std::vector<std::string> ext_defines = {};
 };
 
 struct CompileCommand {
@@ -80,6 +82,16 @@ Result<CompileCommand> AssemblePchCommand(const BuildRequest& request, const Com
 // flags, then `-c <source> -o <output>`. Error for nvcc/hipcc requests.
 Result<CompileCommand> AssembleBindingCommand(const BuildRequest& request, const CompilerSetup& setup,
                                               const std::string& source, const std::string& output);
+
+// The command that compiles the lite extension build's object (`source`:
+// include_lite/kvault_lite/lite.cc) with g++ (`cxx_path`) for candidate builds of
+// `request`, g++ or nvcc: g++'s own flags and PyTorch's defines and -isystem folders
+// (as AssemblePchCommand's, without the lite folder); for nvcc requests
+// -DKVAULT_LITE_CUDA=1 and `-isystem cuda_include_dir`, for g++ requests the extra
+// flags; then `-c <source> -o <output>`. Error for other requests.
+Result<CompileCommand> AssembleLiteObjectCommand(const BuildRequest& request, const std::string& cxx_path,
+                                                 const std::string& cuda_include_dir, const std::string& source,
+                                                 const std::string& output);
 
 // The flags that select the GPU target: {"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}
 // for "sm_90", {"--offload-arch=gfx90a"} for "gfx90a", {} for "". Error when `arch`

@@ -52,6 +52,7 @@ TEST(PchApplies, NotWhenAnythingCouldChangeHowTorchReads) {
 class PchTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    setenv("KVAULT_LITE_EXT", "0", 1);  // the lite build: lite_ext_test.cc
     work_ = std::make_unique<TempDir>(TempDir::Create("", "kvault-pchtest").value());
   }
   BuildRequest Request() const {

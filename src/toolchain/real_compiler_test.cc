@@ -94,7 +94,10 @@ class RealCompilerTest : public ::testing::Test {
     auto dir = TempDir::Create("", "kvault-realcc");
     ASSERT_TRUE(dir.ok());
     work_ = std::make_unique<TempDir>(std::move(*dir));
+    // The full build unless a test asks for the lite one (its own test, below).
+    setenv("KVAULT_LITE_EXT", "0", 1);
   }
+  void TearDown() override { unsetenv("KVAULT_LITE_EXT"); }
   BuildRequest Request(const std::string& source, Language l, Backend b, const std::string& arch) {
     BuildRequest r;
     r.source_path = source;
@@ -214,6 +217,77 @@ TEST_F(RealCompilerTest, GxxFastExtensionBuildBindsAsPybind11Does) {
   auto out = RunWithModule(py->module_name, py->artifact, "print(m.forward(x=torch.tensor([-1.0, 2.0])).tolist())\n");
   ASSERT_TRUE(out.ok()) << out.error();
   EXPECT_NE(out->find("[0.0, 2.0]"), std::string::npos) << *out;
+}
+
+// Calls of every function of testdata/lite_extension.cpp, good and bad, one line each
+// (a RuntimeError's first line; a TORCH_CHECK without a message only by its type: its
+// wording is PyTorch's and changes between versions).
+constexpr char kLiteExtCalls[] =
+    "x = torch.arange(24, dtype=torch.float32).view(2, 3, 4) / 7 - 1\n"
+    "def show(v):\n"
+    "    if isinstance(v, torch.Tensor): return 'T%s%s%s' % (v.dtype, list(v.shape), [round(e, 4) for e in v.double().flatten().tolist()])\n"
+    "    if isinstance(v, (tuple, list)): return type(v).__name__ + '(' + ','.join(show(e) for e in v) + ')'\n"
+    "    if isinstance(v, float): return 'float:%.6g' % v\n"
+    "    return '%s:%r' % (type(v).__name__, v)\n"
+    "calls = [lambda: m.describe(x), lambda: m.describe(x.transpose(0, 1)), lambda: m.make(x), lambda: m.shape_ops(x),\n"
+    "         lambda: m.data_of(x), lambda: m.data_of(x.double()), lambda: m.data_of(x.half()),\n"
+    "         lambda: m.fail(x, 0), lambda: m.fail(x, 1), lambda: m.fail(x, 3), lambda: m.fail(x, 4), lambda: m.fail(x, 5),\n"
+    "         lambda: m.maybe(x, 2, 0.5), lambda: m.maybe(x, None, None), lambda: m.maybe(None, 1, 1.0),\n"
+    "         lambda: m.mixed(x, [0, 2], [1, 2, 3]), lambda: m.mixed(x, (1,), []), lambda: m.mixed(x, 1, [])]\n"
+    "for call in calls:\n"
+    "    try: print(show(call()))\n"
+    "    except RuntimeError as e: print('RuntimeError', str(e).splitlines()[0])\n"
+    "    except Exception as e: print(type(e).__name__)\n"
+    "try: m.fail(x, 2)\n"
+    "except RuntimeError as e: print('RuntimeError')\n"
+    "print(m.mixed.__doc__.splitlines()[-1])\n";
+
+// The lite extension build: each of its functions, and the binding's every kind, does
+// what the full build of the same source does (same results, same errors); a source
+// that includes a header it lacks is built the full way, with the reason recorded.
+TEST_F(RealCompilerTest, GxxLiteExtensionBuildBehavesAsTheFullBuild) {
+  if (!ToolRuns(Tool::kCxx)) GTEST_SKIP() << "g++ not found";
+  auto torch = LocalTorch();
+  if (!torch) GTEST_SKIP() << torch.error();
+  for (const auto& [file, calls] : {std::pair<std::string, const char*>{"lite_extension.cpp", kLiteExtCalls},
+                                    std::pair<std::string, const char*>{"fast_ext_extension.cpp", kFastExtCalls}}) {
+    SCOPED_TRACE(file);
+    BuildRequest req = Request(TestData(file), Language::kCpp, Backend::kCpu, "");
+    req.torch = *torch;
+    setenv("KVAULT_LITE_EXT", "1", 1);
+    auto lite = BuildExtension(req, seconds(300));
+    ASSERT_TRUE(lite.ok()) << lite.error();
+    ASSERT_TRUE(lite->ok) << lite->command << "\n" << lite->diagnostics;
+    EXPECT_TRUE(lite->lite_ext) << lite->lite_ext_note;
+    std::cout << "[ timing ] g++ lite extension build of " << file << ": " << lite->seconds << " s\n";
+    setenv("KVAULT_LITE_EXT", "0", 1);
+    auto full = BuildExtension(req, seconds(300));
+    unsetenv("KVAULT_LITE_EXT");
+    ASSERT_TRUE(full.ok()) << full.error();
+    ASSERT_TRUE(full->ok) << full->diagnostics;
+    EXPECT_FALSE(full->lite_ext);
+    auto want = RunWithModule(full->module_name, full->artifact, calls);
+    auto got = RunWithModule(lite->module_name, lite->artifact, calls);
+    ASSERT_TRUE(want.ok()) << want.error();
+    ASSERT_TRUE(got.ok()) << got.error();
+    EXPECT_EQ(*got, *want);
+    EXPECT_EQ(got->find("Error:"), std::string::npos) << *got;  // no Python failure of the script itself
+  }
+
+  std::string uses_nn = work_->Join("uses_nn.cpp");
+  ASSERT_TRUE(WriteFileAtomic(uses_nn,
+                              "#include <torch/torch.h>\n"
+                              "torch::Tensor forward(torch::Tensor x) { return torch::relu(x); }\n"
+                              "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &forward); }\n")
+                  .ok());
+  BuildRequest nn_req = Request(uses_nn, Language::kCpp, Backend::kCpu, "");
+  nn_req.torch = *torch;
+  setenv("KVAULT_LITE_EXT", "1", 1);
+  auto nn = BuildExtension(nn_req, seconds(300));
+  ASSERT_TRUE(nn.ok()) << nn.error();
+  ASSERT_TRUE(nn->ok) << nn->diagnostics;
+  EXPECT_FALSE(nn->lite_ext);
+  EXPECT_EQ(nn->lite_ext_note, "the lite headers have no <torch/torch.h>");
 }
 
 // The .gch files under <cache>/pch, with their modification times.

@@ -1,0 +1,166 @@
+#pragma once
+// What the lite extension build's <torch/extension.h> gives a candidate (docs/
+// toolchains.md, "The lite extension build"): kvault_lite's tensor API under PyTorch's
+// names in at::, torch:: and c10::, PyTorch's checking and dispatch macros, and
+// PYBIND11_MODULE recording the module's functions for lite.cc. A name PyTorch has
+// and this header lacks does not compile, and the full build is used.
+#include "module.h"
+#include "tensor.h"
+
+#ifdef KVAULT_LITE_HALF
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#endif
+
+namespace c10 {
+using ::kvault_lite::Device;
+using ::kvault_lite::DeviceType;
+using ::kvault_lite::IntArrayRef;
+using ::kvault_lite::Scalar;
+using ::kvault_lite::ScalarType;
+using ::kvault_lite::TensorOptions;
+template <class T>
+using optional = std::optional<T>;
+using std::nullopt;
+using std::make_optional;
+using ::kvault_lite::toString;
+template <class... A>
+std::string str(const A&... a) { return ::kvault_lite::Str(a...); }
+#define KVAULT_LITE_CONSTANT(name, value) constexpr ScalarType name = ScalarType::value;
+KVAULT_LITE_CONSTANT(kByte, Byte)
+KVAULT_LITE_CONSTANT(kChar, Char)
+KVAULT_LITE_CONSTANT(kShort, Short)
+KVAULT_LITE_CONSTANT(kInt, Int)
+KVAULT_LITE_CONSTANT(kLong, Long)
+KVAULT_LITE_CONSTANT(kHalf, Half)
+KVAULT_LITE_CONSTANT(kFloat, Float)
+KVAULT_LITE_CONSTANT(kDouble, Double)
+KVAULT_LITE_CONSTANT(kBool, Bool)
+KVAULT_LITE_CONSTANT(kBFloat16, BFloat16)
+#undef KVAULT_LITE_CONSTANT
+constexpr DeviceType kCPU = DeviceType::CPU;
+constexpr DeviceType kCUDA = DeviceType::CUDA;
+}  // namespace c10
+
+namespace at {
+using ::c10::BFloat16;
+using ::c10::Half;
+using ::kvault_lite::Device;
+using ::kvault_lite::DeviceType;
+using ::kvault_lite::IntArrayRef;
+using ::kvault_lite::Scalar;
+using ::kvault_lite::ScalarType;
+using ::kvault_lite::Tensor;
+using ::kvault_lite::TensorOptions;
+using ::c10::kBFloat16;
+using ::c10::kBool;
+using ::c10::kByte;
+using ::c10::kChar;
+using ::c10::kCPU;
+using ::c10::kCUDA;
+using ::c10::kDouble;
+using ::c10::kFloat;
+using ::c10::kHalf;
+using ::c10::kInt;
+using ::c10::kLong;
+using ::c10::kShort;
+using ::kvault_lite::empty;
+using ::kvault_lite::empty_like;
+using ::kvault_lite::empty_strided;
+using ::kvault_lite::full;
+using ::kvault_lite::ones;
+using ::kvault_lite::ones_like;
+using ::kvault_lite::zeros;
+using ::kvault_lite::zeros_like;
+using ::kvault_lite::dtype;
+using ::kvault_lite::device;
+using ::c10::toString;
+}  // namespace at
+
+namespace at {
+constexpr ::c10::ScalarType kUInt8 = ::c10::kByte;
+constexpr ::c10::ScalarType kInt8 = ::c10::kChar;
+constexpr ::c10::ScalarType kInt16 = ::c10::kShort;
+constexpr ::c10::ScalarType kInt32 = ::c10::kInt;
+constexpr ::c10::ScalarType kInt64 = ::c10::kLong;
+constexpr ::c10::ScalarType kFloat16 = ::c10::kHalf;
+constexpr ::c10::ScalarType kFloat32 = ::c10::kFloat;
+constexpr ::c10::ScalarType kFloat64 = ::c10::kDouble;
+}  // namespace at
+
+namespace torch {
+using namespace ::at;  // NOLINT: PyTorch's torch:: holds at::'s tensor API too
+}  // namespace torch
+
+// PyTorch's checks: a c10::Error with the message, or with the condition when there is
+// none.
+#define TORCH_CHECK(cond, ...)                                                                \
+  do {                                                                                        \
+    if (!(cond)) ::kvault_lite::Fail(__FILE__, __LINE__, #cond, ::kvault_lite::Str(__VA_ARGS__)); \
+  } while (0)
+#define TORCH_INTERNAL_ASSERT(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
+#define AT_ASSERT(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
+#define AT_ERROR(...) ::kvault_lite::Fail(__FILE__, __LINE__, "", ::kvault_lite::Str(__VA_ARGS__))
+
+// PyTorch's dispatch macros: `scalar_t` is the C++ type of TYPE (a ScalarType) in the
+// body, a lambda; a type outside the list is an error naming NAME, as PyTorch's.
+#define KVAULT_LITE_CASE(st, ...)                                            \
+  case (st): {                                                              \
+    using scalar_t [[maybe_unused]] = typename ::kvault_lite::CppTypeOf<(st)>::type; \
+    return __VA_ARGS__();                                                   \
+  }
+#define KVAULT_LITE_DISPATCH(TYPE, NAME, CASES, ...)                         \
+  [&] {                                                                     \
+    const ::kvault_lite::ScalarType kvault_lite_st = (TYPE);                \
+    switch (kvault_lite_st) {                                               \
+      CASES                                                                 \
+      default:                                                              \
+        AT_ERROR('"', NAME, "\" not implemented for '", kvault_lite_st, "'"); \
+    }                                                                       \
+  }()
+#define KVAULT_LITE_FLOATING(...)                                 \
+  KVAULT_LITE_CASE(::kvault_lite::ScalarType::Double, __VA_ARGS__) \
+  KVAULT_LITE_CASE(::kvault_lite::ScalarType::Float, __VA_ARGS__)
+#define KVAULT_LITE_INTEGRAL(...)                                 \
+  KVAULT_LITE_CASE(::kvault_lite::ScalarType::Byte, __VA_ARGS__)   \
+  KVAULT_LITE_CASE(::kvault_lite::ScalarType::Char, __VA_ARGS__)   \
+  KVAULT_LITE_CASE(::kvault_lite::ScalarType::Int, __VA_ARGS__)    \
+  KVAULT_LITE_CASE(::kvault_lite::ScalarType::Long, __VA_ARGS__)   \
+  KVAULT_LITE_CASE(::kvault_lite::ScalarType::Short, __VA_ARGS__)
+
+#define AT_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...) \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_FLOATING(__VA_ARGS__))
+#define AT_DISPATCH_FLOATING_TYPES_AND_HALF(TYPE, NAME, ...)  \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_FLOATING(__VA_ARGS__) \
+                       KVAULT_LITE_CASE(::kvault_lite::ScalarType::Half, __VA_ARGS__))
+#define AT_DISPATCH_FLOATING_TYPES_AND(T1, TYPE, NAME, ...) \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_FLOATING(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__))
+#define AT_DISPATCH_FLOATING_TYPES_AND2(T1, T2, TYPE, NAME, ...)                                  \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_FLOATING(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__) \
+                                       KVAULT_LITE_CASE(T2, __VA_ARGS__))
+#define AT_DISPATCH_REDUCED_FLOATING_TYPES(TYPE, NAME, ...)                        \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_CASE(::kvault_lite::ScalarType::Half, __VA_ARGS__) \
+                                       KVAULT_LITE_CASE(::kvault_lite::ScalarType::BFloat16, __VA_ARGS__))
+#define AT_DISPATCH_INTEGRAL_TYPES(TYPE, NAME, ...) \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__))
+#define AT_DISPATCH_ALL_TYPES(TYPE, NAME, ...) \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_FLOATING(__VA_ARGS__))
+#define AT_DISPATCH_ALL_TYPES_AND(T1, TYPE, NAME, ...)                                        \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_FLOATING(__VA_ARGS__) \
+                                       KVAULT_LITE_CASE(T1, __VA_ARGS__))
+#define AT_DISPATCH_ALL_TYPES_AND2(T1, T2, TYPE, NAME, ...)                                   \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_FLOATING(__VA_ARGS__) \
+                                       KVAULT_LITE_CASE(T1, __VA_ARGS__) KVAULT_LITE_CASE(T2, __VA_ARGS__))
+
+#define KVAULT_LITE_CAT2(a, b) a##b
+#define KVAULT_LITE_CAT(a, b) KVAULT_LITE_CAT2(a, b)
+#define KVAULT_LITE_STR2(x) #x
+#define KVAULT_LITE_STR(x) KVAULT_LITE_STR2(x)
+
+#define PYBIND11_MODULE(name, variable)                                                        \
+  static void KVAULT_LITE_CAT(kvault_lite_body_, name)(::kvault_lite::Module&);                \
+  extern "C" __attribute__((visibility("default"))) ::kvault_lite::PyObjectPtr KVAULT_LITE_CAT( \
+      PyInit_, name)() {                                                                       \
+    return ::kvault_lite::InitModule(KVAULT_LITE_STR(name), &KVAULT_LITE_CAT(kvault_lite_body_, name)); \
+  }                                                                                            \
+  void KVAULT_LITE_CAT(kvault_lite_body_, name)(::kvault_lite::Module & (variable))

@@ -1,0 +1,357 @@
+#pragma once
+// The lite extension build's tensor API (docs/toolchains.md, "The lite extension
+// build"): the part of PyTorch's C++ tensor API that extension candidates use around
+// their kernels, declared here without PyTorch's headers and defined in lite.cc, which
+// is compiled once with PyTorch's full headers and forwards every call to PyTorch.
+// Nothing here computes anything itself: a lite call does what the PyTorch call of
+// the same name does, on the same tensor.
+//
+// c10::Half and c10::BFloat16 are only declared here: api.h includes PyTorch's own
+// definitions (their arithmetic runs in the candidate's kernels and must be PyTorch's)
+// when the build defines KVAULT_LITE_HALF, which it does for every source that names
+// half or bfloat16 in any spelling: under nvcc those headers cost seconds. api.h puts
+// these names into at::, torch:: and c10::; this header keeps them in kvault_lite:: so
+// that lite.cc can see them beside PyTorch's own.
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace c10 {
+struct Half;
+struct BFloat16;
+}  // namespace c10
+
+namespace kvault_lite {
+
+// PyTorch's numbering (c10/core/ScalarType.h); lite.cc checks every value.
+enum class ScalarType : int8_t {
+  Byte = 0,
+  Char = 1,
+  Short = 2,
+  Int = 3,
+  Long = 4,
+  Half = 5,
+  Float = 6,
+  Double = 7,
+  Bool = 11,
+  BFloat16 = 15,
+};
+
+// PyTorch's numbering (c10/core/DeviceType.h).
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
+
+template <class T> struct ScalarTypeOf { static constexpr bool known = false; };
+#define KVAULT_LITE_SCALAR(type, name)                                  \
+  template <> struct ScalarTypeOf<type> {                               \
+    static constexpr bool known = true;                                 \
+    static constexpr ScalarType value = ScalarType::name;               \
+  };
+KVAULT_LITE_SCALAR(uint8_t, Byte)
+KVAULT_LITE_SCALAR(int8_t, Char)
+KVAULT_LITE_SCALAR(int16_t, Short)
+KVAULT_LITE_SCALAR(int32_t, Int)
+KVAULT_LITE_SCALAR(int64_t, Long)
+KVAULT_LITE_SCALAR(c10::Half, Half)
+KVAULT_LITE_SCALAR(float, Float)
+KVAULT_LITE_SCALAR(double, Double)
+KVAULT_LITE_SCALAR(bool, Bool)
+KVAULT_LITE_SCALAR(c10::BFloat16, BFloat16)
+#undef KVAULT_LITE_SCALAR
+
+template <ScalarType S> struct CppTypeOf;
+template <> struct CppTypeOf<ScalarType::Byte> { using type = uint8_t; };
+template <> struct CppTypeOf<ScalarType::Char> { using type = int8_t; };
+template <> struct CppTypeOf<ScalarType::Short> { using type = int16_t; };
+template <> struct CppTypeOf<ScalarType::Int> { using type = int32_t; };
+template <> struct CppTypeOf<ScalarType::Long> { using type = int64_t; };
+template <> struct CppTypeOf<ScalarType::Half> { using type = c10::Half; };
+template <> struct CppTypeOf<ScalarType::Float> { using type = float; };
+template <> struct CppTypeOf<ScalarType::Double> { using type = double; };
+template <> struct CppTypeOf<ScalarType::Bool> { using type = bool; };
+template <> struct CppTypeOf<ScalarType::BFloat16> { using type = c10::BFloat16; };
+
+// PyTorch's names ("Float", "Half", ...).
+const char* toString(ScalarType t);
+std::ostream& operator<<(std::ostream& os, ScalarType t);
+
+struct Device {
+  Device(DeviceType type, int index = -1) : type_(type), index_(static_cast<int8_t>(index)) {}
+  DeviceType type() const { return type_; }
+  int8_t index() const { return index_; }
+  bool has_index() const { return index_ >= 0; }
+  bool is_cuda() const { return type_ == DeviceType::CUDA; }
+  bool is_cpu() const { return type_ == DeviceType::CPU; }
+  bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+
+ private:
+  DeviceType type_;
+  int8_t index_;
+};
+std::ostream& operator<<(std::ostream& os, const Device& d);
+
+// A view of int64_t values owned elsewhere, as c10::ArrayRef<int64_t>.
+class IntArrayRef {
+ public:
+  using value_type = int64_t;
+  using iterator = const int64_t*;
+  using const_iterator = const int64_t*;
+  using size_type = size_t;
+  constexpr IntArrayRef() = default;
+  constexpr IntArrayRef(const int64_t& one) : data_(&one), size_(1) {}
+  constexpr IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
+  IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
+  // As c10::ArrayRef: valid for the full expression holding the braced list.
+  constexpr IntArrayRef(std::initializer_list<int64_t> l)
+      : data_(l.begin() == l.end() ? nullptr : l.begin()), size_(l.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+  template <size_t N>
+  constexpr IntArrayRef(const int64_t (&a)[N]) : data_(a), size_(N) {}
+  constexpr const int64_t* data() const { return data_; }
+  constexpr size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr const int64_t* begin() const { return data_; }
+  constexpr const int64_t* end() const { return data_ + size_; }
+  constexpr const int64_t& operator[](size_t i) const { return data_[i]; }
+  constexpr const int64_t& front() const { return data_[0]; }
+  constexpr const int64_t& back() const { return data_[size_ - 1]; }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+  bool equals(IntArrayRef o) const {
+    if (size_ != o.size_) return false;
+    for (size_t i = 0; i < size_; ++i)
+      if (data_[i] != o.data_[i]) return false;
+    return true;
+  }
+
+ private:
+  const int64_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+inline bool operator==(IntArrayRef a, IntArrayRef b) { return a.equals(b); }
+inline bool operator!=(IntArrayRef a, IntArrayRef b) { return !a.equals(b); }
+std::ostream& operator<<(std::ostream& os, IntArrayRef a);
+
+// c10::Scalar: a number kept as PyTorch keeps it (bool, integer, floating point), so
+// that `x * 2` and `x * 2.0` mean what they mean to PyTorch.
+class Scalar {
+ public:
+  enum class Kind : int8_t { kBool, kInt, kDouble };
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+  Scalar(S v) {  // NOLINT: implicit, as c10::Scalar's
+    if constexpr (std::is_same_v<S, bool>) {
+      kind_ = Kind::kBool;
+      i_ = v;
+    } else if constexpr (std::is_integral_v<S>) {
+      kind_ = Kind::kInt;
+      i_ = static_cast<int64_t>(v);
+    } else {
+      kind_ = Kind::kDouble;
+      d_ = static_cast<double>(v);
+    }
+  }
+  Kind kind() const { return kind_; }
+  int64_t as_int() const { return i_; }
+  double as_double() const { return d_; }
+
+ private:
+  Kind kind_ = Kind::kInt;
+  int64_t i_ = 0;
+  double d_ = 0;
+};
+
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(ScalarType dtype) : dtype_(dtype) {}
+  TensorOptions(Device device) : device_(device) {}
+  TensorOptions(DeviceType type) : device_(Device(type)) {}
+  TensorOptions dtype(ScalarType t) const { TensorOptions o = *this; o.dtype_ = t; return o; }
+  TensorOptions device(Device d) const { TensorOptions o = *this; o.device_ = d; return o; }
+  TensorOptions device(DeviceType t, int index = -1) const { return device(Device(t, index)); }
+  TensorOptions requires_grad(bool r) const { TensorOptions o = *this; o.requires_grad_ = r; return o; }
+  // What was set (PyTorch's TensorOptions has the same optional parts).
+  const std::optional<ScalarType>& dtype_opt() const { return dtype_; }
+  const std::optional<Device>& device_opt() const { return device_; }
+  const std::optional<bool>& requires_grad_opt() const { return requires_grad_; }
+
+ private:
+  std::optional<ScalarType> dtype_;
+  std::optional<Device> device_;
+  std::optional<bool> requires_grad_;
+};
+
+inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
+inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+
+// A tensor: exactly PyTorch's at::Tensor in memory (one reference-counted pointer),
+// every member forwarded to PyTorch by lite.cc.
+class Tensor {
+ public:
+  Tensor();
+  Tensor(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(const Tensor& other) &;
+  Tensor& operator=(Tensor&& other) & noexcept;
+  ~Tensor();
+
+  bool defined() const;
+  int64_t dim() const;
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const;
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  IntArrayRef sizes() const;
+  IntArrayRef strides() const;
+  ScalarType scalar_type() const;
+  ScalarType dtype() const { return scalar_type(); }
+  int64_t element_size() const;
+  int64_t itemsize() const { return element_size(); }
+  size_t nbytes() const;
+  int64_t storage_offset() const;
+  TensorOptions options() const;
+  Device device() const;
+  int64_t get_device() const;
+  bool is_cuda() const;
+  bool is_cpu() const;
+  bool is_contiguous() const;
+  bool requires_grad() const;
+
+  void* data_ptr() const;
+  template <class T>
+  T* data_ptr() const {
+    static_assert(ScalarTypeOf<std::remove_cv_t<T>>::known,
+                  "kvault lite extension build: data_ptr<T> of a type it does not know (the full build is used)");
+    return static_cast<T*>(TypedData(ScalarTypeOf<std::remove_cv_t<T>>::value));
+  }
+  template <class T>
+  const T* const_data_ptr() const { return data_ptr<T>(); }
+  template <class T>
+  T* mutable_data_ptr() const { return data_ptr<T>(); }
+  template <class T>
+  T item() const {
+    static_assert(ScalarTypeOf<T>::known,
+                  "kvault lite extension build: item<T> of a type it does not know (the full build is used)");
+    T out;
+    ItemInto(ScalarTypeOf<T>::value, &out);
+    return out;
+  }
+
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef size) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor expand(IntArrayRef size) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor to(ScalarType dtype) const;
+  Tensor to(Device device) const;
+  Tensor cuda() const;
+  Tensor cpu() const;
+  Tensor& zero_();
+  Tensor& fill_(Scalar value);
+  Tensor sum() const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false) const;
+  Tensor clamp_min(Scalar min) const;
+  Tensor clamp_max(Scalar max) const;
+  Tensor relu() const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  Tensor operator-() const;
+  Tensor& operator+=(const Tensor& o);
+  Tensor& operator-=(const Tensor& o);
+  Tensor& operator*=(const Tensor& o);
+  Tensor& operator/=(const Tensor& o);
+  Tensor& operator+=(Scalar o);
+  Tensor& operator-=(Scalar o);
+  Tensor& operator*=(Scalar o);
+  Tensor& operator/=(Scalar o);
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+ private:
+  void* TypedData(ScalarType expected) const;
+  void ItemInto(ScalarType as, void* out) const;
+
+  void* impl_;  // PyTorch's TensorImpl*, owned as at::Tensor owns it
+};
+
+Tensor empty(IntArrayRef size, TensorOptions options = {});
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options = {});
+Tensor empty_like(const Tensor& t);
+Tensor empty_like(const Tensor& t, TensorOptions options);
+Tensor zeros(IntArrayRef size, TensorOptions options = {});
+Tensor zeros_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t, TensorOptions options);
+Tensor ones(IntArrayRef size, TensorOptions options = {});
+Tensor ones_like(const Tensor& t);
+Tensor ones_like(const Tensor& t, TensorOptions options);
+Tensor full(IntArrayRef size, Scalar value, TensorOptions options = {});
+
+// PyTorch's arithmetic operators on tensors.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(Scalar a, const Tensor& b);
+
+// TORCH_CHECK's failure: throws PyTorch's c10::Error with `message` (the condition's
+// text when the message is empty), as PyTorch's macro does.
+[[noreturn]] void Fail(const char* file, int line, const char* condition, const std::string& message);
+// C10_CUDA_CHECK's failure for a nonzero cudaError_t (as an int).
+void CheckCuda(int error, const char* file, int line);
+
+// c10::str: the arguments one after another, each as std::ostream would print it
+// (numbers, strings, characters, ScalarType, Device, IntArrayRef; anything else does
+// not compile).
+namespace detail {
+std::string Printed(double v);
+std::string Printed(ScalarType v);
+std::string Printed(const Device& v);
+std::string Printed(IntArrayRef v);
+inline void Append(std::string& s, const char* v) { s += v; }
+inline void Append(std::string& s, const std::string& v) { s += v; }
+inline void Append(std::string& s, char v) { s += v; }
+inline void Append(std::string& s, bool v) { s += v ? '1' : '0'; }
+template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>, int> = 0>
+void Append(std::string& s, T v) { s += std::to_string(v); }
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+void Append(std::string& s, T v) { s += Printed(static_cast<double>(v)); }
+inline void Append(std::string& s, ScalarType v) { s += Printed(v); }
+inline void Append(std::string& s, DeviceType v) { s += Printed(Device(v)); }
+inline void Append(std::string& s, const Device& v) { s += Printed(v); }
+inline void Append(std::string& s, IntArrayRef v) { s += Printed(v); }
+}  // namespace detail
+template <class... A>
+std::string Str(const A&... a) {
+  std::string s;
+  (detail::Append(s, a), ...);
+  return s;
+}
+
+}  // namespace kvault_lite

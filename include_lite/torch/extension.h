@@ -1,0 +1,3 @@
+#pragma once
+// The lite extension build's stand-in for PyTorch's <torch/extension.h> (kvault_lite/api.h).
+#include "kvault_lite/api.h"

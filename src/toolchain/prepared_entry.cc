@@ -1,0 +1,88 @@
+#include "toolchain/prepared_entry.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "util/files.h"
+#include "util/json.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace kvault {
+namespace {
+
+constexpr size_t kMaxDiagnostics = 16 * 1024;
+constexpr char kFailedName[] = "failed.json";
+
+bool Complete(const CacheEntry& e, const std::vector<std::string>& outputs) {
+  for (const std::string& name : outputs)
+    if (!FileExists(e.Path(name))) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::string& cache_root,
+                                       std::chrono::milliseconds timeout) {
+  const std::string hex = spec.key.Hex();
+  auto limits = CacheLimits::FromEnv();
+  if (!limits) return Error{limits.error()};
+  Cache cache(cache_root, "pch", *limits);
+  auto settled = [&](CountLookup count) -> std::optional<Result<CacheEntry>> {
+    auto entry = cache.Lookup(hex, count);
+    if (!entry) return std::nullopt;
+    if (Complete(*entry, spec.outputs)) return Result<CacheEntry>(*entry);
+    return Result<CacheEntry>(Error{spec.what + " failed before: see " + entry->Path(kFailedName)});
+  };
+  if (auto done = settled(CountLookup::kYes)) return *done;
+  auto lock = cache.Lock(hex, timeout);
+  if (!lock) return Error{spec.what + " lock: " + lock.error()};
+  if (auto done = settled(CountLookup::kNo)) return *done;
+
+  auto staged = cache.Stage();
+  if (!staged) return Error{staged.error()};
+  for (const auto& [name, contents] : spec.inputs)
+    if (Status s = WriteFileAtomic(staged->Join(name), contents); !s) return Error{s.error()};
+  auto commands = spec.commands(staged->path());
+  if (!commands) return Error{commands.error()};
+  std::fprintf(stderr, "kvault: preparing %s once per toolchain and flag set (%s, under %s/pch/)\n",
+               spec.what.c_str(), spec.announce.c_str(), cache_root.c_str());
+  Json meta{{"key_fields", spec.key.Describe()}};
+  Json steps = Json::array();
+  for (const CompileCommand& cmd : *commands) {
+    CommandSpec run_spec;
+    run_spec.argv = cmd.argv;
+    run_spec.cwd = staged->path();
+    auto run = RunCommand(run_spec, timeout);
+    const std::string tool = cmd.argv.empty() ? "the compiler" : std::filesystem::path(cmd.argv[0]).filename().string();
+    if (!run) return Error{tool + " could not be started: " + run.error()};
+    steps.push_back(Json{{"command", ShellQuote(cmd.argv)}, {"seconds", run->seconds},
+                         {"diagnostics", Truncate(run->output, kMaxDiagnostics)}});
+    meta["steps"] = steps;
+    if (run->timed_out) return Error{"preparing " + spec.what + " ran past the timeout"};
+    if (run->exit_code == 0) continue;
+    std::string why = tool + " " + DescribeTermination(run->exit_code, run->term_signal);
+    std::fprintf(stderr, "kvault: preparing %s failed (%s); candidates build without it\n", spec.what.c_str(),
+                 why.c_str());
+    // Only a verdict of the compiler's is final; a signal (e.g. out of memory) may pass.
+    if (run->term_signal == 0) {
+      meta["failure"] = why;
+      for (const std::string& name : spec.outputs) (void)::unlink(staged->Join(name).c_str());
+      if (Status s = WriteFileAtomic(staged->Join(kFailedName), meta.dump(2) + "\n"); !s) return Error{s.error()};
+      if (auto stored = cache.Commit(hex, std::move(*staged), meta); !stored)
+        return Error{"compile cache: " + stored.error()};
+    }
+    return Error{"preparing " + spec.what + " failed: " + why};
+  }
+  if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s) return Error{s.error()};
+  auto stored = cache.Commit(hex, std::move(*staged), meta);
+  if (!stored) return Error{"compile cache: " + stored.error()};
+  if (!Complete(*stored, spec.outputs))  // a concurrent writer recorded a failure
+    return Error{spec.what + " failed before: see " + stored->Path(kFailedName)};
+  std::fprintf(stderr, "kvault: %s ready (%s)\n", spec.what.c_str(), stored->dir.c_str());
+  return *stored;
+}
+
+}  // namespace kvault

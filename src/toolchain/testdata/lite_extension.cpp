@@ -1,0 +1,119 @@
+// The lite extension build's tensor API against PyTorch's (RealCompilerTest): every
+// member and function include_lite/ declares, built both ways and called the same.
+#include <torch/extension.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+// Shapes, strides, types and devices, as one string. (get_device() is cast: PyTorch
+// 2.x returns a DeviceIndex, a char to c10::str; the lite one returns int64_t.)
+std::string describe(torch::Tensor x) {
+  return c10::str(x.dim(), " ", x.ndimension(), " ", x.numel(), " ", x.sizes(), " ", x.strides(), " ",
+                  x.scalar_type(), " ", x.device(), " ", x.element_size(), " ", x.itemsize(), " ",
+                  x.nbytes(), " ", x.storage_offset(), " ",
+                  static_cast<int64_t>(x.get_device()), " ", x.is_cuda(), x.is_cpu(),
+                  x.is_contiguous(), x.requires_grad(), x.defined(), " ", x.size(-1), " ", x.stride(0), " ",
+                  c10::toString(x.scalar_type()), " ", 2.5, " ", 'c', " ", std::string("s"));
+}
+
+// Factories with options, dtypes spelt every way.
+std::vector<torch::Tensor> make(torch::Tensor like) {
+  auto opts = torch::TensorOptions().dtype(torch::kInt32).device(like.device());
+  std::vector<torch::Tensor> out;
+  out.push_back(torch::empty({2, 3}, like.options()).fill_(1.5));
+  out.push_back(torch::zeros({3}, opts));
+  out.push_back(torch::ones({2, 2}, torch::kFloat64));
+  out.push_back(torch::full({2}, 7, torch::dtype(torch::kInt64)));
+  out.push_back(torch::full({2}, 7.5));
+  out.push_back(torch::full({1}, true));
+  out.push_back(at::zeros_like(like));
+  out.push_back(at::ones_like(like, at::kHalf));
+  out.push_back(torch::empty_like(like).zero_());
+  out.push_back(torch::empty_like(like, torch::kFloat16).fill_(2));
+  out.push_back(torch::empty_strided({2, 2}, {1, 2}).fill_(3));
+  out.push_back(torch::zeros_like(like, torch::kInt8));
+  out.push_back(torch::ones({0}));
+  return out;
+}
+
+// Views, copies and arithmetic.
+std::vector<torch::Tensor> shape_ops(torch::Tensor x) {  // x: 2 x 3 x 4, float
+  std::vector<torch::Tensor> out = {x.view({6, 4}),      x.reshape({4, 6}), x.flatten(), x.flatten(1),
+                                    x.transpose(0, 2),   x.select(0, 0).t(),          x.permute({2, 0, 1}),
+                                    x.unsqueeze(1),      x.unsqueeze(0).squeeze(),
+                                    x.narrow(2, 1, 2),   x.select(1, 0),    x.contiguous(), x.clone(),
+                                    x.to(torch::kDouble), x.to(torch::Device(torch::kCPU)), x.cpu(),
+                                    x.sum(),             x.sum(std::vector<int64_t>{0, 2}),     x.sum(1, true), x.mean(),
+                                    x.mean({1}, true),   x.clamp_min(0),    x.clamp_max(0.5), x.relu(),
+                                    -x,                  x + x,             x - 1,          2 * x,
+                                    x / 4,               1.0 - x,           x * x,          x / (x + 10),
+                                    x.expand({2, 2, 3, 4}), x.squeeze(0)};
+  for (const auto& c : x.chunk(3, 2)) out.push_back(c);
+  auto y = x.clone();
+  y += x;
+  y -= 1;
+  y *= 2;
+  y /= x + 5;
+  out.push_back(y);
+  auto z = torch::zeros_like(x);
+  z.copy_(x);
+  out.push_back(z);
+  return out;
+}
+
+// Raw data of each known type, item, and the dispatch macros.
+std::vector<double> data_of(torch::Tensor x) {
+  std::vector<double> out;
+  auto f = x.to(torch::kFloat).contiguous();
+  out.push_back(f.data_ptr<float>()[0]);
+  out.push_back(f.data_ptr<float>()[1]);
+  out.push_back(static_cast<const float*>(f.data_ptr())[2]);
+  out.push_back(x.to(torch::kDouble).contiguous().data_ptr<double>()[0]);
+  out.push_back(x.to(torch::kInt32).contiguous().data_ptr<int32_t>()[0]);
+  out.push_back(x.to(torch::kInt64).contiguous().data_ptr<int64_t>()[0]);
+  out.push_back(x.to(torch::kInt16).contiguous().data_ptr<int16_t>()[0]);
+  out.push_back(x.to(torch::kInt8).contiguous().data_ptr<int8_t>()[0]);
+  out.push_back(x.to(torch::kUInt8).contiguous().data_ptr<uint8_t>()[0]);
+  out.push_back(x.to(torch::kBool).contiguous().data_ptr<bool>()[0]);
+  out.push_back(static_cast<float>(x.to(torch::kHalf).contiguous().data_ptr<at::Half>()[0]));
+  out.push_back(static_cast<float>(x.to(torch::kBFloat16).contiguous().data_ptr<at::BFloat16>()[0]));
+  out.push_back(x.sum().item<float>());
+  out.push_back(x.sum().to(torch::kLong).item<int64_t>());
+  AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "data_of", [&] {
+    out.push_back(static_cast<double>(x.contiguous().data_ptr<scalar_t>()[0]) + sizeof(scalar_t));
+  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, x.scalar_type(), "data_of2",
+                                  [&] { out.push_back(sizeof(scalar_t)); });
+  AT_DISPATCH_ALL_TYPES(x.scalar_type(), "all", [&] { out.push_back(sizeof(scalar_t) * 10); });
+  return out;
+}
+
+// Errors: data_ptr of the wrong type, TORCH_CHECK with and without a message, a
+// dispatch over types that do not hold the tensor's.
+void fail(torch::Tensor x, int64_t which) {
+  if (which == 0) x.data_ptr<double>();
+  TORCH_CHECK(which != 1, "which is ", which, " of ", x.sizes());
+  TORCH_CHECK(which != 2);
+  if (which == 3) AT_DISPATCH_INTEGRAL_TYPES(x.scalar_type(), "ints", [&] { (void)sizeof(scalar_t); });
+  if (which == 4) x.view({7});
+}
+
+torch::Tensor maybe(c10::optional<torch::Tensor> x, c10::optional<int64_t> n, c10::optional<double> w) {
+  TORCH_CHECK(x.has_value(), "no tensor");
+  return *x * static_cast<double>(n.value_or(1)) * w.value_or(1.0);
+}
+
+std::tuple<torch::Tensor, int64_t, double, bool> mixed(torch::Tensor x, at::IntArrayRef dims, std::vector<int64_t> v) {
+  return {x.sum(dims), static_cast<int64_t>(v.size()), 0.25, dims.size() == 1};
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("describe", &describe);
+  m.def("make", &make);
+  m.def("shape_ops", &shape_ops);
+  m.def("data_of", &data_of);
+  m.def("fail", &fail);
+  m.def("maybe", &maybe);
+  m.def("mixed", &mixed, "a tuple");
+}
