@@ -2,15 +2,15 @@
 # New code on the CPU: N distinct extension-format candidates of one task (relu), none
 # built before, verified side by side in one run three ways (BENCHMARKS.md, "New
 # extension candidates on the CPU"):
-#   full     kvault eval, the full build (precompiled torch/extension.h)
-#   fast     kvault eval with KVAULT_FAST_EXT=1 (light headers, binding compiled once)
+#   full     kvault eval with KVAULT_LITE_EXT=0, the full build (precompiled torch/extension.h)
+#   lite     kvault eval, the lite extension build (the default: include_lite/, one object)
 #   inline   bench/load_inline_baseline.py: each candidate as a KernelBench ModelNew
 #            that builds the same C++ with torch.utils.cpp_extension.load_inline, checked
 #            and timed as KernelBench does (CPU: no cache flush)
 #
 #   bench/cpu_new_candidates.sh [N=8] [JOBS=2]
 #
-# The one-time setup (both precompiled headers, the binding, the task's reference
+# The one-time setup (the precompiled header, the lite object, the task's reference
 # outputs) is done first on another candidate and not counted: the figure is the cost
 # of new candidates on a machine that has verified something. Every way's compile
 # caches start empty for the N candidates. Prints one line per way and the ratios;
@@ -79,12 +79,12 @@ eval_run() {  # name candidates-dir [env...] -> wall seconds on stdout
 { uname -a; nproc; uptime; g++ --version | head -1; "$py" -c 'import torch, sys; print("torch", torch.__version__, "python", sys.version.split()[0])'
   echo "command: bench/cpu_new_candidates.sh $n $jobs"; git -C "$root" rev-parse HEAD; } > "$out/env.txt" 2>&1
 
-setup_s=$(eval_run setup "$work/setup" KVAULT_FAST_EXT=0)
-setup_fast_s=$(eval_run setup-fast "$work/setup" KVAULT_FAST_EXT=1)
-echo "setup (not counted): full ${setup_s} s, fast ${setup_fast_s} s" | tee "$out/summary.txt"
+setup_s=$(eval_run setup "$work/setup" KVAULT_LITE_EXT=0)
+setup_lite_s=$(eval_run setup-lite "$work/setup" KVAULT_LITE_EXT=1)
+echo "setup (not counted): full ${setup_s} s, lite ${setup_lite_s} s" | tee "$out/summary.txt"
 echo "load average before the timed runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/summary.txt"
-full_s=$(eval_run full "$work/ext" KVAULT_FAST_EXT=0)
-fast_s=$(eval_run fast "$work/ext" KVAULT_FAST_EXT=1)
+full_s=$(eval_run full "$work/ext" KVAULT_LITE_EXT=0)
+lite_s=$(eval_run lite "$work/ext" KVAULT_LITE_EXT=1)
 t0=$(date +%s.%N)
 "$py" "$root/bench/load_inline_baseline.py" --suite "$work/suite" --candidates "$work/inline" --jobs "$jobs" \
   --device cpu --out "$out/inline.json" > "$out/inline.log" 2>&1
@@ -92,35 +92,35 @@ inline_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 2))")
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/summary.txt"
 
 cp "$work/kv.db" "$out/kv.db"
-python3 - "$out" "$n" "$full_s" "$fast_s" "$inline_s" <<'PY' | tee -a "$out/summary.txt"
+python3 - "$out" "$n" "$full_s" "$lite_s" "$inline_s" <<'PY' | tee -a "$out/summary.txt"
 import json, sqlite3, statistics, sys
 out, n = sys.argv[1], int(sys.argv[2])
-# The build record of each attempt (environment.build in the store: seconds, fast_ext).
+# The build record of each attempt (environment.build in the store: seconds, lite_ext).
 db = sqlite3.connect(f"{out}/kv.db")
 builds = {(run, cand): (json.loads(env).get("build") or {})
           for run, cand, env in db.execute("SELECT run, candidate_path, environment FROM attempts")}
-wall = {"full": float(sys.argv[3]), "fast": float(sys.argv[4]), "inline": float(sys.argv[5])}
+wall = {"full": float(sys.argv[3]), "lite": float(sys.argv[4]), "inline": float(sys.argv[5])}
 bad = []
 build = {}
-for way in ("full", "fast"):
+for way in ("full", "lite"):
     attempts = json.load(open(f"{out}/{way}.json"))["attempts"]
     if len(attempts) != n or any(a["status"] != "passed" for a in attempts):
         bad.append(f"{way}: " + ", ".join(a["status"] for a in attempts))
     records = [builds.get((way, a["candidate"]), {}) for a in attempts]
     build[way] = [b["seconds"] for b in records if "seconds" in b]
-    if way == "fast":
-        not_fast = [a["candidate"] for a, b in zip(attempts, records) if not b.get("fast_ext")]
-        if not_fast: bad.append("fast: built the full way: " + ", ".join(not_fast))
+    if way == "lite":
+        not_lite = [a["candidate"] for a, b in zip(attempts, records) if not b.get("lite_ext")]
+        if not_lite: bad.append("lite: built the full way: " + ", ".join(not_lite))
 inline = json.load(open(f"{out}/inline.json"))["attempts"]
 if len(inline) != n or any(a["status"] != "passed" for a in inline):
     bad.append("inline: " + ", ".join(a["status"] for a in inline))
 build["inline"] = [a["load_seconds"] for a in inline if "load_seconds" in a]
-for way in ("full", "fast", "inline"):
+for way in ("full", "lite", "inline"):
     b = build[way]
     med = statistics.median(b) if b else float("nan")
     print(f"{way:7s} {n} candidates in {wall[way]:7.2f} s wall ({60 * n / wall[way]:5.1f} per minute); "
           f"build per candidate median {med:.2f} s (min {min(b, default=float('nan')):.2f}, max {max(b, default=float('nan')):.2f})")
-print(f"ratio vs load_inline (wall): full {wall['inline'] / wall['full']:.2f}x, fast {wall['inline'] / wall['fast']:.2f}x")
+print(f"ratio vs load_inline (wall): full {wall['inline'] / wall['full']:.2f}x, lite {wall['inline'] / wall['lite']:.2f}x")
 for b in bad: print("NOT PASSED", b)
 sys.exit(1 if bad else 0)
 PY

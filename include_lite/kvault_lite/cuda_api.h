@@ -17,11 +17,7 @@ using ::kvault_lite::getCurrentCUDAStream;
 namespace at {
 using ::kvault_lite::device_of;
 namespace cuda {
-using ::kvault_lite::CUDAGuard;
-using ::kvault_lite::CUDAStream;
-using ::kvault_lite::OptionalCUDAGuard;
-using ::kvault_lite::current_device;
-using ::kvault_lite::getCurrentCUDAStream;
+using namespace ::c10::cuda;  // NOLINT: as PyTorch's at::cuda takes c10::cuda's names
 using ::kvault_lite::getCurrentDeviceProperties;
 }  // namespace cuda
 }  // namespace at

@@ -158,8 +158,7 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
   }
   v.build = Json{{"toolchain", built->toolchain}, {"command", built->command},
                  {"cache_hit", built->cache_hit}, {"seconds", built->seconds}, {"pch", built->pch},
-                 {"fast_ext", built->fast_ext}, {"lite_ext", built->lite_ext}, {"arch", req.arch}};
-  if (!built->fast_ext_note.empty()) v.build["fast_ext_note"] = built->fast_ext_note;
+                 {"lite_ext", built->lite_ext}, {"arch", req.arch}};
   if (!built->lite_ext_note.empty()) v.build["lite_ext_note"] = built->lite_ext_note;
   if (built->timed_out) {
     Settle(v, Outcome(OutcomeStatus::kTimeout, "compile ran past its limit of " +

@@ -5,7 +5,6 @@
 #include "kvault/build_config.h"
 #include "cache/cache.h"
 #include "toolchain/build_key.h"
-#include "toolchain/fast_ext.h"
 #include "toolchain/flags.h"
 #include "toolchain/lite_ext.h"
 #include "toolchain/pch.h"
@@ -39,26 +38,20 @@ std::string Label(const CompilerSetup& setup, const std::string& identity, const
 }
 
 // How an extension source is compiled: the full way (PyTorch's headers, with the
-// precompiled header where it applies), the fast way (toolchain/fast_ext.h) or the lite
-// way (toolchain/lite_ext.h).
+// precompiled header where it applies) or the lite way (toolchain/lite_ext.h).
 struct ExtBuild {
-  enum class Kind { kFull, kFast, kLite } kind = Kind::kFull;
-  std::string include_dir;           // include_ext/ or include_lite/
-  std::string link_object;           // the binding or the lite object
-  std::string pch_header;            // fast: the light precompiled header
-  std::vector<std::string> defines;  // lite: LiteExtDefines
+  enum class Kind { kFull, kLite } kind = Kind::kFull;
+  std::string include_dir;           // include_lite/
+  std::string link_object;           // the lite object
+  std::vector<std::string> defines;  // LiteExtDefines
 };
 
-// Everything that decides the artifact's bytes, field by field. The fast and lite
-// builds hash their header folders (and their commands hold their folder and object
-// as placeholders).
+// Everything that decides the artifact's bytes, field by field. The lite build hashes
+// its header folder (and its command holds the folder and the object as placeholders).
 Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
                            const std::string& source, const std::string& identity, const ExtBuild& ext = {}) {
   CommandSlots slots{"<source>", "<module>", "<output>"};
-  if (ext.kind == ExtBuild::Kind::kFast) {
-    slots.ext_include_dir = "<include_ext>";
-    slots.link_object = "<binding.o>";
-  } else if (ext.kind == ExtBuild::Kind::kLite) {
+  if (ext.kind == ExtBuild::Kind::kLite) {
     slots.ext_include_dir = "<include_lite>";
     slots.link_object = "<lite.o>";
     slots.ext_defines = ext.defines;
@@ -86,10 +79,10 @@ Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
     h.Add("kind", "native");
     h.Add("native_include", *digest);
   }
-  if (ext.kind != ExtBuild::Kind::kFull) {
+  if (ext.kind == ExtBuild::Kind::kLite) {
     auto digest = DirectoryDigest(ext.include_dir);
-    if (!digest) return Error{"extension headers: " + digest.error()};
-    h.Add(ext.kind == ExtBuild::Kind::kFast ? "fast_ext" : "lite_ext", *digest);
+    if (!digest) return Error{"lite extension headers: " + digest.error()};
+    h.Add("lite_ext", *digest);
   }
   return h;
 }
@@ -106,8 +99,6 @@ BuildResult FromCache(const CacheEntry& e, const std::string& artifact_name, Bui
   r.diagnostics = meta.value("diagnostics", std::string());
   r.pch = meta.value("pch", false);
   r.pch_note = meta.value("pch_note", std::string());
-  r.fast_ext = meta.value("fast_ext", false);
-  if (r.fast_ext_note.empty()) r.fast_ext_note = meta.value("fast_ext_note", std::string());
   r.lite_ext = meta.value("lite_ext", false);
   if (r.lite_ext_note.empty()) r.lite_ext_note = meta.value("lite_ext_note", std::string());
   r.seconds = SecondsSince(start);
@@ -150,7 +141,7 @@ std::string DefaultNativeIncludeDir() {
 
 namespace {
 
-// What one BuildExtension call shares between its fast and its full attempt.
+// What one BuildExtension call shares between its lite and its full attempt.
 struct BuildContext {
   const BuildRequest& req;
   const CompilerSetup& setup;
@@ -169,22 +160,16 @@ std::string FirstError(const std::string& diagnostics) {
   return Truncate(diagnostics.substr(from, diagnostics.find('\n', from) - from), 300);
 }
 
-// Why the faster ways were not taken, for the record.
-struct ExtNotes {
-  std::string fast;
-  std::string lite;
-};
-
 // One build under `key`: a cache hit, or a compile stored on success, the way `ext`
-// says (the full way with the precompiled header where it applies).
+// says (the full way with the precompiled header where it applies). `lite_ext_note`
+// (why the lite way was not taken) goes into the record.
 Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, const ExtBuild& ext,
-                                  const ExtNotes& notes) {
+                                  const std::string& lite_ext_note) {
   const BuildRequest& req = c.req;
   BuildResult r;
   r.key = key.Hex();
   r.module_name = ModuleNameForKey(r.key);
-  r.fast_ext_note = notes.fast;
-  r.lite_ext_note = notes.lite;
+  r.lite_ext_note = lite_ext_note;
   const std::string artifact_name = r.module_name + (req.compile_only ? ".o" : ".so");
   auto limits = CacheLimits::FromEnv();
   if (!limits) return Error{limits.error()};
@@ -210,13 +195,7 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   if (!staged) return Error{"compile cache: " + staged.error()};
   std::string built = staged->Join(artifact_name);
   CommandSlots slots{req.source_path, r.module_name, built};
-  if (ext.kind == ExtBuild::Kind::kFast) {
-    // The light header, precompiled, applies to the same sources as the full one.
-    if (PchApplies(c.source)) slots.pch_header = ext.pch_header;
-    else r.pch_note = "the source does not start with #include <torch/extension.h> (after standard headers only)";
-    slots.ext_include_dir = ext.include_dir;
-    slots.link_object = ext.link_object;
-  } else if (ext.kind == ExtBuild::Kind::kLite) {
+  if (ext.kind == ExtBuild::Kind::kLite) {
     r.pch_note = "the lite extension build needs no precompiled header";
     slots.ext_include_dir = ext.include_dir;
     slots.link_object = ext.link_object;
@@ -230,10 +209,7 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   auto cmd = AssembleCommand(req, c.setup, slots);
   if (!cmd) return Error{cmd.error()};
   r.command = ShellQuote(cmd->argv);
-  r.toolchain = Label(c.setup, c.identity,
-                      ext.kind == ExtBuild::Kind::kFast   ? "fast extension build"
-                      : ext.kind == ExtBuild::Kind::kLite ? "lite extension build"
-                                                          : cmd->variant);
+  r.toolchain = Label(c.setup, c.identity, ext.kind == ExtBuild::Kind::kLite ? "lite extension build" : cmd->variant);
   CommandSpec spec;
   spec.argv = cmd->argv;
   spec.cwd = scratch->path();
@@ -252,12 +228,10 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   }
   if (!FileExists(built))
     return Error{ToolName(c.setup.tool) + " exited 0 but wrote no " + artifact_name};
-  r.fast_ext = ext.kind == ExtBuild::Kind::kFast;
   r.lite_ext = ext.kind == ExtBuild::Kind::kLite;
   Json meta{{"key_fields", key.Describe()}, {"command", r.command},
             {"toolchain", r.toolchain}, {"diagnostics", r.diagnostics},
             {"compile_seconds", run->seconds}, {"pch", r.pch}, {"pch_note", r.pch_note},
-            {"fast_ext", r.fast_ext}, {"fast_ext_note", r.fast_ext_note},
             {"lite_ext", r.lite_ext}, {"lite_ext_note", r.lite_ext_note}};
   if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s)
     return Error{"compile cache: " + s.error()};
@@ -267,16 +241,6 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   r.artifact = stored->Path(artifact_name);
   r.seconds = SecondsSince(c.start);
   return r;
-}
-
-// Why the fast extension build does not apply to this request ("" when it does).
-std::string FastExtExcluded(const BuildRequest& req, const CompilerSetup& setup, const std::string& source) {
-  if (setup.tool != Tool::kCxx) return "the fast extension build is for g++ only";
-  if (req.kind != SourceKind::kTorchExtension) return "native sources have no binding";
-  if (req.compile_only) return "a compile-only build links nothing";
-  if (source.find("#include \"") != std::string::npos || source.find("# include \"") != std::string::npos)
-    return "the source includes local files";
-  return "";
 }
 
 }  // namespace
@@ -302,49 +266,29 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   const BuildContext c{req, setup, *source, *identity,
                        req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir, timeout, start};
 
-  // The lite extension build first, then the fast one when asked for, then the full
-  // one; a source the lighter headers do not compile is built again the next way, and
-  // the record says why.
-  ExtNotes notes;
+  // The lite extension build first; a source the lite headers do not compile is built
+  // again the full way, and the record says why.
+  std::string lite_note;
   if (!LiteExtEnabled()) {
-    notes.lite = "turned off (KVAULT_LITE_EXT=0)";
+    lite_note = "turned off (KVAULT_LITE_EXT=0)";
   } else {
     ExtBuild lite{ExtBuild::Kind::kLite, req.include_lite_dir.empty() ? DefaultIncludeLiteDir() : req.include_lite_dir};
-    notes.lite = LiteExtExcluded(req, setup, *source, lite.include_dir);
-    if (notes.lite.empty()) {
+    lite_note = LiteExtExcluded(req, setup, *source, lite.include_dir);
+    if (lite_note.empty()) {
       auto object = EnsureLiteExt(req, setup, *identity, lite.include_dir, c.cache_root, timeout);
       lite.link_object = object ? *object : "";
       lite.defines = LiteExtDefines(*source);
       auto lite_key = object ? BuildKey(req, setup, *source, *identity, lite) : Result<KeyHasher>(Error{object.error()});
       if (!lite_key) {
-        notes.lite = lite_key.error();
+        lite_note = lite_key.error();
       } else {
-        auto built = BuildUnderKey(c, *lite_key, lite, notes);
+        auto built = BuildUnderKey(c, *lite_key, lite, "");
         if (!built || built->ok || built->timed_out) return built;
-        notes.lite = "the lite headers did not compile it (" + FirstError(built->diagnostics) + ")";
+        lite_note = "the lite headers did not compile it (" + FirstError(built->diagnostics) + ")";
       }
     }
   }
-  if (FastExtRequested()) {
-    ExtBuild fast{ExtBuild::Kind::kFast, req.include_ext_dir.empty() ? DefaultIncludeExtDir() : req.include_ext_dir};
-    notes.fast = FastExtExcluded(req, setup, *source);
-    if (notes.fast.empty()) {
-      auto entry = EnsureFastExt(req, setup, *identity, fast.include_dir, c.cache_root, timeout);
-      if (entry) {
-        fast.link_object = entry->binding_object;
-        fast.pch_header = entry->pch_header;
-      }
-      auto fast_key = entry ? BuildKey(req, setup, *source, *identity, fast) : Result<KeyHasher>(Error{entry.error()});
-      if (!fast_key) {
-        notes.fast = fast_key.error();
-      } else {
-        auto built = BuildUnderKey(c, *fast_key, fast, notes);
-        if (!built || built->ok || built->timed_out) return built;
-        notes.fast = "the light headers did not compile it (" + FirstError(built->diagnostics) + ")";
-      }
-    }
-  }
-  return BuildUnderKey(c, *key, ExtBuild{}, notes);
+  return BuildUnderKey(c, *key, ExtBuild{}, lite_note);
 }
 
 }  // namespace kvault

@@ -42,10 +42,6 @@ struct BuildRequest {
   // and hashed into the key. Default: "" = $KVAULT_SOURCE_ROOT/include, else <source
   // root at build time>/include.
   std::string native_include_dir;
-  // The fast extension build's light headers (include_ext/; toolchain/fast_ext.h),
-  // used for g++ extension builds when KVAULT_FAST_EXT=1. Default: "" =
-  // $KVAULT_SOURCE_ROOT/include_ext, else <source root at build time>/include_ext.
-  std::string include_ext_dir;
   // The lite extension build's headers (include_lite/; toolchain/lite_ext.h), used for
   // g++ and nvcc extension builds unless KVAULT_LITE_EXT=0. Default: "" =
   // $KVAULT_SOURCE_ROOT/include_lite, else <source root at build time>/include_lite.
@@ -67,11 +63,6 @@ struct BuildResult {
   // did not reject it. On a cache hit: how the stored artifact was built.
   bool pch = false;
   std::string pch_note;       // when !pch: why not (not g++, preamble, build failed, ...)
-  // Built by the fast extension build (light headers, the binding linked in). When it
-  // was asked for (KVAULT_FAST_EXT=1) but not used: why not (fast_ext_note), e.g. the
-  // light headers did not compile the source (its first error) and the full build ran.
-  bool fast_ext = false;
-  std::string fast_ext_note;
   // Built by the lite extension build (include_lite/, the lite object linked in); when
   // not: why not (lite_ext_note), e.g. turned off, an #include the lite headers lack,
   // or their first compile error (the next way was then taken).

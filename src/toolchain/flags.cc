@@ -164,7 +164,7 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   a.push_back(setup.tool_path);
   const bool ext = !slots.ext_include_dir.empty() || !slots.link_object.empty() || !slots.ext_defines.empty();
   if (ext && (*tool == Tool::kHipcc || req.language == Language::kHip))
-    return Error{"internal: the fast and lite extension builds are for g++ and nvcc on C++ and CUDA sources"};
+    return Error{"internal: the lite extension build is for g++ and nvcc on C++ and CUDA sources"};
   auto ext_flags = [&] {
     if (!slots.ext_include_dir.empty()) Append(a, {"-I", slots.ext_include_dir});
     Append(a, slots.ext_defines);
@@ -215,42 +215,19 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   return cmd;
 }
 
-namespace {
-
-// g++'s compile flags without the module name: the shared start of the precompiled
-// header's and the binding's commands.
-Result<CompileCommand> GxxFlagsWithoutModule(const BuildRequest& req, const CompilerSetup& setup,
-                                             const std::string& ext_include_dir) {
+Result<CompileCommand> AssemblePchCommand(const BuildRequest& req, const CompilerSetup& setup,
+                                          const std::string& header, const std::string& output) {
   auto tool = ToolFor(req.language, req.backend);
   if (!tool) return Error{tool.error()};
   if (*tool != Tool::kCxx || setup.tool != Tool::kCxx)
-    return Error{"precompiled headers and the fast extension build are for g++ (cpp on cpu) only"};
+    return Error{"precompiled headers are for g++ (cpp on cpu) only"};
   CompileCommand cmd;
   std::vector<std::string>& a = cmd.argv;
   a.push_back(setup.tool_path);
   Append(a, CxxFlags(req.torch));
-  if (!ext_include_dir.empty()) Append(a, {"-I", ext_include_dir});
   Append(a, TorchCompileFlags(req.torch, /*module=*/""));
   Append(a, req.extra_flags);
-  return cmd;
-}
-
-}  // namespace
-
-Result<CompileCommand> AssemblePchCommand(const BuildRequest& req, const CompilerSetup& setup,
-                                          const std::string& header, const std::string& output,
-                                          const std::string& ext_include_dir) {
-  auto cmd = GxxFlagsWithoutModule(req, setup, ext_include_dir);
-  if (!cmd) return cmd;
-  Append(cmd->argv, {"-x", "c++-header", header, "-o", output});
-  return cmd;
-}
-
-Result<CompileCommand> AssembleBindingCommand(const BuildRequest& req, const CompilerSetup& setup,
-                                              const std::string& source, const std::string& output) {
-  auto cmd = GxxFlagsWithoutModule(req, setup, /*ext_include_dir=*/"");
-  if (!cmd) return cmd;
-  Append(cmd->argv, {"-c", source, "-o", output});
+  Append(a, {"-x", "c++-header", header, "-o", output});
   return cmd;
 }
 

@@ -34,11 +34,11 @@ struct CommandSlots {
   // go right before the source, so a rejected .gch shows up in the diagnostics (and
   // g++ then reads the header as text: same result, no speed-up). Default: "" = none.
   std::string pch_header = "";
-  // The fast extension build (g++; toolchain/fast_ext.h) and the lite one (g++ and
-  // nvcc; toolchain/lite_ext.h): a folder put first on the include path (`-I <dir>`
-  // right after the compiler's own flags), whose torch/extension.h stands in for
-  // PyTorch's, `ext_defines` right after it, and an object file linked in after the
-  // source (compiled once with PyTorch's headers). Default: "", {} = none.
+  // The lite extension build (g++ and nvcc; toolchain/lite_ext.h): a folder put first
+  // on the include path (`-I <dir>` right after the compiler's own flags), whose
+  // torch/extension.h stands in for PyTorch's, `ext_defines` right after it, and an
+  // object file linked in after the source (compiled once with PyTorch's headers).
+  // Default: "", {} = none.
   std::string ext_include_dir = "";
   std::string link_object = "";
   std::vector<std::string> ext_defines = {};
@@ -71,22 +71,13 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& request, const Compil
 // name stays out because g++ rejects a .gch when a macro defined at its creation is
 // defined differently at use; a macro defined only at use is harmless as long as the
 // header never mentions it (PyTorch's headers do not). Error for nvcc/hipcc requests.
-// `ext_include_dir` (default "" = none) goes where CommandSlots::ext_include_dir goes,
-// for the fast extension build's precompiled light header.
 Result<CompileCommand> AssemblePchCommand(const BuildRequest& request, const CompilerSetup& setup,
-                                          const std::string& header, const std::string& output,
-                                          const std::string& ext_include_dir = "");
-
-// The command that compiles the fast extension build's binding source (with PyTorch's
-// full headers, not the light ones) into the object `output`: AssemblePchCommand's
-// flags, then `-c <source> -o <output>`. Error for nvcc/hipcc requests.
-Result<CompileCommand> AssembleBindingCommand(const BuildRequest& request, const CompilerSetup& setup,
-                                              const std::string& source, const std::string& output);
+                                          const std::string& header, const std::string& output);
 
 // The command that compiles the lite extension build's object (`source`:
 // include_lite/kvault_lite/lite.cc) with g++ (`cxx_path`) for candidate builds of
 // `request`, g++ or nvcc: g++'s own flags and PyTorch's defines and -isystem folders
-// (as AssemblePchCommand's, without the lite folder); for nvcc requests
+// (as AssemblePchCommand's); for nvcc requests
 // -DKVAULT_LITE_CUDA=1 and `-isystem cuda_include_dir`, for g++ requests the extra
 // flags; then `-c <source> -o <output>`. Error for other requests.
 Result<CompileCommand> AssembleLiteObjectCommand(const BuildRequest& request, const std::string& cxx_path,

@@ -276,37 +276,44 @@ void ExpectNoTorch(const Argv& a) {
   }
 }
 
-TEST(AssembleCommand, TheFastExtensionBuildPutsItsHeadersFirstAndLinksTheBinding) {
+TEST(AssembleCommand, TheLiteExtensionBuildPutsItsHeadersFirstAndLinksItsObject) {
   CommandSlots slots = kSlots;
-  slots.ext_include_dir = "/src/include_ext";
-  slots.link_object = "/cache/kvault_ext_binding.o";
-  auto cmd = AssembleCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx), slots);
-  ASSERT_TRUE(cmd.ok()) << cmd.error();
-  const Argv& a = cmd->argv;
-  long inc = At(a, "/src/include_ext");
-  ASSERT_GT(inc, 0);
-  EXPECT_EQ(a[inc - 1], "-I");
-  EXPECT_LT(inc, At(a, "/t/include"));  // before every torch include path
-  EXPECT_EQ(At(a, "/cache/kvault_ext_binding.o"), At(a, "/c/relu.src") + 1);
-  EXPECT_LT(At(a, "/cache/kvault_ext_binding.o"), At(a, "-shared"));
+  slots.ext_include_dir = "/src/include_lite";
+  slots.link_object = "/cache/kvault_lite.o";
+  slots.ext_defines = {"-DKVAULT_LITE_HALF=1"};
+  for (auto [request, tool] : {std::pair{Request(Language::kCpp, Backend::kCpu), Tool::kCxx},
+                               std::pair{Request(Language::kCuda, Backend::kCuda, "sm_90"), Tool::kNvcc}}) {
+    auto cmd = AssembleCommand(request, MakeSetup(tool), slots);
+    ASSERT_TRUE(cmd.ok()) << cmd.error();
+    const Argv& a = cmd->argv;
+    long inc = At(a, "/src/include_lite");
+    ASSERT_GT(inc, 0);
+    EXPECT_EQ(a[inc - 1], "-I");
+    EXPECT_EQ(a[inc + 1], "-DKVAULT_LITE_HALF=1");
+    EXPECT_LT(inc, At(a, "/t/include"));  // before every torch include path
+    EXPECT_EQ(At(a, "/cache/kvault_lite.o"), At(a, "/c/relu.src") + 1);
+    EXPECT_LT(At(a, "/cache/kvault_lite.o"), At(a, "-shared"));
+  }
 
-  auto pch = AssemblePchCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx), "/h.h", "/h.h.gch",
-                                "/src/include_ext");
-  ASSERT_TRUE(pch.ok());
-  EXPECT_LT(At(pch->argv, "/src/include_ext"), At(pch->argv, "/t/include"));
-  auto binding = AssembleBindingCommand(Request(Language::kCpp, Backend::kCpu), MakeSetup(Tool::kCxx),
-                                        "/src/binding.cc", "/o/binding.o");
-  ASSERT_TRUE(binding.ok());
-  EXPECT_FALSE(Has(binding->argv, "/src/include_ext"));  // the binding sees the full headers
-  EXPECT_EQ(At(binding->argv, "/src/binding.cc"), At(binding->argv, "-c") + 1);
-  EXPECT_FALSE(Has(binding->argv, "-DTORCH_EXTENSION_NAME=kv_0123456789abcdef"));
+  auto object = AssembleLiteObjectCommand(Request(Language::kCuda, Backend::kCuda, "sm_90"), "/usr/bin/g++",
+                                          "/cuda/include", "/src/lite.cc", "/o/lite.o");
+  ASSERT_TRUE(object.ok()) << object.error();
+  EXPECT_EQ(object->argv[0], "/usr/bin/g++");
+  EXPECT_FALSE(Has(object->argv, "/src/include_lite"));  // the object sees PyTorch's headers
+  EXPECT_TRUE(Has(object->argv, "-DKVAULT_LITE_CUDA=1"));
+  EXPECT_EQ(At(object->argv, "/cuda/include"), At(object->argv, "-DKVAULT_LITE_CUDA=1") + 2);
+  EXPECT_EQ(At(object->argv, "/src/lite.cc"), At(object->argv, "-c") + 1);
+  EXPECT_FALSE(Has(object->argv, "-DTORCH_EXTENSION_NAME=kv_0123456789abcdef"));
+  auto cpu = AssembleLiteObjectCommand(Request(Language::kCpp, Backend::kCpu), "/usr/bin/g++", "/cuda/include",
+                                       "/src/lite.cc", "/o/lite.o");
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_FALSE(Has(cpu->argv, "-DKVAULT_LITE_CUDA=1"));
 
   BuildRequest compile_only = Request(Language::kCpp, Backend::kCpu);
   compile_only.compile_only = true;
   EXPECT_FALSE(AssembleCommand(compile_only, MakeSetup(Tool::kCxx), slots).ok());
-  EXPECT_FALSE(AssembleCommand(Request(Language::kCuda, Backend::kCuda, "sm_90"), MakeSetup(Tool::kNvcc), slots).ok());
-  EXPECT_FALSE(AssembleBindingCommand(Request(Language::kCuda, Backend::kCuda), MakeSetup(Tool::kNvcc), "/b.cc",
-                                      "/b.o").ok());
+  EXPECT_FALSE(AssembleCommand(Request(Language::kHip, Backend::kCuda, "sm_90"), MakeSetup(Tool::kNvcc), slots).ok());
+  EXPECT_FALSE(AssembleLiteObjectCommand(Request(Language::kHip, Backend::kHip), "/g++", "", "/s", "/o").ok());
 }
 
 TEST(AssembleCommand, NativeCxxIsAPlainSharedLibrary) {

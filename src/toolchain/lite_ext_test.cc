@@ -32,7 +32,6 @@ class LiteExtTest : public ::testing::Test {
     source_ = work_->Join("relu.cpp");
     Write(kSource);
     unsetenv("KVAULT_LITE_EXT");
-    unsetenv("KVAULT_FAST_EXT");
   }
   void TearDown() override {
     unsetenv("KVAULT_LITE_EXT");

@@ -1,8 +1,7 @@
 #pragma once
 // An entry of the cache kind "pch" (docs/cache.md) made once per toolchain and flag set
-// and shared by every candidate build after it: the fast extension build's light
-// header and binding (toolchain/fast_ext.h), the lite extension build's object
-// (toolchain/lite_ext.h). The first caller runs the commands under the entry's lock and
+// and shared by every candidate build after it, such as the lite extension build's
+// object (toolchain/lite_ext.h). The first caller runs the commands under the entry's lock and
 // says so on stderr; a compiler's verdict (a failing exit, not a signal) is kept as
 // failed.json and not retried; a usable entry holds every file of `outputs`.
 //
@@ -23,7 +22,7 @@
 namespace kvault {
 
 struct PreparedEntry {
-  std::string what;       // "the fast extension build", for messages
+  std::string what;       // "the lite extension build", for messages
   KeyHasher key;          // every field that decides the entry's bytes
   std::string announce;   // what the first build says it makes, e.g. "a light header (320 MB)"
   std::vector<std::string> outputs;  // file names the commands write into the entry

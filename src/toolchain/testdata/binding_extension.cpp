@@ -1,4 +1,4 @@
-// The fast extension build's binding against pybind11's (RealCompilerTest): every
+// The lite extension build's binding against pybind11's (RealCompilerTest): every
 // parameter and return kind it binds, overloads and a lambda.
 #include <torch/extension.h>
 
