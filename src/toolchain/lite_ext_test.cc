@@ -167,6 +167,22 @@ TEST_F(LiteExtTest, AFailedObjectIsKeptAndTheFullBuildRuns) {
   EXPECT_TRUE(Has(second->lite_ext_note, "failed before")) << second->lite_ext_note;
 }
 
+TEST_F(LiteExtTest, AnObjectTheCompilerDidNotWriteIsAFailureKeptAsSuch) {
+  FakeCompiler cc(FakeCompiler::kWritesNothing);
+  UseCompiler(cc);
+  CompilerSetup gxx{Tool::kCxx, cc.path()};
+  const std::string cache = work_->Join("cache");
+  auto first = EnsureLiteExt(Request(), gxx, "fakecc 9.9.9", DefaultIncludeLiteDir(), cache, kTimeout);
+  ASSERT_FALSE(first.ok());
+  EXPECT_TRUE(Has(first.error(), "exited 0 without writing kvault_lite.o")) << first.error();
+  auto second = EnsureLiteExt(Request(), gxx, "fakecc 9.9.9", DefaultIncludeLiteDir(), cache, kTimeout);
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(Has(second.error(), "failed before")) << second.error();
+  EXPECT_TRUE(ReadFile(second.error().substr(second.error().find("see ") + 4)).ok())  // the record exists
+      << second.error();
+  EXPECT_EQ(cc.Calls(), 1);  // not retried
+}
+
 TEST_F(LiteExtTest, NvccLinksTheObjectThatGxxCompiledForCuda) {
   FakeCompiler cc(FakeCompiler::kWritesOutput);
   FakeCompiler nvcc(FakeCompiler::kWritesOutput, "Cuda compilation tools, release 13.0, V13.0.88");

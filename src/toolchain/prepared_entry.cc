@@ -43,31 +43,17 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
 
   auto staged = cache.Stage();
   if (!staged) return Error{staged.error()};
-  for (const auto& [name, contents] : spec.inputs)
-    if (Status s = WriteFileAtomic(staged->Join(name), contents); !s) return Error{s.error()};
   auto commands = spec.commands(staged->path());
   if (!commands) return Error{commands.error()};
   std::fprintf(stderr, "kvault: preparing %s once per toolchain and flag set (%s, under %s/pch/)\n",
                spec.what.c_str(), spec.announce.c_str(), cache_root.c_str());
   Json meta{{"key_fields", spec.key.Describe()}};
-  Json steps = Json::array();
-  for (const CompileCommand& cmd : *commands) {
-    CommandSpec run_spec;
-    run_spec.argv = cmd.argv;
-    run_spec.cwd = staged->path();
-    auto run = RunCommand(run_spec, timeout);
-    const std::string tool = cmd.argv.empty() ? "the compiler" : std::filesystem::path(cmd.argv[0]).filename().string();
-    if (!run) return Error{tool + " could not be started: " + run.error()};
-    steps.push_back(Json{{"command", ShellQuote(cmd.argv)}, {"seconds", run->seconds},
-                         {"diagnostics", Truncate(run->output, kMaxDiagnostics)}});
-    meta["steps"] = steps;
-    if (run->timed_out) return Error{"preparing " + spec.what + " ran past the timeout"};
-    if (run->exit_code == 0) continue;
-    std::string why = tool + " " + DescribeTermination(run->exit_code, run->term_signal);
+  // A compiler's verdict is kept (failed.json, not retried); a signal (e.g. out of
+  // memory) may pass and is not.
+  auto failed = [&](const std::string& why, bool final) -> Error {
     std::fprintf(stderr, "kvault: preparing %s failed (%s); candidates build without it\n", spec.what.c_str(),
                  why.c_str());
-    // Only a verdict of the compiler's is final; a signal (e.g. out of memory) may pass.
-    if (run->term_signal == 0) {
+    if (final) {
       meta["failure"] = why;
       for (const std::string& name : spec.outputs) (void)::unlink(staged->Join(name).c_str());
       if (Status s = WriteFileAtomic(staged->Join(kFailedName), meta.dump(2) + "\n"); !s) return Error{s.error()};
@@ -75,7 +61,25 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
         return Error{"compile cache: " + stored.error()};
     }
     return Error{"preparing " + spec.what + " failed: " + why};
+  };
+  Json steps = Json::array();
+  std::string tool = "the compiler";
+  for (const CompileCommand& cmd : *commands) {
+    CommandSpec run_spec;
+    run_spec.argv = cmd.argv;
+    run_spec.cwd = staged->path();
+    auto run = RunCommand(run_spec, timeout);
+    if (!cmd.argv.empty()) tool = std::filesystem::path(cmd.argv[0]).filename().string();
+    if (!run) return Error{tool + " could not be started: " + run.error()};
+    steps.push_back(Json{{"command", ShellQuote(cmd.argv)}, {"seconds", run->seconds},
+                         {"diagnostics", Truncate(run->output, kMaxDiagnostics)}});
+    meta["steps"] = steps;
+    if (run->timed_out) return Error{"preparing " + spec.what + " ran past the timeout"};
+    if (run->exit_code != 0)
+      return failed(tool + " " + DescribeTermination(run->exit_code, run->term_signal), run->term_signal == 0);
   }
+  for (const std::string& name : spec.outputs)
+    if (!FileExists(staged->Join(name))) return failed(tool + " exited 0 without writing " + name, true);
   if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s) return Error{s.error()};
   auto stored = cache.Commit(hex, std::move(*staged), meta);
   if (!stored) return Error{"compile cache: " + stored.error()};

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cache/cache.h"
@@ -26,8 +25,6 @@ struct PreparedEntry {
   KeyHasher key;          // every field that decides the entry's bytes
   std::string announce;   // what the first build says it makes, e.g. "a light header (320 MB)"
   std::vector<std::string> outputs;  // file names the commands write into the entry
-  // Files written into the staged entry before the commands run: name, contents.
-  std::vector<std::pair<std::string, std::string>> inputs;
   // The commands, given the staged entry's folder, run in order there.
   std::function<Result<std::vector<CompileCommand>>(const std::string& staged_dir)> commands;
 };
