@@ -90,6 +90,13 @@ constexpr ::c10::ScalarType kFloat64 = ::c10::kDouble;
 
 namespace torch {
 using namespace ::at;  // NOLINT: PyTorch's torch:: holds at::'s tensor API too
+// load_inline's bindings wrap each function so that PyTorch's errors reach Python as
+// PyTorch raises them; here the function is bound as it is, and an error it throws
+// reaches Python as a RuntimeError with its message.
+template <class F>
+F wrap_pybind_function(F f) {
+  return f;
+}
 }  // namespace torch
 
 // PyTorch's checks: a c10::Error with the message, or with the condition when there is

@@ -3,7 +3,8 @@
 Three formats:
 - extension: a compiled Python extension (.so) exposing a callable `forward`,
   loaded under its module name with importlib's ExtensionFileLoader;
-- kernelbench: a Python file defining `class ModelNew`, executed as a fresh module;
+- kernelbench: a Python file defining `class ModelNew`, executed as a fresh module
+  (its load_inline calls answered with the modules the engine built: inline_ext.py);
 - native: a plain shared library exporting `kvault_forward` (native.py);
 - triton: a Python file with `@triton.jit` kernels and `class ModelNew` or a
   `module_fn` entry, executed as a fresh module after triton_support.prepare
@@ -18,7 +19,7 @@ from typing import Callable, Optional
 
 import torch  # noqa: F401  (extensions link against torch: it must be loaded first)
 
-from kvault_worker import fresh_module, native, triton_support
+from kvault_worker import fresh_module, inline_ext, native, triton_support
 from kvault_worker.errors import LOAD_ERROR, WorkerError, attributed, bad_request
 
 EXTENSION = "extension"
@@ -51,7 +52,11 @@ def load_candidate(spec, backend="cpu"):
             raise bad_request("extension candidate needs 'module', a Python identifier")
         return _load_extension(path, name)
     if fmt == KERNELBENCH:
-        return _load_kernelbench(path)
+        try:
+            built = inline_ext.built_entries(spec)
+        except ValueError as e:
+            raise bad_request(str(e))
+        return _load_kernelbench(path, built)
     if fmt == TRITON:
         return _load_triton(path, backend)
     if fmt == NATIVE:
@@ -78,9 +83,15 @@ def _load_extension(path, name):
     return Candidate(EXTENSION, path, module, forward=forward)
 
 
-def _load_kernelbench(path):
+def _load_kernelbench(path, built=()):
+    """`built`: the modules the engine built for the file's load_inline calls
+    (inline_ext.py), returned when a call asks for one of them."""
     with attributed(LOAD_ERROR, "candidate does not import"):
-        module = fresh_module.exec_file(path, "candidate")
+        if built:
+            with inline_ext.replaying(built):
+                module = fresh_module.exec_file(path, "candidate")
+        else:
+            module = fresh_module.exec_file(path, "candidate")
     model_new = getattr(module, "ModelNew", None)
     if not isinstance(model_new, type):
         fresh_module.release(module)

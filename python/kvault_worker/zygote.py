@@ -381,6 +381,8 @@ def main():
     if module == "kvault_worker.protocol":
         try:
             import kvault_worker.session  # noqa: F401  (PyTorch and the whole worker)
+            # hello's build paths and KernelBench candidates' load_inline (0.7 s each time).
+            import torch.utils.cpp_extension  # noqa: F401
         except ImportError:
             pass  # each worker reports it (protocol.UnusableSession)
 

@@ -16,6 +16,7 @@
 #include "engine/gpu_sensors.h"
 #include "engine/timed_case.h"
 #include "engine/timing_lock.h"
+#include "candidate/inline_unit.h"
 #include "engine/worker_outcome.h"
 #include "toolchain/build.h"
 #include "util/files.h"
@@ -139,7 +140,7 @@ Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
 }
 
 bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_path,
-                     std::string* module_name) {
+                     std::string* module_name, const std::vector<std::string>& extra_flags) {
   auto hello = session_.Hello();
   if (!hello) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
@@ -150,6 +151,7 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
     Settle(v, Outcome(OutcomeStatus::kInfraError, request.error()));
     return false;
   }
+  request->extra_flags = extra_flags;
   const BuildRequest& req = *request;
   auto built = builder_ ? builder_(req, options_.timeouts.compile) : BuildExtension(req, options_.timeouts.compile);
   if (!built) {
@@ -524,6 +526,80 @@ bool Verifier::BuildCandidate(Attempt& a) {
   return true;
 }
 
+// A KernelBench file's load_inline calls (docs/toolchains.md, "load_inline
+// candidates"): noted by a worker that is then discarded, each built through the
+// compile cache like an extension-format source, the builds handed to its load. A
+// call the engine does not build is left to PyTorch's own load_inline (the record
+// says why); a build the compiler rejects is the candidate's compile_error.
+bool Verifier::BuildInlineModules(Attempt& a) {
+  if (a.candidate.format != CandidateFormat::kKernelBench ||
+      a.candidate.source.find("load_inline") == std::string::npos)
+    return true;
+  auto w = session_.Get(WorkerRole::kCandidate);
+  if (!w) {
+    a.v = Outcome(OutcomeStatus::kInfraError, w.error());
+    return false;
+  }
+  WorkerReply r = (*w)->Call(RecordInlineRequest{a.candidate.path}.ToJson(), options_.timeouts.load);
+  const std::string log = ReplyOk(r) ? "" : (*w)->TakeLog();
+  // Nothing the file did while it was noted may reach the worker that loads it.
+  session_.Discard(WorkerRole::kCandidate);
+  session_.Prestart();
+  clock_.Lap("record_inline");
+  if (!ReplyOk(r)) {  // the file's own code crashed or hung: it does so when loaded too
+    a.v.compiled = true;
+    Settle(a.v, CandidateFailure(r, "load", options_.timeouts.load, log));
+    return false;
+  }
+  const Json calls = r.response.value(field::kCalls, Json());
+  if (!calls.is_array()) {
+    a.v = Outcome(OutcomeStatus::kInfraError, "the worker's record_inline reply has no calls");
+    return false;
+  }
+  // The record's build object lists every call: built, or why not.
+  Json notes = Json::array();
+  auto noted = [&](bool ok) {
+    if (!notes.empty()) {
+      if (!a.v.build.is_object()) a.v.build = Json::object();
+      a.v.build["inline"] = notes;
+    }
+    return ok;
+  };
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Json& call = calls[i];
+    const std::string digest = call.is_object() && call.contains(field::kDigest) && call[field::kDigest].is_string()
+                                   ? call[field::kDigest].get<std::string>() : "";
+    auto unit = InlineUnitFor(call);
+    std::string why = unit ? BackendMismatch(unit->language, options_.backend) : unit.error();
+    if (!why.empty()) {
+      notes.push_back(Json{{"digest", digest}, {"built", false}, {"note", why}});
+      continue;
+    }
+    if (!a.units) {
+      auto dir = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
+      if (!dir) {
+        a.v = Outcome(OutcomeStatus::kInfraError, "no folder for the load_inline sources: " + dir.error());
+        return false;
+      }
+      a.units = std::move(*dir);
+    }
+    Candidate unit_source{a.units->Join("inline_" + std::to_string(i) + (unit->language == "cuda" ? ".cu" : ".cpp")),
+                          unit->source, CandidateFormat::kExtension, unit->language, ""};
+    if (Status s = WriteFileAtomic(unit_source.path, unit_source.source); !s) {
+      a.v = Outcome(OutcomeStatus::kInfraError, "cannot write a load_inline source: " + s.error());
+      return false;
+    }
+    std::string path, module;
+    const bool built = Build(unit_source, a.v, &path, &module, unit->extra_flags);
+    notes.push_back(Json{{"digest", unit->digest}, {"built", built}, {"lite_ext", a.v.build.is_object() && a.v.build.value("lite_ext", false)}});
+    if (!built) return noted(false);  // a.v holds the compile error, timeout or infra_error
+    a.inline_modules.push_back(Json{{field::kDigest, unit->digest}, {field::kPath, path}, {field::kModule, module}});
+  }
+  noted(true);
+  clock_.Lap("build");
+  return true;
+}
+
 bool Verifier::StartCandidateWorker(Attempt& a) {
   auto scratch = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
   if (!scratch) {
@@ -545,6 +621,7 @@ bool Verifier::LoadCandidate(Attempt& a) {
   LoadRequest load{a.task.path, std::string(ToString(a.candidate.format)),
                    a.compiled_format ? a.module_path : a.candidate.path};
   if (a.candidate.format == CandidateFormat::kExtension) load.module = a.module_name;
+  load.inline_modules = a.inline_modules;
   if (a.compiled_format) load.source = KernelNameSource(a.candidate.source);  // docs/adversarial.md, "Policy"
   load.policy = a.policy;
   a.load = load.ToJson();
@@ -619,7 +696,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     CompileOnly(a);
     return Done(a);
   }
-  if (stage("describe") && DescribeTask(a) && stage("build") && BuildCandidate(a) &&
+  if (stage("describe") && DescribeTask(a) && stage("build") && BuildCandidate(a) && BuildInlineModules(a) &&
       stage("worker_start") && StartCandidateWorker(a) && stage("load") && LoadCandidate(a) &&
       stage("correctness") && CheckAllCorrectness(a) && TimeCandidate(a))
     RecheckSpeedup(a);  // each announces its stage only when it has work to do

@@ -5,8 +5,9 @@
 //   Verification out = v.Verify(task, candidate);   // never throws for kernel faults
 //
 // Cascade (Verify, one member per stage): format/backend check (CheckFormat) ->
-// describe task (DescribeTask) -> build compiled formats (BuildCandidate) -> a fresh
-// worker (StartCandidateWorker) -> load (LoadCandidate) -> every correctness case and
+// describe task (DescribeTask) -> build compiled formats (BuildCandidate) and a
+// KernelBench file's load_inline calls (BuildInlineModules) -> a fresh worker
+// (StartCandidateWorker) -> load (LoadCandidate) -> every correctness case and
 // run (CheckAllCorrectness; each run: reference output, cached -> the candidate's
 // calls on fresh inputs -> its inputs -> its outputs compared in this process or on
 // the device: CheckRun) -> time performance cases, interleaved with the reference,
@@ -75,12 +76,15 @@ class Verifier {
     std::optional<TempDir> scratch{};      // the verification's folder
     WorkerConnection* worker = nullptr;    // the candidate's worker
     Json load{};                           // its load request (a re-check loads it again)
+    std::optional<TempDir> units{};        // kernelbench: its load_inline calls' sources
+    Json inline_modules = Json::array();   // kernelbench: their builds, [{digest, path, module}]
   };
   // The stages of Verify, in order. Each returns false once a.v holds the outcome.
   bool CheckFormat(Attempt& a);           // a compiled format needs a backend that runs it
   void CompileOnly(Attempt& a);           // --compile-only: the build is all
   bool DescribeTask(Attempt& a);          // the task's cases and settings (once per task)
   bool BuildCandidate(Attempt& a);        // compiled formats, through the compile cache
+  bool BuildInlineModules(Attempt& a);    // kernelbench: its load_inline calls, likewise
   bool StartCandidateWorker(Attempt& a);  // the scratch folder and a fresh worker
   bool LoadCandidate(Attempt& a);
   bool CheckAllCorrectness(Attempt& a);   // every correctness case and run: passed
@@ -91,8 +95,9 @@ class Verifier {
 
   Result<TaskInfo> Describe(const TaskFile& task);
   // Fills v with a build outcome; returns the module path (empty on failure).
+  // `extra_flags`: the compiler flags of a load_inline call.
   bool Build(const Candidate& c, Verification& v, std::string* module_path,
-             std::string* module_name);
+             std::string* module_name, const std::vector<std::string>& extra_flags = {});
   // Whether case `case_index`'s outputs are compared on the device (engine/output_handoff.h),
   // in its correctness runs and its timing alike: a GPU backend, workers that can, and
   // inputs of at least options.device_compare_min_bytes.

@@ -41,9 +41,15 @@ Json LoadRequest::ToJson() const {
   Json candidate{{field::kFormat, format}, {field::kPath, path}};
   SetIf(candidate, field::kModule, module);
   SetIf(candidate, field::kSource, source);
+  if (inline_modules.is_array() && !inline_modules.empty()) candidate[field::kInline] = inline_modules;
   Json j{{field::kOp, op::kLoad}, {field::kTask, task}, {field::kCandidate, candidate}};
   SetIf(j, field::kPolicy, policy);
   return j;
+}
+
+Json RecordInlineRequest::ToJson() const {
+  return Json{{field::kOp, op::kRecordInline},
+              {field::kCandidate, Json{{field::kFormat, "kernelbench"}, {field::kPath, path}}}};
 }
 
 Json RunRequest::ToJson() const {

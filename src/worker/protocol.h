@@ -22,7 +22,7 @@ namespace protocol {
 // The protocol version this engine speaks. A worker's `hello` must report the same
 // (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
 // reply that a peer of the old version would misread or silently ignore raises both.
-inline constexpr int kVersion = 5;
+inline constexpr int kVersion = 6;
 
 // Requests' `op` (docs/worker-protocol.md, "Requests").
 namespace op {
@@ -30,6 +30,7 @@ inline constexpr char kHello[] = "hello";
 inline constexpr char kDescribe[] = "describe";
 inline constexpr char kReference[] = "reference";
 inline constexpr char kLoad[] = "load";
+inline constexpr char kRecordInline[] = "record_inline";
 inline constexpr char kRun[] = "run";
 inline constexpr char kWriteOutputs[] = "write_outputs";
 inline constexpr char kTimeStart[] = "time_start";
@@ -86,6 +87,10 @@ inline constexpr char kPath[] = "path";
 inline constexpr char kModule[] = "module";
 inline constexpr char kSource[] = "source";  // load: the compiled candidate's source
 inline constexpr char kPolicy[] = "policy";  // load: the custom-kernel policy applied
+inline constexpr char kInline[] = "inline";  // load (kernelbench): [{digest, path, module}]
+// record_inline: kCalls (below: the load_inline calls noted), and why the file stopped early
+inline constexpr char kStopped[] = "stopped";
+inline constexpr char kDigest[] = "digest";
 inline constexpr char kOutputLayout[] = "output_layout";
 inline constexpr char kDeferWrites[] = "defer_writes";
 inline constexpr char kDeferred[] = "deferred";
@@ -197,6 +202,13 @@ struct LoadRequest {
   std::string module{};  // extension format: the module's name
   std::string source{};  // compiled formats: the source text (its own kernels' names)
   std::string policy{};  // the custom-kernel policy the engine applies; empty: the task's
+  Json inline_modules{};  // kernelbench: [{digest, path, module}] built for its load_inline calls
+  Json ToJson() const;
+};
+
+// The load_inline calls a KernelBench file makes (docs/worker-protocol.md, "record_inline").
+struct RecordInlineRequest {
+  std::string path{};  // the candidate file
   Json ToJson() const;
 };
 

@@ -1,8 +1,9 @@
 """Checks `kvault eval --json` output against an expectations file.
 
-usage: expect_statuses.py EVAL_JSON EXPECTED_JSON PREFIX
+usage: expect_statuses.py EVAL_JSON EXPECTED_JSON PREFIX [BACKEND]
 Every attempt's candidate, as PREFIX/<file name>, must have the status the file names,
-every PREFIX/ entry of the file must have been attempted, passed attempts must carry
+every PREFIX/ entry of the file (with BACKEND among its backends, when given) must
+have been attempted, passed attempts must carry
 timings, and task_error / infra_error attempts no reward. Prints one line per
 problem; exits 1 if there is any. Used for examples/expected.json (cpu/, native/cpu/,
 triton/) and the GEAK fixtures.
@@ -12,7 +13,9 @@ import os
 import sys
 
 out, expected, prefix = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-wanted = {k: v["status"] for k, v in expected.items() if k.startswith(prefix + "/")}
+backend = sys.argv[4] if len(sys.argv) > 4 else None
+wanted = {k: v["status"] for k, v in expected.items()
+          if k.startswith(prefix + "/") and (backend is None or backend in v.get("backends", [backend]))}
 seen, bad = set(), 0
 for a in out["attempts"]:
     key = prefix + "/" + os.path.basename(a["candidate"])

@@ -1,5 +1,6 @@
 # The example suite on the CPU backend: every CPU candidate (correct, wrong, broken)
 # gets the status examples/expected.json names; then a second run skips them all.
+# The KernelBench-format examples meant for the CPU too (load_inline C++ among them).
 source "$(dirname "$0")/lib.sh"
 need_torch
 ex="$KVAULT_SOURCE_ROOT/examples"
@@ -13,4 +14,29 @@ total=$(grep -c '^\[' "$TMP/err2.txt")
 skipped=$(grep -c 'recorded earlier' "$TMP/err2.txt")
 [ "$total" -gt 0 ] && [ "$total" = "$skipped" ] || { cat "$TMP/err2.txt"; fail "re-run verified again ($skipped of $total skipped)"; }
 grep -q '^tasks ' "$TMP/table.txt" || fail "no totals line in the table"
+mkdir "$TMP/kernelbench"
+python3 - "$ex" "$TMP/kernelbench" <<'PY'
+import json, os, sys
+ex, into = sys.argv[1], sys.argv[2]
+for key, e in json.load(open(os.path.join(ex, "expected.json"))).items():
+    if key.startswith("kernelbench/") and "cpu" in e["backends"]:
+        os.symlink(os.path.join(ex, key), os.path.join(into, os.path.basename(key)))
+PY
+"$KVAULT" eval --suite "$ex/suite" --candidates "$TMP/kernelbench" --backend cpu --jobs 2 --run-timeout 20 \
+  --db "$TMP/kv.db" --run kb --json > "$TMP/kb.json" 2> "$TMP/kb-err.txt" || { cat "$TMP/kb-err.txt"; fail "kernelbench eval exited $?"; }
+python3 "$KVAULT_SOURCE_ROOT/tests/integration/expect_statuses.py" "$TMP/kb.json" "$ex/expected.json" kernelbench cpu ||
+  fail "kernelbench statuses differ from expected.json"
+# Their load_inline calls were built by the engine (the lite way), not by PyTorch.
+python3 - "$TMP/kv.db" <<'PY' || fail "load_inline calls were not built by the engine"
+import json, sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "select candidate_path, status, environment from attempts where run = 'kb' and candidate_path like '%inline%'").fetchall()
+assert len(rows) == 3, rows
+for path, status, environment in rows:
+    build = json.loads(environment)["build"]
+    notes = build.get("inline")
+    assert notes and len(notes) == 1, (path, build)
+    assert notes[0]["built"] == (status != "compile_error"), (path, notes)
+    assert status == "compile_error" or build["lite_ext"], (path, build)
+PY
 echo "ok"

@@ -9,7 +9,7 @@ handlers live by role:
   reference.py  the reference worker, which runs trusted task code only: describe,
                 reference, its side of a timed case (kept between candidates),
                 its output offered on the device (handoff_compare, handoff_release)
-  candidate.py  the candidate worker: load, run, write_outputs, unload, its side of
+  candidate.py  the candidate worker: record_inline, load, run, write_outputs, unload, its side of
                 a timed case, its outputs delivered into an offer
   timed.py      the time_* requests, for the side time_start built
   state.py      what they share: the device, the timed case, output files
@@ -49,6 +49,7 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
             "handoff_release": self.handoff_release,
             # The candidate worker (candidate.py).
             "load": self.load,
+            "record_inline": self.record_inline,
             "run": self.run,
             "write_outputs": self.write_outputs,
             "unload": self.unload,

@@ -1,7 +1,7 @@
 """The candidate worker's part of the session: the one candidate it loads and runs.
 
 load brings in the candidate (with its task and its op policy) and unload drops
-it; run is the checked run (checked_run.py), whose outputs write_outputs writes
+it; record_inline notes a KernelBench file's load_inline calls (inline_ext.py); run is the checked run (checked_run.py), whose outputs write_outputs writes
 when the engine deferred them; the candidate side of a timed case is built here
 (time_start's `side: candidate`); outputs the engine compares on the device are
 delivered into the reference worker's offer (handoff.py) instead of files.
@@ -9,7 +9,7 @@ delivered into the reference worker's offer (handoff.py) instead of files.
 import gc
 import sys
 
-from kvault_worker import devmem, execution, handoff, op_policy
+from kvault_worker import devmem, execution, handoff, inline_ext, op_policy
 from kvault_worker import request_fields as fields
 from kvault_worker.candidates import NATIVE, load_candidate, release_candidate
 from kvault_worker.checked_run import captured, check_integrity, checked_run
@@ -60,6 +60,18 @@ class CandidateRole(SessionState):
         self.task, self.candidate, self.policy = task, candidate, enforcer
         check_integrity("loading the candidate")
         return {}
+
+    def record_inline(self, request):
+        """The load_inline calls of a KernelBench candidate file, noted while it
+        runs (inline_ext.record); the engine discards this worker afterwards."""
+        self._require_device()
+        spec = request.get("candidate")
+        if not isinstance(spec, dict) or spec.get("format") != "kernelbench":
+            raise bad_request("record_inline needs a kernelbench 'candidate'")
+        path = fields.absolute_path(spec, "path")
+        if not inline_ext.mentions_load_inline(path):
+            return {"calls": []}
+        return inline_ext.record(path)
 
     def run(self, request):
         self.pending_writes = None

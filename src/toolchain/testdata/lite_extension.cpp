@@ -116,4 +116,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("fail", &fail);
   m.def("maybe", &maybe);
   m.def("mixed", &mixed, "a tuple");
+  m.def("fail_wrapped", torch::wrap_pybind_function(fail), "fail, bound as load_inline binds it");
 }

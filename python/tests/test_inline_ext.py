@@ -1,0 +1,131 @@
+"""KernelBench candidates' load_inline calls: noted by record_inline, answered at
+load with the modules the engine built (inline_ext.py), PyTorch's own load_inline
+for any other call."""
+import functools
+import inspect
+
+import pytest
+from torch.utils import cpp_extension
+
+from conftest import write_file
+from kvault_worker import inline_ext
+
+TWO_CALLS = '''
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+import torch.utils.cpp_extension as ce
+a = load_inline("a", "torch::Tensor f(torch::Tensor x) { return x; }", functions=["f"])
+b = ce.load_inline(name="b", cpp_sources=["int g();", "int g() { return 1; }"],
+                   functions={"g": "the doc"}, extra_cflags=["-O3"], verbose=True)
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return a.f(x)
+'''
+
+USES_IT = '''
+from torch.utils.cpp_extension import load_inline
+f = load_inline("a", "int f() { return 1; }", functions="f").f
+never = load_inline("b", "int g() { return 2; }", functions="g")
+'''
+
+FAILS_FIRST = '''
+import no_such_module_here
+from torch.utils.cpp_extension import load_inline
+'''
+
+
+def test_record_notes_each_call_normalized(tmp_path):
+    path = write_file(tmp_path, "two.py", TWO_CALLS)
+    got = inline_ext.record(path)
+    assert "stopped" not in got
+    a, b = got["calls"]
+    assert a["cpp_sources"] == ["torch::Tensor f(torch::Tensor x) { return x; }"]
+    assert a["functions"] == [["f", "f"]] and a["cuda_sources"] == [] and a["extra_cflags"] == []
+    assert a["with_pytorch_error_handling"] is True and a["is_python_module"] is True
+    assert b["functions"] == [["g", "the doc"]] and b["extra_cflags"] == ["-O3"]
+    assert a["other"] == {} and b["other"] == {}  # name and verbose decide nothing built
+    assert "name" not in a and "verbose" not in b
+    # The digest covers what the call asks for, and only that.
+    again = inline_ext.record(path)["calls"]
+    assert [c["digest"] for c in again] == [a["digest"], b["digest"]] and a["digest"] != b["digest"]
+
+
+def test_record_stops_at_the_first_use_of_a_module_and_at_a_failure(tmp_path):
+    got = inline_ext.record(write_file(tmp_path, "uses.py", USES_IT))
+    assert len(got["calls"]) == 1 and "used a module" in got["stopped"]
+    got = inline_ext.record(write_file(tmp_path, "fails.py", FAILS_FIRST))
+    assert got["calls"] == [] and "no_such_module_here" in got["stopped"]
+
+
+def test_record_restores_pytorchs_load_inline(tmp_path):
+    original = cpp_extension.load_inline
+    inline_ext.record(write_file(tmp_path, "fails.py", FAILS_FIRST))
+    inline_ext.record(write_file(tmp_path, "two.py", TWO_CALLS))
+    assert cpp_extension.load_inline is original
+
+
+def test_arguments_pytorch_would_reject_are_not_noted_as_a_call():
+    signature = inspect.signature(cpp_extension.load_inline)
+    with pytest.raises(TypeError):
+        inline_ext.normalized_call(signature, ("a", 7), {})
+    with pytest.raises(TypeError):
+        inline_ext.normalized_call(signature, ("a", "x"), {"functions": 3})
+    with pytest.raises(TypeError):
+        inline_ext.normalized_call(signature, ("a", "x"), {"no_such_argument": 1})
+
+
+def test_replaying_returns_the_built_module_for_the_noted_call_only(tmp_path, monkeypatch):
+    path = write_file(tmp_path, "two.py", TWO_CALLS)
+    a, b = inline_ext.record(path)["calls"]
+    built = object()
+    monkeypatch.setattr(inline_ext, "_load_built", lambda entry: (built, entry["module"]))
+    pytorch_calls = []
+    pytorch = functools.wraps(cpp_extension.load_inline)(  # with PyTorch's signature
+        lambda *args, **kw: pytorch_calls.append((args, kw)) or "pytorch's")
+    monkeypatch.setattr(cpp_extension, "load_inline", pytorch)
+    entries = [{"digest": a["digest"], "path": "/x/kv_a.so", "module": "kv_a"}]
+    with inline_ext.replaying(entries):
+        assert cpp_extension.load_inline("any name", "torch::Tensor f(torch::Tensor x) { return x; }",
+                                         functions=["f"], build_directory="/elsewhere") == (built, "kv_a")
+        # b was not built; a call that differs in anything it asks for is PyTorch's.
+        assert cpp_extension.load_inline("b", ["int g();", "int g() { return 1; }"],
+                                         functions={"g": "the doc"}, extra_cflags=["-O3"]) == "pytorch's"
+        assert cpp_extension.load_inline("a", "torch::Tensor f(torch::Tensor x) { return x; }",
+                                         functions=["f"], extra_cflags=["-O2"]) == "pytorch's"
+        assert cpp_extension.load_inline("a", 7) == "pytorch's"  # PyTorch says what is wrong
+    assert len(pytorch_calls) == 3
+
+
+def test_built_entries_are_checked():
+    assert inline_ext.built_entries({}) == []
+    for bad in ("x", [1], [{"digest": "d", "path": "/p"}], [{"digest": "d", "path": "/p", "module": "a-b"}]):
+        with pytest.raises(ValueError):
+            inline_ext.built_entries({"inline": bad})
+
+
+def test_the_worker_records_then_loads_with_the_built_module(tmp_path, start_worker, fake_extensions):
+    """Over the protocol: record_inline, then a load whose load_inline call gets the
+    engine's build (here a tiny extension standing in for it)."""
+    source = '''
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+ext = load_inline("mine", "torch::Tensor forward(torch::Tensor x);", functions=["forward"])
+assert ext.__name__ == "kv_echo", ext
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.forward(x)
+'''
+    path = write_file(tmp_path, "cand.py", source)
+    task = write_file(tmp_path, "task.py", "import torch\nclass Model(torch.nn.Module):\n"
+                      "    def forward(self, x):\n        return x\ndef get_inputs():\n    return [torch.ones(2)]\n")
+    recorder = start_worker()
+    got = recorder.call("record_inline", candidate={"format": "kernelbench", "path": path})
+    assert got["ok"] and len(got["calls"]) == 1, got
+    bad = recorder.call("record_inline", candidate={"format": "extension", "path": path})
+    assert not bad["ok"] and bad["kind"] == "bad_request"
+    loader = start_worker()
+    entry = {"digest": got["calls"][0]["digest"], "path": fake_extensions["kv_echo"], "module": "kv_echo"}
+    loaded = loader.call("load", task=task, candidate={"format": "kernelbench", "path": path, "inline": [entry]})
+    assert loaded["ok"], loaded
+    malformed = loader.call("load", task=task, candidate={"format": "kernelbench", "path": path, "inline": "x"})
+    assert not malformed["ok"] and malformed["kind"] == "bad_request"

@@ -1,0 +1,157 @@
+#include "candidate/inline_unit.h"
+
+#include <regex>
+
+#include "util/strings.h"
+
+namespace kvault {
+namespace {
+
+Result<std::vector<std::string>> Strings(const Json& call, const char* name) {
+  std::vector<std::string> out;
+  const Json* v = call.contains(name) ? &call[name] : nullptr;
+  if (!v || !v->is_array()) return Error{std::string("malformed call: '") + name + "' is not a list"};
+  for (const Json& s : *v) {
+    if (!s.is_string()) return Error{std::string("malformed call: '") + name + "' holds a non-string"};
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + lines[i];
+  return out;
+}
+
+// PyTorch's generated PYBIND11_MODULE for `functions` ([[name, docstring], ...]), one
+// line each, as load_inline writes them. A name must be an identifier (the docstring
+// a plain string) or the call is not built.
+Result<std::vector<std::string>> Bindings(const Json& functions, bool error_handling) {
+  std::vector<std::string> lines;
+  if (functions.is_null()) return lines;  // the sources bind themselves
+  if (!functions.is_array()) return Error{"malformed call: 'functions' is not a list"};
+  static const std::regex kIdentifier("[A-Za-z_][A-Za-z0-9_]*");
+  lines.push_back("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {");
+  for (const Json& f : functions) {
+    if (!f.is_array() || f.size() != 2 || !f[0].is_string() || !f[1].is_string())
+      return Error{"malformed call: a 'functions' entry is not [name, docstring]"};
+    const std::string name = f[0].get<std::string>(), doc = f[1].get<std::string>();
+    if (!std::regex_match(name, kIdentifier)) return Error{"function name '" + Truncate(name, 80) + "' is not an identifier"};
+    if (doc.find_first_of("\"\\\n") != std::string::npos)
+      return Error{"the docstring of '" + name + "' needs escaping in C++"};
+    lines.push_back(error_handling ? "m.def(\"" + name + "\", torch::wrap_pybind_function(" + name + "), \"" + doc + "\");"
+                                   : "m.def(\"" + name + "\", " + name + ", \"" + doc + "\");");
+  }
+  lines.push_back("}");
+  return lines;
+}
+
+// Comments, string and character literals blanked out (newlines kept).
+std::string CodeOnly(const std::string& s) {
+  std::string out = s;
+  enum { kCode, kLine, kBlock, kString, kChar } state = kCode;
+  for (size_t i = 0; i < out.size(); ++i) {
+    char c = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
+    switch (state) {
+      case kCode:
+        if (c == '/' && next == '/') state = kLine;
+        else if (c == '/' && next == '*') state = kBlock;
+        else if (c == '"') state = kString;
+        else if (c == '\'') state = kChar;
+        else continue;
+        out[i] = ' ';
+        break;
+      case kLine:
+        if (c == '\n') state = kCode;
+        else out[i] = ' ';
+        break;
+      case kBlock:
+        if (c == '*' && next == '/') { out[i] = out[i + 1] = ' '; ++i; state = kCode; }
+        else if (c != '\n') out[i] = ' ';
+        break;
+      case kString:
+      case kChar:
+        if (c == '\\' && next) { out[i] = ' '; if (out[i + 1] != '\n') out[i + 1] = ' '; ++i; }
+        else if (c == (state == kString ? '"' : '\'')) { out[i] = ' '; state = kCode; }
+        else if (c != '\n') out[i] = ' ';
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool DeclaresOnly(const std::string& cpp) {
+  const std::string code = CodeOnly(cpp);
+  if (code.find_first_of("{}") != std::string::npos) return false;
+  // CodeOnly keeps the lines, so the original line says what a directive is.
+  static const std::regex kAllowedDirective(R"(\s*#\s*(include\s*[<"][^>"]*[>"]|pragma\s+once)\s*)");
+  const std::vector<std::string> code_lines = Split(code, '\n'), lines = Split(cpp, '\n');
+  for (size_t i = 0; i < code_lines.size(); ++i) {
+    const size_t at = code_lines[i].find_first_not_of(" \t\r");
+    if (at != std::string::npos && code_lines[i][at] == '#' && !std::regex_match(lines[i], kAllowedDirective))
+      return false;
+  }
+  // A raw string literal would hide braces from CodeOnly's simple scan: not declarations.
+  return cpp.find("R\"") == std::string::npos;
+}
+
+Result<InlineUnit> InlineUnitFor(const Json& call) {
+  if (!call.is_object()) return Error{"malformed call: not an object"};
+  InlineUnit unit;
+  if (call.contains("digest") && call["digest"].is_string()) unit.digest = call["digest"].get<std::string>();
+  static const std::regex kDigest("[0-9a-f]{64}");
+  if (!std::regex_match(unit.digest, kDigest)) return Error{"malformed call: no digest"};
+  if (call.contains("other") && call["other"].is_object() && !call["other"].empty()) {
+    std::string names;
+    for (const auto& [name, value] : call["other"].items()) names += (names.empty() ? "" : ", ") + name;
+    return Error{"load_inline arguments the engine does not build: " + Truncate(names, 200)};
+  }
+  auto cpp = Strings(call, "cpp_sources");
+  auto cuda = Strings(call, "cuda_sources");
+  auto cflags = Strings(call, "extra_cflags");
+  auto cuda_cflags = Strings(call, "extra_cuda_cflags");
+  auto ldflags = Strings(call, "extra_ldflags");
+  auto includes = Strings(call, "extra_include_paths");
+  for (const auto* r : {&cpp, &cuda, &cflags, &cuda_cflags, &ldflags, &includes})
+    if (!*r) return Error{r->error()};
+  if (!ldflags->empty()) return Error{"extra_ldflags are left to PyTorch's build"};
+  if (!includes->empty()) return Error{"extra_include_paths are left to PyTorch's build"};
+  if (call.contains("is_python_module") && call["is_python_module"] != true) return Error{"is_python_module=False is left to PyTorch's build"};
+  const Json with_cuda = call.contains("with_cuda") ? call["with_cuda"] : Json();
+  if (!with_cuda.is_null() && !with_cuda.is_boolean()) return Error{"malformed call: 'with_cuda'"};
+  if (!with_cuda.is_null() && with_cuda.get<bool>() == cuda->empty())
+    return Error{"with_cuda contradicts the sources (CUDA headers for a C++ unit, or CUDA sources without them)"};
+  const Json handling = call.contains("with_pytorch_error_handling") ? call["with_pytorch_error_handling"] : Json(true);
+  if (!handling.is_boolean()) return Error{"malformed call: 'with_pytorch_error_handling'"};
+  auto bindings = Bindings(call.contains("functions") ? call["functions"] : Json(), handling.get<bool>());
+  if (!bindings) return Error{bindings.error()};
+
+  std::vector<std::string> main_cpp{"#include <torch/extension.h>"};
+  main_cpp.insert(main_cpp.end(), cpp->begin(), cpp->end());
+  main_cpp.insert(main_cpp.end(), bindings->begin(), bindings->end());
+  if (cuda->empty()) {
+    unit.language = "cpp";
+    unit.source = Joined(main_cpp);
+    unit.extra_flags = *cflags;
+    return unit;
+  }
+  for (const std::string& s : *cpp)
+    if (!DeclaresOnly(s))
+      return Error{"cpp_sources define code beside cuda_sources: PyTorch compiles the two apart"};
+  // main.cpp holds declarations and the bindings only: its host flags change nothing
+  // they mean, but a flag that could (a define, an include path) is PyTorch's to apply.
+  static const std::regex kHarmless(R"(-O[0-3sz]?|-Ofast|-g[0-9]?|-w|-W[A-Za-z0-9=_-]*|-std=c\+\+[0-9a-z]+|-fPIC)");
+  for (const std::string& f : *cflags)
+    if (!std::regex_match(f, kHarmless)) return Error{"extra_cflags '" + Truncate(f, 80) + "' beside cuda_sources are left to PyTorch's build"};
+  std::vector<std::string> cuda_cu{"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"};
+  cuda_cu.insert(cuda_cu.end(), cuda->begin(), cuda->end());
+  unit.language = "cuda";
+  unit.source = Joined(main_cpp) + "\n" + Joined(cuda_cu);
+  unit.extra_flags = *cuda_cflags;
+  return unit;
+}
+
+}  // namespace kvault

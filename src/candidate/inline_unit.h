@@ -1,0 +1,37 @@
+#pragma once
+// A KernelBench candidate's load_inline call as one extension-format translation unit
+// the engine builds through its compile cache (docs/toolchains.md, "load_inline
+// candidates"). The call is the worker's record_inline note of its arguments
+// (docs/worker-protocol.md); the unit is the text PyTorch's load_inline would compile.
+#include <string>
+#include <vector>
+
+#include "util/json.h"
+#include "util/result.h"
+
+namespace kvault {
+
+struct InlineUnit {
+  std::string digest;    // the call's digest: the worker answers the call with this build
+  std::string language;  // "cpp" (g++) or "cuda" (nvcc)
+  std::string source;    // the translation unit
+  std::vector<std::string> extra_flags;  // the call's flags for that compiler
+};
+
+// The unit for `call`. PyTorch compiles `cpp_sources` (after #include
+// <torch/extension.h>, before the bindings of `functions`) as main.cpp and
+// `cuda_sources` (after torch/types.h, cuda.h, cuda_runtime.h) as cuda.cu, then links
+// both. Without cuda_sources the unit is main.cpp itself. With them it is main.cpp
+// followed by cuda.cu's text, compiled by nvcc with extra_cuda_cflags: only when
+// cpp_sources only declare (no braces, no directive but #include and #pragma once),
+// so that one unit means what the two mean. Error (the call is left to PyTorch's own
+// load_inline, and says why) for anything else: arguments the engine does not build
+// (extra_ldflags, extra_include_paths, with_cuda contradicting the sources, no Python
+// module, any argument under `other`), cpp_sources that define code beside
+// cuda_sources, or a malformed call.
+Result<InlineUnit> InlineUnitFor(const Json& call);
+
+// True when `cpp` (C++ text) holds declarations only, as InlineUnitFor requires.
+bool DeclaresOnly(const std::string& cpp);
+
+}  // namespace kvault

@@ -1,0 +1,108 @@
+#include "candidate/inline_unit.h"
+
+#include <gtest/gtest.h>
+
+namespace kvault {
+namespace {
+
+// A call as the worker's record_inline notes it (python/kvault_worker/inline_ext.py).
+Json Call(Json cpp, Json cuda = Json::array()) {
+  return Json{{"cpp_sources", std::move(cpp)}, {"cuda_sources", std::move(cuda)},
+              {"functions", Json::array({Json::array({"f", "f"})})},
+              {"extra_cflags", Json::array()}, {"extra_cuda_cflags", Json::array()},
+              {"extra_ldflags", Json::array()}, {"extra_include_paths", Json::array()},
+              {"with_cuda", nullptr}, {"is_python_module", true}, {"with_pytorch_error_handling", true},
+              {"other", Json::object()}, {"digest", std::string(64, 'a')}};
+}
+
+TEST(InlineUnit, CppSourcesAloneAreMainCppAsPyTorchWritesIt) {
+  Json call = Call(Json::array({"int g();", "torch::Tensor f(torch::Tensor x) { return x; }"}));
+  call["extra_cflags"] = Json::array({"-O3", "-DFOO=1"});
+  auto unit = InlineUnitFor(call);
+  ASSERT_TRUE(unit) << unit.error();
+  EXPECT_EQ(unit->language, "cpp");
+  EXPECT_EQ(unit->digest, std::string(64, 'a'));
+  EXPECT_EQ(unit->source,
+            "#include <torch/extension.h>\nint g();\ntorch::Tensor f(torch::Tensor x) { return x; }\n"
+            "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+            "m.def(\"f\", torch::wrap_pybind_function(f), \"f\");\n}");
+  EXPECT_EQ(unit->extra_flags, (std::vector<std::string>{"-O3", "-DFOO=1"}));
+}
+
+TEST(InlineUnit, DeclaringCppSourcesAndCudaSourcesAreOneUnitForNvcc) {
+  Json call = Call(Json::array({"torch::Tensor f(torch::Tensor x);  // {not code}"}),
+                   Json::array({"__global__ void k() {}", "torch::Tensor f(torch::Tensor x) { return x; }"}));
+  call["functions"] = Json::array({Json::array({"f", "the doc"})});
+  call["with_pytorch_error_handling"] = false;
+  call["extra_cflags"] = Json::array({"-O3"});
+  call["extra_cuda_cflags"] = Json::array({"--use_fast_math"});
+  auto unit = InlineUnitFor(call);
+  ASSERT_TRUE(unit) << unit.error();
+  EXPECT_EQ(unit->language, "cuda");
+  EXPECT_EQ(unit->extra_flags, std::vector<std::string>{"--use_fast_math"});
+  // The bindings see only what main.cpp declares: they come before cuda.cu's text.
+  EXPECT_EQ(unit->source,
+            "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x);  // {not code}\n"
+            "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\nm.def(\"f\", f, \"the doc\");\n}\n"
+            "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+            "__global__ void k() {}\ntorch::Tensor f(torch::Tensor x) { return x; }");
+}
+
+TEST(InlineUnit, WhatIsLeftToPyTorchsOwnBuild) {
+  const Json cuda = Json::array({"__global__ void k() {}"});
+  auto why = [](const Json& call) {
+    auto unit = InlineUnitFor(call);
+    return unit ? std::string("built") : unit.error();
+  };
+  EXPECT_NE(why(Call(Json::array({"int f() { return 1; }"}), cuda)).find("define code beside cuda_sources"), std::string::npos);
+  EXPECT_NE(why(Call(Json::array({"#define N 4\nint f();"}), cuda)).find("define code"), std::string::npos);
+  Json c = Call(Json::array({"int f();"}), cuda);
+  c["extra_cflags"] = Json::array({"-DN=4"});
+  EXPECT_NE(why(c).find("extra_cflags '-DN=4'"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["extra_ldflags"] = Json::array({"-lcublas"});
+  EXPECT_NE(why(c).find("extra_ldflags"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["extra_include_paths"] = Json::array({"/x"});
+  EXPECT_NE(why(c).find("extra_include_paths"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["with_cuda"] = true;
+  EXPECT_NE(why(c).find("with_cuda"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["other"] = Json{{"no_implicit_headers", true}};
+  EXPECT_NE(why(c).find("no_implicit_headers"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["is_python_module"] = false;
+  EXPECT_NE(why(c).find("is_python_module"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["functions"] = Json::array({Json::array({"f(); system(\"x\")", "f"})});
+  EXPECT_NE(why(c).find("not an identifier"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["functions"] = Json::array({Json::array({"f", "a \" quote"})});
+  EXPECT_NE(why(c).find("escaping"), std::string::npos);
+  for (const char* field : {"cpp_sources", "extra_cflags", "digest"}) {
+    c = Call(Json::array({"int f();"}));
+    c[field] = 7;
+    EXPECT_NE(why(c).find("malformed"), std::string::npos) << field;
+  }
+  EXPECT_NE(why(Json::array()).find("malformed"), std::string::npos);
+  c = Call(Json::array({"int f();"}));
+  c["functions"] = nullptr;  // the sources bind themselves: built, no bindings added
+  auto unit = InlineUnitFor(c);
+  ASSERT_TRUE(unit) << unit.error();
+  EXPECT_EQ(unit->source.find("PYBIND11_MODULE"), std::string::npos);
+}
+
+TEST(InlineUnit, DeclaresOnly) {
+  EXPECT_TRUE(DeclaresOnly("torch::Tensor f(torch::Tensor x);\n#include <vector>\n#pragma once\n"));
+  EXPECT_TRUE(DeclaresOnly("// a comment with { braces }\n/* and } */ int f(const char* s = \"{\");"));
+  EXPECT_TRUE(DeclaresOnly("#include \"local.h\"\nint f();"));
+  EXPECT_FALSE(DeclaresOnly("int f() { return 1; }"));
+  EXPECT_FALSE(DeclaresOnly("#define F 1\nint f();"));
+  EXPECT_FALSE(DeclaresOnly("  #  if 1\nint f();\n#endif"));
+  EXPECT_FALSE(DeclaresOnly("std::vector<int> v = {1};"));
+  EXPECT_FALSE(DeclaresOnly("const char* s = R\"(x)\"; int f();"));
+}
+
+}  // namespace
+}  // namespace kvault
