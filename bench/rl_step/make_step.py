@@ -19,12 +19,13 @@ Layout under --out:
                               KVAULT_META with the tolerances both harnesses use)
   native/<task>.s<k>.cu|cpp   --format native (docs/native-format.md)
   extension/<task>.s<k>.cu|cpp  --format extension (docs/candidate-formats.md)
+  (--format kernelbench: kvault gets the amd/ files themselves, load_inline and all)
   amd/<task>.s<k>.py          the same kernel as a KernelBench ModelNew built by
                               torch.utils.cpp_extension.load_inline (amd_way.py)
   manifest.json               tasks, and per candidate: index in the batch, files,
                               kind, bug and expected status
 
-  make_step.py --out DIR [--format native|extension] [--seed N] [--lang cuda|cpu]
+  make_step.py --out DIR [--format native|extension|kernelbench] [--seed N] [--lang cuda|cpu]
                [--sizes gpu|cpu] [--tasks 64]
 
 --lang cpu writes C++ candidates (and, by default, small sizes) for a dry run on the
@@ -76,7 +77,8 @@ def describe(variant):
 
 def make(out, fmt, seed, lang, sizes, n_tasks):
     ext = ".cu" if lang == "cuda" else ".cpp"
-    for sub in ("tasks", fmt, "amd"):
+    kernelbench = fmt == "kernelbench"  # the amd/ files are kvault's candidates too
+    for sub in ("tasks", "amd") if kernelbench else ("tasks", fmt, "amd"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     tasks, candidates, seen = [], [], set()
     for t, op in enumerate(OPS[:n_tasks]):
@@ -99,19 +101,20 @@ def make(out, fmt, seed, lang, sizes, n_tasks):
             header = ["%s, sample %d of the RL-step benchmark (seed %d, %s)" % (name, k, seed, tag),
                       "launch: " + describe(variant)]
             cid = "%s.s%d" % (name, k)
-            code = codegen.candidate_source(op, lang, fmt, variant, bug, header)
             amd = codegen.amd_source(op, lang, variant, bug, header, "rl%d_%s_s%d_%s" % (seed, name, k, tag))
+            code = amd if kernelbench else codegen.candidate_source(op, lang, fmt, variant, bug, header)
             digest = hashlib.sha256(code.encode()).hexdigest()
             if digest in seen:
                 raise SystemExit("two candidates with the same text: %s" % cid)
             seen.add(digest)
-            cand_file = Path(fmt) / (cid + ext)
             amd_file = Path("amd") / (cid + ".py")
+            cand_file = amd_file if kernelbench else Path(fmt) / (cid + ext)
             (out / cand_file).write_text(code)
             (out / amd_file).write_text(amd)
             candidates.append({"index": len(candidates), "id": cid, "task": name, "sample": k, "kind": kind,
                                "bug": bug, "expected": EXPECTED[kind], "file": str(cand_file),
-                               "amd_file": str(amd_file), "language": "cuda" if lang == "cuda" else "cpp",
+                               "amd_file": str(amd_file),
+                               "language": "python" if kernelbench else "cuda" if lang == "cuda" else "cpp",
                                "variant": variant, "sha256": digest})
     counts = {}
     for c in candidates:
@@ -126,7 +129,7 @@ def make(out, fmt, seed, lang, sizes, n_tasks):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--format", default="native", choices=("native", "extension"))
+    ap.add_argument("--format", default="native", choices=("native", "extension", "kernelbench"))
     ap.add_argument("--seed", type=int, default=0, help="another seed: other (equivalent) candidate text")
     ap.add_argument("--lang", default="cuda", choices=("cuda", "cpu"))
     ap.add_argument("--sizes", choices=("gpu", "cpu"), help="task sizes (default: gpu for cuda, cpu for cpu)")

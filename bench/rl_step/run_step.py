@@ -82,8 +82,11 @@ def warmup_requests(manifest, n, language):
     out = []
     for i in range(n):
         tag = "%016x" % random.getrandbits(64)
-        code = codegen.candidate_source(op, lang, manifest["format"], variant, None,
-                                        ["warm-up candidate %d of run_step.py (%s)" % (i, tag)])
+        header = ["warm-up candidate %d of run_step.py (%s)" % (i, tag)]
+        if manifest["format"] == "kernelbench":
+            code = codegen.amd_source(op, lang, variant, None, header, "rl_warmup_%s" % tag)
+        else:
+            code = codegen.candidate_source(op, lang, manifest["format"], variant, None, header)
         out.append({"task_source": task, "task_name": "rl_warmup", "code": code, "language": language,
                     "run": "rl-step-warmup"})
     return out

@@ -5,6 +5,7 @@
 #
 #   bash bench/rl_step/run_step.sh native      # native-format candidates (goal: step < 60 s)
 #   bash bench/rl_step/run_step.sh extension   # extension format (goal: step < 300 s)
+#   bash bench/rl_step/run_step.sh kernelbench # AMD's own load_inline files, through kvault
 #   bash bench/rl_step/run_step.sh native --lanes 8   # more flags go to run_step.py
 #
 # Environment (defaults for the H200 machine, repository root as the working directory):
@@ -30,7 +31,7 @@
 set -u
 fmt=${1:-native}
 shift || true
-case "$fmt" in native|extension) ;; *) echo "usage: $0 native|extension [run_step.py flags]" >&2; exit 2 ;; esac
+case "$fmt" in native|extension|kernelbench) ;; *) echo "usage: $0 native|extension|kernelbench [run_step.py flags]" >&2; exit 2 ;; esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 if [ -z "${KVAULT:-}" ]; then
@@ -46,9 +47,9 @@ parts=${PARTS:-kvault,amd}
 # The kvault step's limit: its goal's slack with AMD's way in the same call (native 240 s,
 # extension 300 s: if that step misses its goal, the run says so and AMD's way keeps its
 # time), or most of the call when it runs alone (PARTS=kvault: 400 s).
-default_limit=240; [ "$fmt" = extension ] && default_limit=300
+default_limit=240; [ "$fmt" != native ] && default_limit=300
 [ "$parts" = kvault ] && default_limit=400
-default_count=64; [ "$fmt" = extension ] && [ "$parts" != amd ] && default_count=32
+default_count=64; [ "$fmt" != native ] && [ "$parts" != amd ] && default_count=32
 out=${OUT:-$root/bench-out}/rl_step-$fmt-s$seed
 step=${WORK:-/tmp}/rl-step-$fmt-$lang-s$seed
 rm -rf "$step"
