@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault tolerance (docs/threat-model.md): a batch of KVAULT_FAULT_COUNT (default 400 in
+# Fault tolerance (docs/threat-model.md): a batch of KVAULT_FAULT_COUNT (default 200 in
 # CI; the soak run is KVAULT_FAULT_COUNT=1000, about 20 minutes on 2 cores) KernelBench
 # candidates, 30% of them hostile (crash, hang, fork, leak, huge files,
 # protocol-fd attacks: tests/support/make_fault_batch.py), on the CPU backend.
@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 need_torch
 command -v sqlite3 >/dev/null || skip "sqlite3 not installed"
-COUNT=${KVAULT_FAULT_COUNT:-400}
+COUNT=${KVAULT_FAULT_COUNT:-200}
 export KVAULT_SANDBOX_MEMORY_MB=${KVAULT_SANDBOX_MEMORY_MB:-2048} KVAULT_SANDBOX_FILE_MB=64
 python3 "$KVAULT_SOURCE_ROOT/tests/support/make_fault_batch.py" "$TMP/cands" "$TMP/expected.tsv" --count "$COUNT"
 DB="$TMP/fault.db"
