@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # New code on the CPU: N distinct extension-format candidates of one task (relu), none
-# built before, verified side by side in one run three ways (BENCHMARKS.md, "New
+# built before, verified side by side in one run four ways (BENCHMARKS.md, "New
 # extension candidates on the CPU"):
 #   full     kvault eval with KVAULT_LITE_EXT=0, the full build (precompiled torch/extension.h)
 #   lite     kvault eval, the lite extension build (the default: include_lite/, one object)
+#   kernelbench  kvault eval of the inline way's ModelNew files themselves: their
+#            load_inline calls built by the engine (docs/toolchains.md, "load_inline
+#            candidates"), the lite way
 #   inline   bench/load_inline_baseline.py: each candidate as a KernelBench ModelNew
 #            that builds the same C++ with torch.utils.cpp_extension.load_inline, checked
 #            and timed as KernelBench does (CPU: no cache flush)
@@ -85,6 +88,7 @@ echo "setup (not counted): full ${setup_s} s, lite ${setup_lite_s} s" | tee "$ou
 echo "load average before the timed runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/summary.txt"
 full_s=$(eval_run full "$work/ext" KVAULT_LITE_EXT=0)
 lite_s=$(eval_run lite "$work/ext" KVAULT_LITE_EXT=1)
+kernelbench_s=$(eval_run kernelbench "$work/inline" KVAULT_LITE_EXT=1)
 t0=$(date +%s.%N)
 "$py" "$root/bench/load_inline_baseline.py" --suite "$work/suite" --candidates "$work/inline" --jobs "$jobs" \
   --device cpu --out "$out/inline.json" > "$out/inline.log" 2>&1
@@ -92,35 +96,41 @@ inline_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 2))")
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/summary.txt"
 
 cp "$work/kv.db" "$out/kv.db"
-python3 - "$out" "$n" "$full_s" "$lite_s" "$inline_s" <<'PY' | tee -a "$out/summary.txt"
+python3 - "$out" "$n" "$full_s" "$lite_s" "$inline_s" "$kernelbench_s" <<'PY' | tee -a "$out/summary.txt"
 import json, sqlite3, statistics, sys
 out, n = sys.argv[1], int(sys.argv[2])
 # The build record of each attempt (environment.build in the store: seconds, lite_ext).
 db = sqlite3.connect(f"{out}/kv.db")
 builds = {(run, cand): (json.loads(env).get("build") or {})
           for run, cand, env in db.execute("SELECT run, candidate_path, environment FROM attempts")}
-wall = {"full": float(sys.argv[3]), "lite": float(sys.argv[4]), "inline": float(sys.argv[5])}
+wall = {"full": float(sys.argv[3]), "lite": float(sys.argv[4]), "inline": float(sys.argv[5]),
+        "kernelbench": float(sys.argv[6])}
 bad = []
 build = {}
-for way in ("full", "lite"):
+for way in ("full", "lite", "kernelbench"):
     attempts = json.load(open(f"{out}/{way}.json"))["attempts"]
     if len(attempts) != n or any(a["status"] != "passed" for a in attempts):
         bad.append(f"{way}: " + ", ".join(a["status"] for a in attempts))
     records = [builds.get((way, a["candidate"]), {}) for a in attempts]
     build[way] = [b["seconds"] for b in records if "seconds" in b]
-    if way == "lite":
+    if way != "full":
         not_lite = [a["candidate"] for a, b in zip(attempts, records) if not b.get("lite_ext")]
-        if not_lite: bad.append("lite: built the full way: " + ", ".join(not_lite))
+        if not_lite: bad.append(way + ": built the full way: " + ", ".join(not_lite))
+    if way == "kernelbench":
+        by_pytorch = [a["candidate"] for a, b in zip(attempts, records)
+                      if not all(c.get("built") for c in b.get("inline", [{}]))]
+        if by_pytorch: bad.append("kernelbench: load_inline left to PyTorch: " + ", ".join(by_pytorch))
 inline = json.load(open(f"{out}/inline.json"))["attempts"]
 if len(inline) != n or any(a["status"] != "passed" for a in inline):
     bad.append("inline: " + ", ".join(a["status"] for a in inline))
 build["inline"] = [a["load_seconds"] for a in inline if "load_seconds" in a]
-for way in ("full", "lite", "inline"):
+for way in ("full", "lite", "kernelbench", "inline"):
     b = build[way]
     med = statistics.median(b) if b else float("nan")
-    print(f"{way:7s} {n} candidates in {wall[way]:7.2f} s wall ({60 * n / wall[way]:5.1f} per minute); "
+    print(f"{way:11s} {n} candidates in {wall[way]:7.2f} s wall ({60 * n / wall[way]:5.1f} per minute); "
           f"build per candidate median {med:.2f} s (min {min(b, default=float('nan')):.2f}, max {max(b, default=float('nan')):.2f})")
-print(f"ratio vs load_inline (wall): full {wall['inline'] / wall['full']:.2f}x, lite {wall['inline'] / wall['lite']:.2f}x")
+print(f"ratio vs load_inline (wall): full {wall['inline'] / wall['full']:.2f}x, lite {wall['inline'] / wall['lite']:.2f}x, "
+      f"kernelbench (the same files) {wall['inline'] / wall['kernelbench']:.2f}x")
 for b in bad: print("NOT PASSED", b)
 sys.exit(1 if bad else 0)
 PY
