@@ -31,7 +31,7 @@ from kvault_worker.errors import describe_exception, one_line
 
 MARKER = "load_inline"
 MAX_RECORDED_CALLS = 16
-MAX_RECORDED_BYTES = 4 << 20  # of source text over all recorded calls
+MAX_RECORDED_BYTES = 4 << 20  # of the recorded calls as JSON (the reply stays far below its limit)
 
 # What decides the built module, as `normalized_call` writes it. The other
 # arguments (name, build_directory, verbose, keep_intermediates, use_pch) change
@@ -45,7 +45,11 @@ _WHERE_AND_HOW = ("name", "build_directory", "verbose", "keep_intermediates", "u
 
 
 class _Recorded(BaseException):
-    """Ends the recording execution at the first use of a placeholder module."""
+    """Ends the recording execution: the first use of a placeholder module, or the
+    bound on what is recorded."""
+
+    def __init__(self, why="the file used a module load_inline returned"):
+        super().__init__(why)
 
 
 def _string_list(value, what):
@@ -150,9 +154,10 @@ def record(path):
 
     def recording_load_inline(*args, **kwargs):
         call = normalized_call(signature, args, kwargs)
-        size[0] += sum(len(s) for name in _SOURCE_LISTS for s in call[name])
+        size[0] += len(json.dumps(call))
         if len(calls) >= MAX_RECORDED_CALLS or size[0] > MAX_RECORDED_BYTES:
-            raise _Recorded()
+            raise _Recorded("more load_inline calls than are noted (%d calls, %d bytes at most)"
+                            % (MAX_RECORDED_CALLS, MAX_RECORDED_BYTES))
         calls.append(call)
         return _Placeholder()
 
@@ -160,8 +165,8 @@ def record(path):
     with _patched(recording_load_inline):
         try:
             module = fresh_module.exec_file(path, "record")
-        except _Recorded:
-            response["stopped"] = "the file used a module load_inline returned"
+        except _Recorded as e:
+            response["stopped"] = str(e)
         except KeyboardInterrupt:
             raise
         except BaseException as e:  # the load itself will report it as the candidate's

@@ -129,3 +129,15 @@ class ModelNew(nn.Module):
     assert loaded["ok"], loaded
     malformed = loader.call("load", task=task, candidate={"format": "kernelbench", "path": path, "inline": "x"})
     assert not malformed["ok"] and malformed["kind"] == "bad_request"
+
+
+def test_record_is_bounded(tmp_path):
+    """A file cannot make the reply unbounded: 16 calls, or 4 MiB of them, at most."""
+    many = "from torch.utils.cpp_extension import load_inline\nfor i in range(40):\n" \
+           "    load_inline('m%d' % i, 'int f%d();' % i, functions=['f%d' % i])\n"
+    got = inline_ext.record(write_file(tmp_path, "many.py", many))
+    assert len(got["calls"]) == inline_ext.MAX_RECORDED_CALLS and "at most" in got["stopped"]
+    big = "from torch.utils.cpp_extension import load_inline\n" \
+          "for i in range(3):\n    load_inline('m', 'int f();', extra_cflags=['-DX' * (1 << 20)])\n"
+    got = inline_ext.record(write_file(tmp_path, "big.py", big))
+    assert len(got["calls"]) == 1 and "at most" in got["stopped"]
