@@ -373,6 +373,18 @@ except ValueError:
     TMP_BYTES = 0
 
 
+def _preload_cpp_extension_imports():
+    """The bulk of importing torch.utils.cpp_extension (hello's build paths, KernelBench
+    candidates' load_inline: inline_ext.py), 1 s of a worker's time otherwise: its
+    hipify tables and setuptools. Not the module itself: on some PyTorch versions its
+    import initializes CUDA, after which no forked worker can use the GPU."""
+    for name in ("setuptools", "torch.utils.hipify.hipify_python"):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (an optional speed-up; the worker imports what it needs)
+            pass
+
+
 def main():
     # Imports first: every worker forked later starts with them done.
     # KVAULT_ZYGOTE_ENTRY ("module:function") replaces the worker in tests.
@@ -381,8 +393,7 @@ def main():
     if module == "kvault_worker.protocol":
         try:
             import kvault_worker.session  # noqa: F401  (PyTorch and the whole worker)
-            # hello's build paths and KernelBench candidates' load_inline (0.7 s each time).
-            import torch.utils.cpp_extension  # noqa: F401
+            _preload_cpp_extension_imports()
         except ImportError:
             pass  # each worker reports it (protocol.UnusableSession)
 
