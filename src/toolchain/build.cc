@@ -272,7 +272,7 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   if (!LiteExtEnabled()) {
     lite_note = "turned off (KVAULT_LITE_EXT=0)";
   } else {
-    ExtBuild lite{ExtBuild::Kind::kLite, req.include_lite_dir.empty() ? DefaultIncludeLiteDir() : req.include_lite_dir};
+    ExtBuild lite{ExtBuild::Kind::kLite, req.include_lite_dir.empty() ? DefaultIncludeLiteDir() : req.include_lite_dir, "", {}};
     lite_note = LiteExtExcluded(req, setup, *source, lite.include_dir);
     if (lite_note.empty()) {
       auto object = EnsureLiteExt(req, setup, *identity, lite.include_dir, c.cache_root, timeout);
