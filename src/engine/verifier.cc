@@ -382,7 +382,7 @@ bool Verifier::CompareRun(const RunPlan& run, RunState& state, Verification& v) 
 }
 
 TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, const std::string& scratch) {
-  TimedCaseRequest req{task, case_index, kTimingSeed, options_, scratch, TaskTolerance(task), -1};
+  TimedCaseRequest req{task, case_index, kTimingSeed, options_, scratch, TaskTolerance(task), -1, {}};
   req.turn.alone = [this]() -> Result<TurnStart> {
     EndTurn();  // a shared hold cannot wait for itself to drain
     const auto t0 = std::chrono::steady_clock::now();
