@@ -11,8 +11,7 @@ Three formats:
   (the interpreter on the cpu backend).
 Import failures are load_error; a malformed candidate description is bad_request.
 """
-import importlib.machinery
-import importlib.util
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -73,10 +72,7 @@ def release_candidate(candidate):
 
 def _load_extension(path, name):
     with attributed(LOAD_ERROR, "extension module does not load"):
-        loader = importlib.machinery.ExtensionFileLoader(name, path)
-        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        module = fresh_module.exec_extension(path, name)
     forward = getattr(module, "forward", None)
     if not callable(forward):
         raise WorkerError(LOAD_ERROR, "extension module has no forward")
@@ -87,10 +83,7 @@ def _load_kernelbench(path, built=()):
     """`built`: the modules the engine built for the file's load_inline calls
     (inline_ext.py), returned when a call asks for one of them."""
     with attributed(LOAD_ERROR, "candidate does not import"):
-        if built:
-            with inline_ext.replaying(built):
-                module = fresh_module.exec_file(path, "candidate")
-        else:
+        with inline_ext.replaying(built) if built else contextlib.nullcontext():
             module = fresh_module.exec_file(path, "candidate")
     model_new = getattr(module, "ModelNew", None)
     if not isinstance(model_new, type):

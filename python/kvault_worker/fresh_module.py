@@ -1,4 +1,5 @@
-"""Executes a Python file as a new, uniquely named module.
+"""Executes a Python file as a new, uniquely named module; loads a compiled
+extension module from its path (exec_extension).
 
 Task and candidate files are never imported through the normal import system:
 each load compiles the file's current text (no bytecode cache is read or
@@ -7,6 +8,8 @@ shares. The module is registered in sys.modules only while it is in use
 (some libraries look classes up there, e.g. inspect.getsource); `release`
 removes it again.
 """
+import importlib.machinery
+import importlib.util
 import itertools
 import re
 import sys
@@ -45,3 +48,13 @@ def release(module):
     """Forgets a module made by exec_file (idempotent; None is ignored)."""
     if module is not None and sys.modules.get(module.__name__) is module:
         del sys.modules[module.__name__]
+
+
+def exec_extension(path, name):
+    """The compiled extension module at `path`, initialised as `name` (its PyInit_
+    name), without the import system's search. Raises whatever loading raises."""
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

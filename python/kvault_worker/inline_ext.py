@@ -21,8 +21,6 @@ torch.utils.cpp_extension costs time).
 """
 import contextlib
 import hashlib
-import importlib.machinery
-import importlib.util
 import inspect
 import json
 
@@ -177,12 +175,7 @@ def record(path):
 
 
 def _load_built(entry):
-    name, path = entry["module"], entry["path"]
-    loader = importlib.machinery.ExtensionFileLoader(name, path)
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return fresh_module.exec_extension(entry["path"], entry["module"])
 
 
 @contextlib.contextmanager
@@ -191,21 +184,21 @@ def replaying(built):
     path, module}) whose digest its arguments have, else runs PyTorch's own."""
     by_digest = {entry["digest"]: entry for entry in built}
     loaded = {}
-    with contextlib.ExitStack() as stack:
-        original = []
+    pytorchs = _cpp_extension().load_inline
+    signature = inspect.signature(pytorchs)
 
-        def replaying_load_inline(*args, **kwargs):
-            try:
-                digest = normalized_call(inspect.signature(original[0]), args, kwargs)["digest"]
-            except TypeError:
-                digest = None  # PyTorch's own load_inline says what is wrong
-            if digest not in by_digest:
-                return original[0](*args, **kwargs)
-            if digest not in loaded:
-                loaded[digest] = _load_built(by_digest[digest])
-            return loaded[digest]
+    def replaying_load_inline(*args, **kwargs):
+        try:
+            digest = normalized_call(signature, args, kwargs)["digest"]
+        except TypeError:
+            digest = None  # PyTorch's own load_inline says what is wrong
+        if digest not in by_digest:
+            return pytorchs(*args, **kwargs)
+        if digest not in loaded:
+            loaded[digest] = _load_built(by_digest[digest])
+        return loaded[digest]
 
-        original.append(stack.enter_context(_patched(replaying_load_inline)))
+    with _patched(replaying_load_inline):
         yield
 
 

@@ -18,12 +18,6 @@ Result<std::vector<std::string>> Strings(const Json& call, const char* name) {
   return out;
 }
 
-std::string Joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + lines[i];
-  return out;
-}
-
 // PyTorch's generated PYBIND11_MODULE for `functions` ([[name, docstring], ...]), one
 // line each, as load_inline writes them. A name must be an identifier (the docstring
 // a plain string) or the call is not built.
@@ -134,7 +128,7 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
   main_cpp.insert(main_cpp.end(), bindings->begin(), bindings->end());
   if (cuda->empty()) {
     unit.language = "cpp";
-    unit.source = Joined(main_cpp);
+    unit.source = Join(main_cpp, "\n");
     unit.extra_flags = *cflags;
     return unit;
   }
@@ -149,7 +143,7 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
   std::vector<std::string> cuda_cu{"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"};
   cuda_cu.insert(cuda_cu.end(), cuda->begin(), cuda->end());
   unit.language = "cuda";
-  unit.source = Joined(main_cpp) + "\n" + Joined(cuda_cu);
+  unit.source = Join(main_cpp, "\n") + "\n" + Join(cuda_cu, "\n");
   unit.extra_flags = *cuda_cflags;
   return unit;
 }

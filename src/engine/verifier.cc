@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "cache/eviction.h"
+#include "candidate/inline_unit.h"
 #include "check/compare.h"
 #include "check/tensor_file.h"
 #include "engine/output_aliasing.h"
@@ -16,7 +17,6 @@
 #include "engine/gpu_sensors.h"
 #include "engine/timed_case.h"
 #include "engine/timing_lock.h"
-#include "candidate/inline_unit.h"
 #include "engine/worker_outcome.h"
 #include "toolchain/build.h"
 #include "util/files.h"
@@ -575,15 +575,8 @@ bool Verifier::BuildInlineModules(Attempt& a) {
       notes.push_back(Json{{"digest", digest}, {"built", false}, {"note", why}});
       continue;
     }
-    if (!a.units) {
-      auto dir = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
-      if (!dir) {
-        a.v = Outcome(OutcomeStatus::kInfraError, "no folder for the load_inline sources: " + dir.error());
-        return false;
-      }
-      a.units = std::move(*dir);
-    }
-    Candidate unit_source{a.units->Join("inline_" + std::to_string(i) + (unit->language == "cuda" ? ".cu" : ".cpp")),
+    if (!CreateScratch(a)) return false;
+    Candidate unit_source{a.scratch->Join("inline_" + std::to_string(i) + (unit->language == "cuda" ? ".cu" : ".cpp")),
                           unit->source, CandidateFormat::kExtension, unit->language, ""};
     if (Status s = WriteFileAtomic(unit_source.path, unit_source.source); !s) {
       a.v = Outcome(OutcomeStatus::kInfraError, "cannot write a load_inline source: " + s.error());
@@ -600,13 +593,19 @@ bool Verifier::BuildInlineModules(Attempt& a) {
   return true;
 }
 
-bool Verifier::StartCandidateWorker(Attempt& a) {
+bool Verifier::CreateScratch(Attempt& a) {
+  if (a.scratch) return true;
   auto scratch = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
   if (!scratch) {
     a.v = Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error());
     return false;
   }
   a.scratch = std::move(*scratch);
+  return true;
+}
+
+bool Verifier::StartCandidateWorker(Attempt& a) {
+  if (!CreateScratch(a)) return false;
   auto w = session_.Get(WorkerRole::kCandidate);
   if (!w) {
     a.v = Outcome(OutcomeStatus::kInfraError, w.error());

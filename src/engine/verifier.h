@@ -73,10 +73,9 @@ class Verifier {
     std::optional<TaskInfo> checked{};     // with the format's tolerances: what is checked and timed
     std::string policy{};                  // the custom-kernel policy applied
     std::string module_path{}, module_name{};  // the built candidate
-    std::optional<TempDir> scratch{};      // the verification's folder
+    std::optional<TempDir> scratch{};      // the verification's folder (load_inline sources too)
     WorkerConnection* worker = nullptr;    // the candidate's worker
     Json load{};                           // its load request (a re-check loads it again)
-    std::optional<TempDir> units{};        // kernelbench: its load_inline calls' sources
     Json inline_modules = Json::array();   // kernelbench: their builds, [{digest, path, module}]
   };
   // The stages of Verify, in order. Each returns false once a.v holds the outcome.
@@ -94,6 +93,8 @@ class Verifier {
   void Announce(const char* stage);       // to the stage listener, if any
 
   Result<TaskInfo> Describe(const TaskFile& task);
+  // a.scratch, unless it exists (the load_inline sources may need it before the worker).
+  bool CreateScratch(Attempt& a);
   // Fills v with a build outcome; returns the module path (empty on failure).
   // `extra_flags`: the compiler flags of a load_inline call.
   bool Build(const Candidate& c, Verification& v, std::string* module_path,
