@@ -20,7 +20,7 @@ task="$KVAULT_SOURCE_ROOT/examples/suite/relu.py"
 build() {  # leaves the build's cache_hit (True/False) in $TMP/hit
   "$KVAULT" verify --task "$task" --candidate "$TMP/relu.cpp" --backend cpu --compile-only --json > "$TMP/v.json" ||
     fail "verify exited $?: $(cat "$TMP/v.json")"
-  json_get "$TMP/v.json" "j['status']" | grep -qx compiled || fail "not compiled: $(cat "$TMP/v.json")"
+  json_get "$TMP/v.json" "j['status']" | grep -x compiled >/dev/null || fail "not compiled: $(cat "$TMP/v.json")"
   json_get "$TMP/v.json" "j['build']['cache_hit']" > "$TMP/hit"
 }
 stat_of() { "$KVAULT" cache stats --json > "$TMP/s.json" || fail "cache stats exited $?"; json_get "$TMP/s.json" "$1"; }
@@ -31,7 +31,7 @@ build; [ "$(cat "$TMP/hit")" = "True" ] || fail "second build was not a hit"
 [ "$(stat_of "j['kinds']['build']['hits']")" = 1 ] || fail "hits: $(cat "$TMP/s.json")"
 [ "$(stat_of "j['kinds']['build']['stores']")" = 1 ] || fail "stores: $(cat "$TMP/s.json")"
 [ "$(stat_of "j['location']")" = "$KVAULT_CACHE_DIR" ] || fail "location: $(cat "$TMP/s.json")"
-"$KVAULT" cache stats | grep -q '^build ' || fail "no build row in the table"
+"$KVAULT" cache stats | grep '^build ' >/dev/null || fail "no build row in the table"
 
 # Damage the stored object: the next build detects it, rebuilds, and counts it.
 obj=$(find "$KVAULT_CACHE_DIR/build" -name 'kv_*.o' | head -1)

@@ -24,10 +24,10 @@ printf '#include <hip/hip_runtime.h>\n#include <kvault_no_such_header.h>\n#inclu
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/broken.hip" --backend hip --arch gfx90a \
   --compile-only --json > "$TMP/b.json" || fail "exit $? for a compile error"
 [ "$(json_get "$TMP/b.json" 'j["status"]')" = compile_error ] || fail "broken source not a compile_error"
-json_get "$TMP/b.json" 'j["diagnostics"]' | grep -q kvault_no_such_header || fail "no diagnostics"
+json_get "$TMP/b.json" 'j["diagnostics"]' | grep kvault_no_such_header >/dev/null || fail "no diagnostics"
 # A native-format HIP source (no PyTorch headers, so no compile-only shims) compiles too.
 "$KVAULT" verify --task "$ex/suite/softmax.py" --candidate "$ex/native/hip/softmax.hip" --backend hip \
   --arch gfx90a --compile-only --json > "$TMP/n.json" || fail "verify exited $? for the native HIP source"
 [ "$(json_get "$TMP/n.json" 'j["status"]')" = compiled ] || { cat "$TMP/n.json"; fail "native HIP source not compiled"; }
-json_get "$TMP/n.json" 'j["build"]["toolchain"]' | grep -q native || fail "native HIP source not built as native"
+json_get "$TMP/n.json" 'j["build"]["toolchain"]' | grep native >/dev/null || fail "native HIP source not built as native"
 echo "ok: $n HIP solutions and one native HIP source compiled for gfx90a"

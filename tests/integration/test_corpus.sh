@@ -10,7 +10,7 @@ PY=${KVAULT_PYTHON:-python3}
 V=$TMP/vault.db
 corpus() { "$KVAULT" corpus "$@" --vault "$V"; }
 expect() {  # expect FILE 'python expression over j' : the expression must be true
-  json_get "$1" "$2" | grep -qx True || fail "$1: not $2: $(cat "$1")"
+  json_get "$1" "$2" | grep -x True >/dev/null || fail "$1: not $2: $(cat "$1")"
 }
 
 for f in verl_rows verl_text_rows; do

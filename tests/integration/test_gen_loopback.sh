@@ -161,7 +161,7 @@ wait $gen_pid
 rc=$?
 [ $rc = 130 ] || { cat "$TMP/err_int.txt"; fail "interrupted gen exited $rc, want 130"; }
 sql() { python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]" "$TMP/kv.db" "$1"; }
-sql "PRAGMA integrity_check" | grep -q '^ok$' || fail "store damaged"
+sql "PRAGMA integrity_check" | grep '^ok$' >/dev/null || fail "store damaged"
 unfinished=$(sql "SELECT count(*) FROM gen_tasks WHERE run='int' AND finished=0")
 sql "SELECT task, role, iteration FROM generations WHERE run='int' AND error=''" > "$TMP/recorded.txt"
 lines_before=$(wc -l < "$TMP/calls2.jsonl")
