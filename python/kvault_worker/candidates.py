@@ -35,6 +35,9 @@ class Candidate:
     forward: Optional[Callable] = None  # extension format
     model_new: Optional[type] = None  # kernelbench format; triton with ModelNew
     library: Optional[native.NativeLibrary] = None  # native format
+    # kernelbench: keeps load_inline answering with the engine's builds while the
+    # candidate is loaded (its constructor may call it on every run)
+    replay: Optional[contextlib.ExitStack] = None
 
 
 def load_candidate(spec, backend="cpu"):
@@ -68,6 +71,8 @@ def load_candidate(spec, backend="cpu"):
 def release_candidate(candidate):
     if candidate is not None and candidate.format in (KERNELBENCH, TRITON):
         fresh_module.release(candidate.module)
+    if candidate is not None and candidate.replay is not None:
+        candidate.replay.close()
 
 
 def _load_extension(path, name):
@@ -81,17 +86,25 @@ def _load_extension(path, name):
 
 def _load_kernelbench(path, built=()):
     """`built`: the modules the engine built for the file's load_inline calls
-    (inline_ext.py), returned when a call asks for one of them."""
-    with attributed(LOAD_ERROR, "candidate does not import"):
-        with inline_ext.replaying(built) if built else contextlib.nullcontext():
+    (inline_ext.py), returned when a call asks for one of them, at import and for
+    as long as the candidate stays loaded (ModelNew's constructor runs per run)."""
+    replay = contextlib.ExitStack()
+    try:
+        if built:
+            replay.enter_context(inline_ext.replaying(built))
+        with attributed(LOAD_ERROR, "candidate does not import"):
             module = fresh_module.exec_file(path, "candidate")
+    except BaseException:
+        replay.close()
+        raise
     model_new = getattr(module, "ModelNew", None)
     if not isinstance(model_new, type):
         fresh_module.release(module)
+        replay.close()
         if model_new is None:
             raise WorkerError(LOAD_ERROR, "candidate defines no class ModelNew")
         raise WorkerError(LOAD_ERROR, "ModelNew must be a class, got %s" % type(model_new).__name__)
-    return Candidate(KERNELBENCH, path, module, model_new=model_new)
+    return Candidate(KERNELBENCH, path, module, model_new=model_new, replay=replay)
 
 
 def _load_triton(path, backend):

@@ -7,11 +7,13 @@ temporary folder on every run. Instead:
 
 1. `record` (the `record_inline` request) executes the file once in a worker that
    is thrown away afterwards, with a `load_inline` that only notes each call's
-   arguments (`normalized_call`) and returns a placeholder module; the first use
-   of a placeholder ends the execution. The engine builds each noted call through
-   its compile cache.
+   arguments (`normalized_call`) and returns a placeholder module, then constructs
+   ModelNew with each case's init inputs (files that build in the constructor); the
+   first use of a placeholder ends the execution. The engine builds each noted call
+   through its compile cache.
 2. `replaying` patches `load_inline` while the candidate is loaded for real (in a
-   fresh worker): a call whose normalized arguments have the digest of a call the
+   fresh worker) and for as long as it stays loaded: a call whose normalized
+   arguments have the digest of a call the
    engine built returns that module; any other call runs PyTorch's own
    `load_inline`, as if nothing were patched. So the candidate always gets what
    its arguments ask for: the fast path can only make it faster.
@@ -141,17 +143,21 @@ def mentions_load_inline(path):
         return False
 
 
-def record(path):
+def record(path, construct=None):
     """Executes the candidate file at `path` with a load_inline that notes its
-    calls. Returns {"calls": [...], "stopped": why the execution ended early}
-    (no "stopped" when the file ran to its end)."""
-    calls, size = [], [0]
+    calls, then `construct(module)` (constructs ModelNew: construct_models). Returns
+    {"calls": [...], "stopped": why the execution ended early} (no "stopped" when
+    both ran to their end). A call noted already is not noted again."""
+    calls, size, digests = [], [0], set()
     response = {"calls": calls}
     cpp_extension = _cpp_extension()
     signature = inspect.signature(cpp_extension.load_inline)
 
     def recording_load_inline(*args, **kwargs):
         call = normalized_call(signature, args, kwargs)
+        if call["digest"] in digests:
+            return _Placeholder()
+        digests.add(call["digest"])
         size[0] += len(json.dumps(call))
         if len(calls) >= MAX_RECORDED_CALLS or size[0] > MAX_RECORDED_BYTES:
             raise _Recorded("more load_inline calls than are noted (%d calls, %d bytes at most)"
@@ -163,6 +169,8 @@ def record(path):
     with _patched(recording_load_inline):
         try:
             module = fresh_module.exec_file(path, "record")
+            if construct is not None:
+                construct(module)
         except _Recorded as e:
             response["stopped"] = str(e)
         except KeyboardInterrupt:
@@ -172,6 +180,28 @@ def record(path):
         finally:
             fresh_module.release(module)
     return response
+
+
+def construct_models(module, init_inputs):
+    """Constructs the module's ModelNew, if it has that class, once for each
+    distinct argument list in `init_inputs` (a list of callables returning one)."""
+    model_new = getattr(module, "ModelNew", None)
+    if not isinstance(model_new, type):
+        return
+    seen = []
+    for make in init_inputs:
+        args = make()
+        if any(_same_arguments(args, other) for other in seen):
+            continue
+        seen.append(args)
+        model_new(*args)
+
+
+def _same_arguments(a, b):
+    try:
+        return len(a) == len(b) and all(type(x) is type(y) and bool(x == y) for x, y in zip(a, b))
+    except Exception:  # tensors and other values that do not compare to one bool
+        return False
 
 
 def _load_built(entry):

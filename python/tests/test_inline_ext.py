@@ -138,6 +138,72 @@ def test_record_is_bounded(tmp_path):
     got = inline_ext.record(write_file(tmp_path, "many.py", many))
     assert len(got["calls"]) == inline_ext.MAX_RECORDED_CALLS and "at most" in got["stopped"]
     big = "from torch.utils.cpp_extension import load_inline\n" \
-          "for i in range(3):\n    load_inline('m', 'int f();', extra_cflags=['-DX' * (1 << 20)])\n"
+          "for i in range(3):\n    load_inline('m', 'int f();', extra_cflags=['-DY%d' % i + '-DX' * (1 << 20)])\n"
     got = inline_ext.record(write_file(tmp_path, "big.py", big))
     assert len(got["calls"]) == 1 and "at most" in got["stopped"]
+
+
+BUILDS_IN_INIT = '''
+import torch.nn as nn
+import torch.utils.cpp_extension as ce
+class ModelNew(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.ext = ce.load_inline("w", "int f() { return %d; }" % width, functions=["f"])
+        self.same = ce.load_inline("s", "int g() { return 0; }", functions=["g"])
+    def forward(self, x):
+        return x
+'''
+
+
+def test_record_constructs_model_new_once_per_distinct_init_inputs(tmp_path):
+    """Calls ModelNew's constructor makes are noted when the task's init inputs are
+    given; a call noted already (the same arguments) is noted once."""
+    path = write_file(tmp_path, "init.py", BUILDS_IN_INIT)
+    assert inline_ext.record(path)["calls"] == []  # without construct: the file alone
+    made = []
+
+    def inputs(width):
+        return lambda: made.append(width) or [width]
+
+    construct = functools.partial(inline_ext.construct_models, init_inputs=[inputs(8), inputs(8), inputs(4)])
+    got = inline_ext.record(path, construct)
+    assert "stopped" not in got, got
+    assert [c["cpp_sources"] for c in got["calls"]] == [["int f() { return 8; }"], ["int g() { return 0; }"],
+                                                        ["int f() { return 4; }"]]
+    assert made == [8, 8, 4]
+    # A constructor that uses what load_inline returned ends the execution.
+    uses = BUILDS_IN_INIT.replace("super().__init__()", "super().__init__(); ce.load_inline('u', 'int u();').u")
+    got = inline_ext.record(write_file(tmp_path, "uses.py", uses), construct)
+    assert got["calls"][0]["cpp_sources"] == ["int u();"] and "used a module" in got["stopped"]
+
+
+def test_a_constructor_gets_the_built_module_at_every_run(tmp_path, start_worker, fake_extensions):
+    """Over the protocol: record_inline with the task notes the constructor's call;
+    the loaded candidate's constructor, which runs for every run, gets the build."""
+    source = '''
+import torch.nn as nn
+import torch.utils.cpp_extension as ce
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        ext = ce.load_inline("mine", "torch::Tensor forward(torch::Tensor x);", functions=["forward"])
+        assert ext.__name__ == "kv_echo", ext
+    def forward(self, x):
+        return x.clone()
+'''
+    path = write_file(tmp_path, "cand.py", source)
+    task = write_file(tmp_path, "task.py", "import torch\nclass Model(torch.nn.Module):\n"
+                      "    def forward(self, x):\n        return x.clone()\n"
+                      "def get_inputs():\n    return [torch.ones(2)]\n")
+    candidate = {"format": "kernelbench", "path": path}
+    recorder = start_worker()
+    assert recorder.call("record_inline", candidate=candidate)["calls"] == []
+    got = recorder.call("record_inline", candidate=candidate, task=task)
+    assert got["ok"] and len(got["calls"]) == 1, got
+    loader = start_worker()
+    entry = {"digest": got["calls"][0]["digest"], "path": fake_extensions["kv_echo"], "module": "kv_echo"}
+    assert loader.call("load", task=task, candidate=dict(candidate, inline=[entry]))["ok"]
+    for seed in (1, 2):
+        ran = loader.call("run", case=0, seed=seed, out=str(tmp_path / ("c%d.kvt" % seed)))
+        assert ran["ok"], ran

@@ -540,7 +540,7 @@ bool Verifier::BuildInlineModules(Attempt& a) {
     a.v = Outcome(OutcomeStatus::kInfraError, w.error());
     return false;
   }
-  WorkerReply r = (*w)->Call(RecordInlineRequest{a.candidate.path}.ToJson(), options_.timeouts.load);
+  WorkerReply r = (*w)->Call(RecordInlineRequest{a.candidate.path, a.task.path}.ToJson(), options_.timeouts.load);
   const std::string log = ReplyOk(r) ? "" : (*w)->TakeLog();
   // Nothing the file did while it was noted may reach the worker that loads it.
   session_.Discard(WorkerRole::kCandidate);

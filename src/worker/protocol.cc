@@ -48,8 +48,10 @@ Json LoadRequest::ToJson() const {
 }
 
 Json RecordInlineRequest::ToJson() const {
-  return Json{{field::kOp, op::kRecordInline},
-              {field::kCandidate, Json{{field::kFormat, "kernelbench"}, {field::kPath, path}}}};
+  Json j{{field::kOp, op::kRecordInline},
+         {field::kCandidate, Json{{field::kFormat, "kernelbench"}, {field::kPath, path}}}};
+  SetIf(j, field::kTask, task);
+  return j;
 }
 
 Json RunRequest::ToJson() const {

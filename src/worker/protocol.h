@@ -22,7 +22,7 @@ namespace protocol {
 // The protocol version this engine speaks. A worker's `hello` must report the same
 // (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
 // reply that a peer of the old version would misread or silently ignore raises both.
-inline constexpr int kVersion = 6;
+inline constexpr int kVersion = 7;
 
 // Requests' `op` (docs/worker-protocol.md, "Requests").
 namespace op {
@@ -209,6 +209,7 @@ struct LoadRequest {
 // The load_inline calls a KernelBench file makes (docs/worker-protocol.md, "record_inline").
 struct RecordInlineRequest {
   std::string path{};  // the candidate file
+  std::string task{};  // its task file: ModelNew is constructed too; empty: not
   Json ToJson() const;
 };
 

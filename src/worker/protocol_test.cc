@@ -61,6 +61,10 @@ TEST(ProtocolTest, RequestsSpellTheDocumentedLines) {
   EXPECT_EQ((LoadRequest{"/t.py", "native", "/m.so", "", "/m.cu", "custom_kernel"}.ToJson()),
             Json::parse(R"({"op":"load","task":"/t.py","policy":"custom_kernel",
                             "candidate":{"format":"native","path":"/m.so","source":"/m.cu"}})"));
+  EXPECT_EQ((RecordInlineRequest{"/c.py", "/t.py"}.ToJson()),
+            Json::parse(R"({"op":"record_inline","candidate":{"format":"kernelbench","path":"/c.py"},
+                            "task":"/t.py"})"));
+  EXPECT_FALSE((RecordInlineRequest{"/c.py"}.ToJson()).contains("task"));
   RunRequest run{.case_index = 1, .seed = 2, .distribution = "signed", .out = "/o.kvt"};
   EXPECT_EQ(run.ToJson(), Json::parse(R"({"op":"run","case":1,"seed":2,"distribution":"signed",
                                           "out":"/o.kvt"})"));

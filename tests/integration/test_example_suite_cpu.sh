@@ -26,12 +26,13 @@ PY
   --db "$TMP/kv.db" --run kb --json > "$TMP/kb.json" 2> "$TMP/kb-err.txt" || { cat "$TMP/kb-err.txt"; fail "kernelbench eval exited $?"; }
 python3 "$KVAULT_SOURCE_ROOT/tests/integration/expect_statuses.py" "$TMP/kb.json" "$ex/expected.json" kernelbench cpu ||
   fail "kernelbench statuses differ from expected.json"
-# Their load_inline calls were built by the engine (the lite way), not by PyTorch.
+# Their load_inline calls (one in ModelNew's constructor) were built by the engine
+# (the lite way), not by PyTorch.
 python3 - "$TMP/kv.db" <<'PY' || fail "load_inline calls were not built by the engine"
 import json, sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute(
     "select candidate_path, status, environment from attempts where run = 'kb' and candidate_path like '%inline%'").fetchall()
-assert len(rows) == 3, rows
+assert len(rows) == 4, rows
 for path, status, environment in rows:
     build = json.loads(environment)["build"]
     notes = build.get("inline")

@@ -21,6 +21,11 @@ from kvault_worker.tasks import load_task, release_task
 from kvault_worker.tensorfile import Captured
 
 
+# The seed of the init inputs ModelNew is constructed with while its load_inline calls
+# are noted (any seed: a call whose arguments differ at load time is PyTorch's own).
+RECORD_SEED = 1
+
+
 class CandidateRole(SessionState):
     def __init__(self):
         super().__init__()
@@ -71,7 +76,16 @@ class CandidateRole(SessionState):
         path = fields.absolute_path(spec, "path")
         if not inline_ext.mentions_load_inline(path):
             return {"calls": []}
-        return inline_ext.record(path)
+        if "task" not in request:
+            return inline_ext.record(path)
+        # With the task: ModelNew is also constructed with each case's init inputs, so
+        # that calls its constructor makes are noted too.
+        task = load_task(fields.absolute_path(request, "task"))
+        try:
+            makers = [lambda case=case: execution.init_inputs(case, RECORD_SEED) for case in task.cases]
+            return inline_ext.record(path, lambda module: inline_ext.construct_models(module, makers))
+        finally:
+            release_task(task)
 
     def run(self, request):
         self.pending_writes = None
