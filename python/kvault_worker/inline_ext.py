@@ -8,8 +8,9 @@ temporary folder on every run. Instead:
 1. `record` (the `record_inline` request) executes the file once in a worker that
    is thrown away afterwards, with a `load_inline` that only notes each call's
    arguments (`normalized_call`) and returns a placeholder module, then constructs
-   ModelNew with each case's init inputs (files that build in the constructor); the
-   first use of a placeholder ends the execution. The engine builds each noted call
+   ModelNew with each case's init inputs (files that build in the constructor) and,
+   when nothing was noted yet, calls the first model once (files that build at the
+   first forward); the first use of a placeholder ends the execution. The engine builds each noted call
    through its compile cache.
 2. `replaying` patches `load_inline` while the candidate is loaded for real (in a
    fresh worker) and for as long as it stays loaded: a call whose normalized
@@ -145,7 +146,8 @@ def mentions_load_inline(path):
 
 def record(path, construct=None):
     """Executes the candidate file at `path` with a load_inline that notes its
-    calls, then `construct(module)` (constructs ModelNew: construct_models). Returns
+    calls, then `construct(module, calls)` (constructs ModelNew: construct_models;
+    `calls` are those noted so far). Returns
     {"calls": [...], "stopped": why the execution ended early} (no "stopped" when
     both ran to their end). A call noted already is not noted again."""
     calls, size, digests = [], [0], set()
@@ -170,7 +172,7 @@ def record(path, construct=None):
         try:
             module = fresh_module.exec_file(path, "record")
             if construct is not None:
-                construct(module)
+                construct(module, calls)
         except _Recorded as e:
             response["stopped"] = str(e)
         except KeyboardInterrupt:
@@ -184,17 +186,19 @@ def record(path, construct=None):
 
 def construct_models(module, init_inputs):
     """Constructs the module's ModelNew, if it has that class, once for each
-    distinct argument list in `init_inputs` (a list of callables returning one)."""
+    distinct argument list in `init_inputs` (a list of callables returning one).
+    Returns the models, in that order."""
     model_new = getattr(module, "ModelNew", None)
     if not isinstance(model_new, type):
-        return
-    seen = []
+        return []
+    seen, models = [], []
     for make in init_inputs:
         args = make()
         if any(_same_arguments(args, other) for other in seen):
             continue
         seen.append(args)
-        model_new(*args)
+        models.append(model_new(*args))
+    return models
 
 
 def _same_arguments(a, b):

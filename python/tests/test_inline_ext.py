@@ -166,7 +166,9 @@ def test_record_constructs_model_new_once_per_distinct_init_inputs(tmp_path):
     def inputs(width):
         return lambda: made.append(width) or [width]
 
-    construct = functools.partial(inline_ext.construct_models, init_inputs=[inputs(8), inputs(8), inputs(4)])
+    def construct(module, calls):
+        inline_ext.construct_models(module, [inputs(8), inputs(8), inputs(4)])
+
     got = inline_ext.record(path, construct)
     assert "stopped" not in got, got
     assert [c["cpp_sources"] for c in got["calls"]] == [["int f() { return 8; }"], ["int g() { return 0; }"],
@@ -207,3 +209,32 @@ class ModelNew(nn.Module):
     for seed in (1, 2):
         ran = loader.call("run", case=0, seed=seed, out=str(tmp_path / ("c%d.kvt" % seed)))
         assert ran["ok"], ran
+
+
+def test_a_file_that_builds_at_its_first_forward_is_noted_with_the_task(tmp_path, start_worker):
+    """Nothing noted by the import and the constructor: the model is called once on
+    the first case's inputs; a constructor that raises leaves the file's own calls."""
+    lazy = '''
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+_ext = None
+class ModelNew(nn.Module):
+    def forward(self, x):
+        global _ext
+        if _ext is None:
+            _ext = load_inline("lazy", "torch::Tensor f(torch::Tensor x);", functions=["f"])
+        return _ext.f(x)
+'''
+    task = write_file(tmp_path, "task.py", "import torch\nclass Model(torch.nn.Module):\n"
+                      "    def forward(self, x):\n        return x.clone()\n"
+                      "def get_inputs():\n    return [torch.ones(2)]\n")
+    worker = start_worker()
+    candidate = {"format": "kernelbench", "path": write_file(tmp_path, "lazy.py", lazy)}
+    assert worker.call("record_inline", candidate=candidate)["calls"] == []
+    got = worker.call("record_inline", candidate=candidate, task=task)
+    assert got["ok"] and [c["cpp_sources"] for c in got["calls"]] == [["torch::Tensor f(torch::Tensor x);"]], got
+    assert "used a module" in got["stopped"]
+    raising = lazy.replace("    def forward", "    def __init__(self):\n        raise ValueError('no')\n    def forward")
+    got = worker.call("record_inline", candidate={"format": "kernelbench",
+                                                  "path": write_file(tmp_path, "raising.py", raising)}, task=task)
+    assert got["ok"] and got["calls"] == [] and "ValueError" in got["stopped"], got

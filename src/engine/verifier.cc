@@ -540,8 +540,21 @@ bool Verifier::BuildInlineModules(Attempt& a) {
     a.v = Outcome(OutcomeStatus::kInfraError, w.error());
     return false;
   }
-  WorkerReply r = (*w)->Call(RecordInlineRequest{a.candidate.path, a.task.path}.ToJson(), options_.timeouts.load);
+  // First the file alone: what its import does, it does when loaded too.
+  WorkerReply r = (*w)->Call(RecordInlineRequest{a.candidate.path}.ToJson(), options_.timeouts.load);
   const std::string log = ReplyOk(r) ? "" : (*w)->TakeLog();
+  // Then, when it ran to its end, again with ModelNew constructed (and called once
+  // when nothing was noted): calls made there. That code runs per run when loaded,
+  // so its crash or hang here is not the load's: the calls of the file alone stand.
+  Json calls = ReplyOk(r) ? r.response.value(field::kCalls, Json()) : Json();
+  std::string construct_failed;
+  if (ReplyOk(r) && !r.response.contains(field::kStopped)) {
+    WorkerReply more = (*w)->Call(RecordInlineRequest{a.candidate.path, a.task.path}.ToJson(), options_.timeouts.load);
+    if (!ReplyOk(more))
+      construct_failed = CandidateFailure(more, "record_inline", options_.timeouts.load, "").message;
+    else if (more.response.value(field::kCalls, Json()).is_array())
+      calls = more.response[field::kCalls];
+  }
   // Nothing the file did while it was noted may reach the worker that loads it.
   session_.Discard(WorkerRole::kCandidate);
   session_.Prestart();
@@ -551,7 +564,6 @@ bool Verifier::BuildInlineModules(Attempt& a) {
     Settle(a.v, CandidateFailure(r, "load", options_.timeouts.load, log));
     return false;
   }
-  const Json calls = r.response.value(field::kCalls, Json());
   if (!calls.is_array()) {
     a.v = Outcome(OutcomeStatus::kInfraError, "the worker's record_inline reply has no calls");
     return false;
@@ -559,9 +571,11 @@ bool Verifier::BuildInlineModules(Attempt& a) {
   // The record's build object lists every call: built, or why not.
   Json notes = Json::array();
   auto noted = [&](bool ok) {
-    if (!notes.empty()) {
+    if (!notes.empty() || !construct_failed.empty()) {
       if (!a.v.build.is_object()) a.v.build = Json::object();
-      a.v.build["inline"] = notes;
+      if (!notes.empty()) a.v.build["inline"] = notes;
+      // Its calls are then left to PyTorch; the run says what that code does.
+      if (!construct_failed.empty()) a.v.build["inline_construct_failed"] = construct_failed;
     }
     return ok;
   };

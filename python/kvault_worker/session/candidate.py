@@ -9,6 +9,8 @@ delivered into the reference worker's offer (handoff.py) instead of files.
 import gc
 import sys
 
+import torch
+
 from kvault_worker import devmem, execution, handoff, inline_ext, op_policy
 from kvault_worker import request_fields as fields
 from kvault_worker.candidates import NATIVE, load_candidate, release_candidate
@@ -78,14 +80,25 @@ class CandidateRole(SessionState):
             return {"calls": []}
         if "task" not in request:
             return inline_ext.record(path)
-        # With the task: ModelNew is also constructed with each case's init inputs, so
-        # that calls its constructor makes are noted too.
         task = load_task(fields.absolute_path(request, "task"))
         try:
-            makers = [lambda case=case: execution.init_inputs(case, RECORD_SEED) for case in task.cases]
-            return inline_ext.record(path, lambda module: inline_ext.construct_models(module, makers))
+            return inline_ext.record(path, lambda module, calls: self._construct_and_call(task, module, calls))
         finally:
             release_task(task)
+
+    def _construct_and_call(self, task, module, calls):
+        """ModelNew constructed with each case's init inputs (calls its constructor
+        makes); when nothing was noted so far, the first model called once on the
+        first case's inputs (calls made at the first forward, the only case in which
+        the inputs are made here)."""
+        makers = [lambda case=case: execution.init_inputs(case, RECORD_SEED) for case in task.cases]
+        models = inline_ext.construct_models(module, makers)
+        if calls or not models:
+            return
+        model = models[0].to(self.device.torch_device) if isinstance(models[0], torch.nn.Module) else models[0]
+        inputs = execution.make_inputs(task.cases[0], RECORD_SEED, self.device)
+        with torch.no_grad():
+            model(*inputs)
 
     def run(self, request):
         self.pending_writes = None
