@@ -543,12 +543,13 @@ bool Verifier::BuildInlineModules(Attempt& a) {
   // First the file alone: what its import does, it does when loaded too.
   WorkerReply r = (*w)->Call(RecordInlineRequest{a.candidate.path}.ToJson(), options_.timeouts.load);
   const std::string log = ReplyOk(r) ? "" : (*w)->TakeLog();
-  // Then, when it ran to its end, again with ModelNew constructed (and called once
-  // when nothing was noted): calls made there. That code runs per run when loaded,
-  // so its crash or hang here is not the load's: the calls of the file alone stand.
+  // Then, when it ran to its end without a call, again with ModelNew constructed
+  // (and called once when nothing was noted): calls made there. A file that calls
+  // at import is not constructed (the common case pays nothing more). That code
+  // runs per run when loaded, so its crash or hang here is not the load's.
   Json calls = ReplyOk(r) ? r.response.value(field::kCalls, Json()) : Json();
   std::string construct_failed;
-  if (ReplyOk(r) && !r.response.contains(field::kStopped)) {
+  if (ReplyOk(r) && !r.response.contains(field::kStopped) && calls.is_array() && calls.empty()) {
     WorkerReply more = (*w)->Call(RecordInlineRequest{a.candidate.path, a.task.path}.ToJson(), options_.timeouts.load);
     if (!ReplyOk(more))
       construct_failed = CandidateFailure(more, "record_inline", options_.timeouts.load, "").message;

@@ -150,6 +150,77 @@ TEST_F(VerifierTest, MatchingCandidatePassesWithSpeedupAndReward) {
   EXPECT_EQ(distributions_, (std::vector<std::string>{"task", "task", "task", "signed", "heavy_tailed"}));
 }
 
+// A KernelBench file's load_inline calls (docs/toolchains.md, "load_inline candidates"):
+// noted by record_inline, in a worker discarded afterwards. This call asks for a
+// linker flag, so the engine leaves it to PyTorch and builds nothing here.
+class InlineRecordTest : public VerifierTest {
+ protected:
+  void SetUp() override {
+    VerifierTest::SetUp();
+    candidate_.source = "from torch.utils.cpp_extension import load_inline\nclass ModelNew: ...";
+    extra_script_ = [this](FakeWorker& w) {
+      w.Handle("record_inline", [this](const Json& r) {
+        records_.push_back(r);
+        return record_(r);
+      });
+    };
+  }
+  static Json Call() {
+    return Json{{"cpp_sources", {"int f();"}}, {"cuda_sources", Json::array()}, {"functions", {{"f", "f"}}},
+                {"extra_cflags", Json::array()}, {"extra_cuda_cflags", Json::array()},
+                {"extra_ldflags", {"-lm"}}, {"extra_include_paths", Json::array()}, {"with_cuda", nullptr},
+                {"is_python_module", true}, {"with_pytorch_error_handling", true}, {"other", Json::object()},
+                {"digest", "abc"}};
+  }
+  std::vector<Json> records_;
+  std::function<WorkerReply(const Json&)> record_;
+};
+
+TEST_F(InlineRecordTest, AFileWithoutACallIsNotedAgainWithItsModelConstructed) {
+  record_ = [](const Json& r) {
+    return FakeWorker::Ok(Json{{"calls", r.contains("task") ? Json::array({Call()}) : Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  ASSERT_EQ(records_.size(), 2u);
+  EXPECT_FALSE(records_[0].contains("task"));
+  EXPECT_EQ(records_[1]["task"], task_.path);
+  ASSERT_TRUE(v.build.contains("inline")) << v.build.dump();
+  EXPECT_EQ(v.build["inline"][0]["digest"], "abc");
+  EXPECT_EQ(v.build["inline"][0]["built"], false);  // left to PyTorch: its linker flag
+}
+
+TEST_F(InlineRecordTest, AFileThatCallsAtImportOrStopsEarlyIsNotedOnce) {
+  record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array({Call()})}}); };
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(records_.size(), 1u);
+  records_.clear();
+  record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array()}, {"stopped", "ValueError"}}); };
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(records_.size(), 1u);
+}
+
+TEST_F(InlineRecordTest, AConstructorThatCrashesWhileNotedIsLeftToTheRuns) {
+  record_ = [](const Json& r) {
+    if (!r.contains("task")) return FakeWorker::Ok(Json{{"calls", Json::array()}});
+    return WorkerReply{WorkerFailure::kDied, Json(), "worker killed by signal 11 (SIGSEGV)", -1, 11};
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;  // the runs say what that code does
+  ASSERT_TRUE(v.build.contains("inline_construct_failed")) << v.build.dump();
+  EXPECT_NE(v.build["inline_construct_failed"].get<std::string>().find("SIGSEGV"), std::string::npos);
+}
+
+TEST_F(InlineRecordTest, AnImportThatCrashesWhileNotedIsTheLoadsOutcome) {
+  record_ = [](const Json&) {
+    return WorkerReply{WorkerFailure::kDied, Json(), "worker killed by signal 11 (SIGSEGV)", -1, 11};
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash) << v.message;
+  EXPECT_EQ(records_.size(), 1u);
+  EXPECT_EQ(runs_, 0);
+}
+
 TEST_F(VerifierTest, ReferencesAreComputedOnceAcrossVerifications) {
   Verify();
   Verify();
