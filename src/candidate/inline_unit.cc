@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "toolchain/flags.h"
 #include "util/strings.h"
 
 namespace kvault {
@@ -137,9 +138,8 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
       return Error{"cpp_sources define code beside cuda_sources: PyTorch compiles the two apart"};
   // main.cpp holds declarations and the bindings only: its host flags change nothing
   // they mean, but a flag that could (a define, an include path) is PyTorch's to apply.
-  static const std::regex kHarmless(R"(-O[0-3sz]?|-Ofast|-g[0-9]?|-w|-W[A-Za-z0-9=_-]*|-std=c\+\+[0-9a-z]+|-fPIC)");
   for (const std::string& f : *cflags)
-    if (!std::regex_match(f, kHarmless)) return Error{"extra_cflags '" + Truncate(f, 80) + "' beside cuda_sources are left to PyTorch's build"};
+    if (!IsUnitLocalFlag(f)) return Error{"extra_cflags '" + Truncate(f, 80) + "' beside cuda_sources are left to PyTorch's build"};
   std::vector<std::string> cuda_cu{"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"};
   cuda_cu.insert(cuda_cu.end(), cuda->begin(), cuda->end());
   unit.language = "cuda";

@@ -231,6 +231,13 @@ Result<CompileCommand> AssemblePchCommand(const BuildRequest& req, const Compile
   return cmd;
 }
 
+bool IsUnitLocalFlag(const std::string& flag) {
+  static const std::regex kUnitLocal(
+      R"(-O[0-3sz]?|-Ofast|-Og|-g[0-9]?|-ggdb[0-3]?|-w|-W[A-Za-z0-9=_+-]*|-std=(c|gnu)\+\+[0-9a-z]+|-fPIC|-fpic|)"
+      R"(-pipe|-march=[A-Za-z0-9_.+-]+|-mtune=[A-Za-z0-9_.+-]+|-ffast-math|-funroll-loops)");
+  return std::regex_match(flag, kUnitLocal);
+}
+
 Result<CompileCommand> AssembleLiteObjectCommand(const BuildRequest& req, const std::string& cxx_path,
                                                  const std::string& cuda_include_dir, const std::string& source,
                                                  const std::string& output) {
@@ -246,7 +253,8 @@ Result<CompileCommand> AssembleLiteObjectCommand(const BuildRequest& req, const 
   if (*tool == Tool::kNvcc) {
     Append(a, {"-DKVAULT_LITE_CUDA=1", "-isystem", cuda_include_dir});
   } else {
-    Append(a, req.extra_flags);
+    for (const std::string& flag : req.extra_flags)
+      if (!IsUnitLocalFlag(flag)) a.push_back(flag);
   }
   Append(a, {"-c", source, "-o", output});
   return cmd;

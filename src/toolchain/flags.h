@@ -74,12 +74,21 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& request, const Compil
 Result<CompileCommand> AssemblePchCommand(const BuildRequest& request, const CompilerSetup& setup,
                                           const std::string& header, const std::string& output);
 
+// Whether `flag`, one compiler argument, changes only how its own translation unit is
+// optimized, debugged or warned about, the C++ standard it is read under or the CPU it
+// is tuned for: nothing a unit linked beside it relies on (-O*, -g*, -w, -W<warning>,
+// -std=, -fPIC, -pipe, -march=, -mtune=, -ffast-math, -funroll-loops). The one place
+// that says which flags one unit may carry without the others (the lite object, a
+// load_inline call's declaring main.cpp).
+bool IsUnitLocalFlag(const std::string& flag);
+
 // The command that compiles the lite extension build's object (`source`:
 // include_lite/kvault_lite/lite.cc) with g++ (`cxx_path`) for candidate builds of
 // `request`, g++ or nvcc: g++'s own flags and PyTorch's defines and -isystem folders
 // (as AssemblePchCommand's); for nvcc requests
 // -DKVAULT_LITE_CUDA=1 and `-isystem cuda_include_dir`, for g++ requests the extra
-// flags; then `-c <source> -o <output>`. Error for other requests.
+// flags but the unit-local ones (so candidates that differ only in -O3 or -march=native
+// share one object); then `-c <source> -o <output>`. Error for other requests.
 Result<CompileCommand> AssembleLiteObjectCommand(const BuildRequest& request, const std::string& cxx_path,
                                                  const std::string& cuda_include_dir, const std::string& source,
                                                  const std::string& output);

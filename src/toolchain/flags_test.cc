@@ -308,6 +308,14 @@ TEST(AssembleCommand, TheLiteExtensionBuildPutsItsHeadersFirstAndLinksItsObject)
                                        "/src/lite.cc", "/o/lite.o");
   ASSERT_TRUE(cpu.ok());
   EXPECT_FALSE(Has(cpu->argv, "-DKVAULT_LITE_CUDA=1"));
+  // A g++ candidate's flags reach the object but the unit-local ones: candidates that
+  // differ only in them share one object.
+  BuildRequest flagged = Request(Language::kCpp, Backend::kCpu);
+  flagged.extra_flags = {"-O3", "-march=native", "-ffast-math", "-DVARIANT=2", "-fopenmp", "-Wl,-z,now"};
+  auto with_flags = AssembleLiteObjectCommand(flagged, "/usr/bin/g++", "", "/src/lite.cc", "/o/lite.o");
+  ASSERT_TRUE(with_flags.ok());
+  for (const char* local : {"-O3", "-march=native", "-ffast-math"}) EXPECT_FALSE(Has(with_flags->argv, local)) << local;
+  for (const char* kept : {"-DVARIANT=2", "-fopenmp", "-Wl,-z,now"}) EXPECT_TRUE(Has(with_flags->argv, kept)) << kept;
 
   BuildRequest compile_only = Request(Language::kCpp, Backend::kCpu);
   compile_only.compile_only = true;
@@ -374,6 +382,16 @@ TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(ShellQuote({"nvcc", "arch=compute_90,code=[sm_90,compute_90]"}),
             "nvcc 'arch=compute_90,code=[sm_90,compute_90]'");
   EXPECT_EQ(ShellQuote({"a b", "it's", ""}), "'a b' 'it'\\''s' ''");
+}
+
+TEST(UnitLocalFlags, OnlyFlagsNoOtherUnitReliesOn) {
+  for (const char* local : {"-O0", "-O2", "-O3", "-Os", "-Ofast", "-Og", "-g", "-g3", "-ggdb", "-w", "-Wall",
+                            "-Wno-unused-variable", "-Werror=return-type", "-std=c++17", "-std=gnu++20", "-fPIC",
+                            "-pipe", "-march=native", "-mtune=generic", "-ffast-math", "-funroll-loops"})
+    EXPECT_TRUE(IsUnitLocalFlag(local)) << local;
+  for (const char* shared : {"-DX=1", "-UNDEBUG", "-I/x", "-include", "x.h", "-fopenmp", "-Wl,-rpath,/x",
+                             "-Wp,-DX", "-lm", "-fno-rtti", "-D_GLIBCXX_USE_CXX11_ABI=0", "-O3 -DX", "", "-std=c++17;x"})
+    EXPECT_FALSE(IsUnitLocalFlag(shared)) << shared;
 }
 
 }  // namespace
