@@ -79,6 +79,14 @@ def start_node_service(node_id, gpus, serve_args, kind, folder=None):
     return actor.remote(args, list(range(gpus)), node_folder)
 
 
+# The routers this driver started, by job (one ray.init) and name. Holding their
+# handles keeps them alive while the driver runs: a router whose last handle is
+# dropped is destroyed a moment later, and a second campaign in the same process that
+# looked it up by name in that moment got an actor about to die (ActorDiedError
+# mid-campaign).
+_STARTED = {}
+
+
 def start_router(db, serve_args=(), *, detached=False, **options):
     """The router actor on this driver's node, for this store and these flags (found
     by name if one runs already: its name is ROUTER_NAME and a hash of both)."""
@@ -88,11 +96,21 @@ def start_router(db, serve_args=(), *, detached=False, **options):
     from .router import Router
     here = ray.get_runtime_context().get_node_id()
     flavour = hashlib.sha256(json.dumps([db, list(serve_args), sorted(options.items())]).encode()).hexdigest()[:8]
+    name = "%s-%s" % (ROUTER_NAME, flavour)
+    key = (ray.get_runtime_context().get_job_id(), name)
+    started = _STARTED.get(key)
+    if started is not None:
+        try:
+            ray.get(started.__ray_ready__.remote(), timeout=60)
+            return started
+        except Exception:  # it died (its node, a kill): start or find another
+            del _STARTED[key]
     actor = ray.remote(Router).options(
-        name="%s-%s" % (ROUTER_NAME, flavour), namespace=NAMESPACE, get_if_exists=True, lifetime="detached" if detached else None,
+        name=name, namespace=NAMESPACE, get_if_exists=True, lifetime="detached" if detached else None,
         num_cpus=0, max_concurrency=ROUTER_CONCURRENCY,
         scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False))
-    return actor.remote(db, list(serve_args), **options)
+    _STARTED[key] = actor.remote(db, list(serve_args), **options)
+    return _STARTED[key]
 
 
 def running_routers():
