@@ -1,44 +1,13 @@
 #include "toolchain/pch.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdio>
-
-#include "cache/cache.h"
 #include "toolchain/build_key.h"
+#include "toolchain/prepared_entry.h"
 #include "util/files.h"
-#include "util/json.h"
-#include "util/strings.h"
-#include "util/subprocess.h"
 
 namespace kvault {
 namespace {
 
-constexpr size_t kMaxDiagnostics = 16 * 1024;
 constexpr char kGchName[] = "kvault_torch_pch.h.gch";
-constexpr char kFailedName[] = "failed.json";
-
-// The first build on a machine spends a minute or two here, silent otherwise: say so
-// on stderr (stdout may carry JSON).
-void SayStarting(const std::string& cache_root) {
-  std::fprintf(stderr,
-               "kvault: precompiling PyTorch's headers for g++, once per toolchain and flag set "
-               "(about 650 MB under %s/pch/, a minute or two; later builds load it)\n",
-               cache_root.c_str());
-}
-
-void SayFailed(const std::string& why) {
-  std::fprintf(stderr, "kvault: precompiling PyTorch's headers failed (%s); candidates compile without them\n",
-               why.c_str());
-}
-
-void SayDone(const std::string& gch, double seconds) {
-  struct stat st;
-  double mb = ::stat(gch.c_str(), &st) == 0 ? static_cast<double>(st.st_size) / 1e6 : 0;
-  std::fprintf(stderr, "kvault: precompiled PyTorch header ready: %.0f MB in %.0f s (%s)\n", mb, seconds,
-               gch.c_str());
-}
 
 // Scans the start of a source file, C-preprocessor style, for PchApplies.
 class Preamble {
@@ -140,64 +109,21 @@ Result<std::string> EnsurePrecompiledHeader(const BuildRequest& req, const Compi
                                             std::chrono::milliseconds timeout) {
   auto key = PchKey(req, setup, compiler_identity);
   if (!key) return Error{key.error()};
-  const std::string hex = key->Hex();
-  auto limits = CacheLimits::FromEnv();
-  if (!limits) return Error{limits.error()};
-  Cache cache(cache_root, "pch", *limits);
-  // A finished entry, or the record of a failed one; nullopt: neither yet.
-  auto settled = [&](CountLookup count) -> std::optional<Result<std::string>> {
-    auto entry = cache.Lookup(hex, count);
-    if (!entry) return std::nullopt;
-    if (FileExists(entry->Path(kGchName))) return Result<std::string>(entry->Path(kPchHeaderName));
-    return Result<std::string>(Error{"g++ rejected the precompiled header before: see " +
-                                     entry->Path(kFailedName)});
+  PreparedEntry spec;
+  spec.what = "the precompiled PyTorch header for g++";
+  spec.key = std::move(*key);
+  spec.announce = "about 650 MB, a minute or two; later builds load it";
+  spec.outputs = {kPchHeaderName, kGchName};
+  spec.commands = [&](const std::string& staged) -> Result<std::vector<CompileCommand>> {
+    const std::string header = staged + "/" + kPchHeaderName;
+    if (Status s = WriteFileAtomic(header, PchHeaderText()); !s) return Error{s.error()};
+    auto cmd = AssemblePchCommand(req, setup, header, staged + "/" + kGchName);
+    if (!cmd) return Error{cmd.error()};
+    return std::vector<CompileCommand>{*cmd};
   };
-  if (auto done = settled(CountLookup::kYes)) return *done;
-  auto lock = cache.Lock(hex, timeout);
-  if (!lock) return Error{"precompiled header lock: " + lock.error()};
-  if (auto done = settled(CountLookup::kNo)) return *done;
-
-  auto staged = cache.Stage();
-  if (!staged) return Error{staged.error()};
-  const std::string built_header = staged->Join(kPchHeaderName);
-  const std::string built_gch = staged->Join(kGchName);
-  if (Status s = WriteFileAtomic(built_header, PchHeaderText()); !s) return Error{s.error()};
-  auto cmd = AssemblePchCommand(req, setup, built_header, built_gch);
-  if (!cmd) return Error{cmd.error()};
-  CommandSpec spec;
-  spec.argv = cmd->argv;
-  spec.cwd = staged->path();
-  SayStarting(cache_root);
-  auto run = RunCommand(spec, timeout);
-  if (!run) return Error{"g++ could not be started: " + run.error()};
-  Json meta{{"key_fields", key->Describe()}, {"command", ShellQuote(cmd->argv)},
-            {"diagnostics", Truncate(run->output, kMaxDiagnostics)}, {"compile_seconds", run->seconds}};
-  if (run->timed_out) {
-    SayFailed("ran past the timeout");
-    return Error{"precompiling the PyTorch header ran past the timeout"};
-  }
-  if (run->exit_code != 0 || !FileExists(built_gch)) {
-    std::string why = run->exit_code != 0 ? DescribeTermination(run->exit_code, run->term_signal)
-                                          : "exited 0 without writing the .gch";
-    // Only a verdict of g++'s is final; a signal (e.g. out of memory) may pass.
-    if (run->term_signal == 0) {
-      meta["failure"] = why;
-      // The entry keeps only the record of the failure.
-      (void)::unlink(built_gch.c_str());
-      if (Status s = WriteFileAtomic(staged->Join(kFailedName), meta.dump(2) + "\n"); !s) return Error{s.error()};
-      if (auto stored = cache.Commit(hex, std::move(*staged), meta); !stored)
-        return Error{"compile cache: " + stored.error()};
-    }
-    SayFailed("g++ " + why);
-    return Error{"precompiling the PyTorch header failed: g++ " + why};
-  }
-  if (Status s = WriteFileAtomic(staged->Join("build.json"), meta.dump(2) + "\n"); !s) return Error{s.error()};
-  auto stored = cache.Commit(hex, std::move(*staged), meta);
-  if (!stored) return Error{"compile cache: " + stored.error()};
-  if (!FileExists(stored->Path(kGchName)))  // a concurrent writer recorded a failure
-    return Error{"g++ rejected the precompiled header before: see " + stored->Path(kFailedName)};
-  SayDone(stored->Path(kGchName), run->seconds);
-  return stored->Path(kPchHeaderName);
+  auto entry = EnsurePreparedEntry(spec, cache_root, timeout);
+  if (!entry) return Error{entry.error()};
+  return entry->Path(kPchHeaderName);
 }
 
 }  // namespace kvault

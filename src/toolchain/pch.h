@@ -5,11 +5,12 @@
 // docs/toolchains.md, "Precompiled PyTorch headers", has the measurements.
 //
 // One entry per key (compiler identity, flags, include paths, torch version) of the
-// cache kind "pch" (cache/cache.h, docs/cache.md), built once under the entry's lock
-// in a staging folder and moved in whole:
+// cache kind "pch" (cache/cache.h, docs/cache.md), a prepared entry
+// (toolchain/prepared_entry.h: built once under the entry's lock in a staging folder
+// and moved in whole, announced on stderr):
 //   <cache>/pch/<key[0:2]>/<key>/kvault_torch_pch.h      #include <torch/extension.h>
 //   <cache>/pch/<key[0:2]>/<key>/kvault_torch_pch.h.gch  ~650 MB
-//   <cache>/pch/<key[0:2]>/<key>/build.json              key_fields, command, diagnostics
+//   <cache>/pch/<key[0:2]>/<key>/build.json              key_fields, steps (command, diagnostics)
 //   <cache>/pch/<key[0:2]>/<key>/failed.json             instead of the .gch: g++ rejected
 //                                                        the header; not retried
 //

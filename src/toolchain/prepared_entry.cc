@@ -64,6 +64,7 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
   };
   Json steps = Json::array();
   std::string tool = "the compiler";
+  double seconds = 0;
   for (const CompileCommand& cmd : *commands) {
     CommandSpec run_spec;
     run_spec.argv = cmd.argv;
@@ -71,6 +72,7 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
     auto run = RunCommand(run_spec, timeout);
     if (!cmd.argv.empty()) tool = std::filesystem::path(cmd.argv[0]).filename().string();
     if (!run) return Error{tool + " could not be started: " + run.error()};
+    seconds += run->seconds;
     steps.push_back(Json{{"command", ShellQuote(cmd.argv)}, {"seconds", run->seconds},
                          {"diagnostics", Truncate(run->output, kMaxDiagnostics)}});
     meta["steps"] = steps;
@@ -85,7 +87,14 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
   if (!stored) return Error{"compile cache: " + stored.error()};
   if (!Complete(*stored, spec.outputs))  // a concurrent writer recorded a failure
     return Error{spec.what + " failed before: see " + stored->Path(kFailedName)};
-  std::fprintf(stderr, "kvault: %s ready (%s)\n", spec.what.c_str(), stored->dir.c_str());
+  double mb = 0;
+  for (const std::string& name : spec.outputs) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(stored->Path(name), ec);
+    if (!ec) mb += static_cast<double>(size) / 1e6;
+  }
+  std::fprintf(stderr, "kvault: %s ready: %.0f MB in %.0f s (%s)\n", spec.what.c_str(), mb, seconds,
+               stored->dir.c_str());
   return *stored;
 }
 
