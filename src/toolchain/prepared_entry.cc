@@ -76,7 +76,7 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
     steps.push_back(Json{{"command", ShellQuote(cmd.argv)}, {"seconds", run->seconds},
                          {"diagnostics", Truncate(run->output, kMaxDiagnostics)}});
     meta["steps"] = steps;
-    if (run->timed_out) return Error{"preparing " + spec.what + " ran past the timeout"};
+    if (run->timed_out) return failed(tool + " ran past the timeout", false);
     if (run->exit_code != 0)
       return failed(tool + " " + DescribeTermination(run->exit_code, run->term_signal), run->term_signal == 0);
   }
