@@ -10,14 +10,14 @@ temporary folder on every run. Instead:
    arguments (`normalized_call`) and returns a placeholder module, then constructs
    ModelNew with each case's init inputs (files that build in the constructor) and,
    when nothing was noted yet, calls the first model once (files that build at the
-   first forward); the first use of a placeholder ends the execution. The engine builds each noted call
-   through its compile cache.
+   first forward); the first use of a placeholder ends the execution. The engine
+   builds each noted call through its compile cache.
 2. `replaying` patches `load_inline` while the candidate is loaded for real (in a
    fresh worker) and for as long as it stays loaded: a call whose normalized
-   arguments have the digest of a call the
-   engine built returns that module; any other call runs PyTorch's own
-   `load_inline`, as if nothing were patched. So the candidate always gets what
-   its arguments ask for: the fast path can only make it faster.
+   arguments have the digest of a call the engine built returns that module; any
+   other call runs PyTorch's own `load_inline`, as if nothing were patched. So the
+   candidate always gets what its arguments ask for: the fast path can only make it
+   faster.
 
 Only files whose text mentions `load_inline` are touched (importing
 torch.utils.cpp_extension costs time).
