@@ -386,6 +386,30 @@ def test_kept_sample_outputs_are_handed_over_after_the_round(shared_worker, tmp_
     assert not torch.equal(outputs[("reference", "kept", 0)], outputs[("reference", "kept", 2)])
 
 
+def test_the_reference_keeps_a_sample_it_hands_over_for_the_next_candidate(shared_worker, tmp_path):
+    # A group turn compares the reference's kept sample with every candidate's: with
+    # `keep` the reference side hands it over and keeps it; the candidate side may not.
+    task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
+    for side in ("reference", "candidate"):
+        extra = {"task": task} if side == "reference" else {}
+        assert shared_worker.call("time_start", side=side, **extra, **common)["ok"]
+        assert shared_worker.call("time_sample", method="monotonic_clock", seed=7, keep_as=0)["ok"]
+        if side == "candidate":
+            refused = shared_worker.call("time_output", sample=0, keep=True, out=str(tmp_path / "c.kvt"))
+            assert refused["kind"] == "bad_request" and "only the reference side" in refused["message"]
+        else:
+            handed = []
+            for k in range(3):
+                out = str(tmp_path / ("kept%d.kvt" % k))
+                assert shared_worker.call("time_output", sample=0, keep=True, out=out)["ok"]
+                handed.append(tensorfile.read(out)[0])
+            assert all(torch.equal(handed[0], h) for h in handed[1:])
+            assert shared_worker.call("time_output", sample=0, out=str(tmp_path / "last.kvt"))["ok"]
+            gone = shared_worker.call("time_output", sample=0, out=str(tmp_path / "gone.kvt"))
+            assert gone["kind"] == "bad_request"  # without `keep`, handed over for the last time
+        assert shared_worker.call("time_finish")["ok"]
+
+
 def test_time_warmup_follows_a_time_start_without_warm_up(shared_worker, tmp_path):
     task, common = start_both(shared_worker, tmp_path, SLOW_CANDIDATE)
     del common["warmup_ms"]

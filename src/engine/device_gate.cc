@@ -40,6 +40,13 @@ void DeviceGate::Hold::Downgrade() {
   exclusive_ = false;
 }
 
+DeviceGate::Hold DeviceGate::Hold::Also() {
+  if (!gate_ || exclusive_) return Hold();
+  std::lock_guard<std::mutex> lock(gate_->mutex_);
+  ++gate_->shared_;
+  return Hold(gate_, /*exclusive=*/false, /*drained=*/true);
+}
+
 void DeviceGate::Queued::Leave() {
   if (gate_) std::exchange(gate_, nullptr)->LeaveQueue();
 }

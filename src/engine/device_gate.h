@@ -55,6 +55,9 @@ class DeviceGate {
     // An exclusive hold becomes a shared one at once (the timer's re-check), and the
     // device goes to a queued timer or to the blocked runs, as ReleaseExclusive.
     void Downgrade();
+    // Another shared hold, granted at once beside this shared one (the members of a
+    // group turn re-check beside their leader); empty when this one is not shared.
+    Hold Also();
 
    private:
     friend class DeviceGate;

@@ -33,6 +33,10 @@ void ApplyEnvironment(EngineOptions& options) {
         options.sandbox_error = "KVAULT_DEVICE_COMPARE_MIN_BYTES must be a whole number of bytes, not '" + *b + "'";
     }
   }
+  const std::string groups = GetEnv("KVAULT_GROUP_TURNS").value_or("on");
+  if (groups == "off") options.timing.group_max = 1;
+  if (groups != "on" && groups != "off" && options.sandbox_error.empty())
+    options.sandbox_error = "KVAULT_GROUP_TURNS must be on or off, not '" + groups + "'";
   const std::string zygote = GetEnv("KVAULT_ZYGOTE").value_or("on");
   options.zygote = zygote != "off";
   if (zygote != "on" && zygote != "off" && options.sandbox_error.empty())

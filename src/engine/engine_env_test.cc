@@ -33,5 +33,21 @@ TEST(EngineEnvTest, MalformedDeviceCompareThresholdStopsWorkerStarts) {
   EXPECT_EQ(o.device_compare_min_bytes, int64_t{16} << 20);
 }
 
+TEST(EngineEnvTest, GroupTurnsComeFromTheEnvironment) {
+  unsetenv("KVAULT_GROUP_TURNS");
+  EngineOptions on;
+  ApplyEnvironment(on);
+  EXPECT_EQ(on.timing.group_max, 8);
+  setenv("KVAULT_GROUP_TURNS", "off", 1);
+  EngineOptions off;
+  ApplyEnvironment(off);
+  EXPECT_EQ(off.timing.group_max, 1);
+  setenv("KVAULT_GROUP_TURNS", "maybe", 1);
+  EngineOptions bad;
+  ApplyEnvironment(bad);
+  unsetenv("KVAULT_GROUP_TURNS");
+  EXPECT_NE(bad.sandbox_error.find("KVAULT_GROUP_TURNS"), std::string::npos) << bad.sandbox_error;
+}
+
 }  // namespace
 }  // namespace kvault

@@ -51,6 +51,10 @@ struct TimingSettings {
   // allows is above the reported one by more than this fraction (plus the spread of
   // the reference's own overhead; docs/timing.md, "What the engine trusts").
   double clock_slack = 0.10;
+  // Candidates of one case waiting for the device at the same time share a turn, at
+  // most this many (engine/turn_group.h; a GRPO group is 8). 1: every candidate times
+  // alone. $KVAULT_GROUP_TURNS=off sets 1.
+  int group_max = 8;
 };
 
 inline constexpr const char* kPolicyTask = "task";

@@ -41,9 +41,6 @@ constexpr int kBurstMaxReplays = 2000;
 constexpr int kBurstPairs = 3;
 constexpr double kBurstSlack = 0.5;
 
-constexpr const char* kRoles[2] = {"reference", "candidate"};
-constexpr WorkerRole kWorkerRoles[2] = {WorkerRole::kReference, WorkerRole::kCandidate};
-
 // The inputs of sample `index` of a round: a seed both sides are given only with the
 // sample's own request, drawn by the engine for the round.
 int64_t SampleSeed(uint64_t nonce, int index) {
@@ -110,121 +107,202 @@ struct SideSamples {
   std::vector<Json> aliases;     // per sample of the current round, its `output_aliases`
 };
 
+// One candidate's side of a turn: its member (session, request, record) and its samples.
+struct CandidateSide {
+  TurnMember* member = nullptr;
+  Json warm = Json::object();
+  SideSamples samples;
+  bool clock_blind = false;            // BoundByEngineClock could not have seen a 2x forgery
+  int compared = 0;                    // sample outputs compared
+  std::unique_ptr<FrozenTree> frozen;  // its processes, stopped while another side is timed
+  bool active() const { return !member->timed.failure; }
+  DeviceSession& session() const { return *member->session; }
+  const TimedCaseRequest& request() const { return *member->request; }
+  Json& row() const { return member->timed.row; }
+};
+
+// Side 0 of a turn is the reference (the leader's session's worker), side k >= 1 the
+// k-th member's candidate.
 class CaseTimer {
  public:
-  CaseTimer(DeviceSession& session, const TimedCaseRequest& req)
-      : session_(session), req_(req), timeout_(req.options.timeouts.time),
-        where_("timing case " + req.task.cases[req.case_index].name), rng_(std::random_device{}()) {}
+  CaseTimer(TurnMember& leader, std::vector<TurnMember*> members)
+      : leader_(leader), session_(*leader.session), req_(*leader.request), timeout_(req_.options.timeouts.time),
+        where_("timing case " + req_.task.cases[req_.case_index].name), rng_(std::random_device{}()) {
+    for (TurnMember* m : members) AddSide(m);
+  }
 
-  PreparedCase Prepare();
-  TimedCase Measure(PreparedCase prepared);
+  PreparedCase Prepare();  // the leader alone, on its own session
+  // The exclusive part (TimeTurn); `gather` the other members once the turn is had.
+  void Measure(const std::function<std::vector<TurnMember*>()>& gather);
+  void Recheck();  // the leader alone, on its own session (RecheckCase)
 
  private:
-  // Measure's steps, in order (docs/timing.md, "For each performance case").
-  bool TakeTurn();        // the device's lock; other lanes' device work stops
-  bool WarmUp();          // both sides warm up (the candidate's processes stopped for the reference's)
-  bool ChooseMethod();    // events or the clock, or a graph of the same calls on both sides
+  // Measure's steps, in order (docs/timing.md, "For each performance case"). Each
+  // returns false once the turn is over for every member (the reference failed or no
+  // candidate is left); a candidate that fails leaves the turn, the others go on.
+  bool TakeTurn(const std::function<std::vector<TurnMember*>()>& gather);  // the device's lock; the members
+  bool WarmUp();          // every side warms up (the others' processes stopped)
+  bool ChooseMethod();    // events or the clock, or a graph of the same calls on every side
   bool SampleRounds();    // rounds of samples until the stopping rule; every round's outputs checked
-  void BoundByEngineClock();  // the candidate's samples are at least what the engine clocked
-  bool BoundByBursts();   // where that clock is blind, long bursts of both sides clocked
-  void Summarize();       // medians, spreads and the speedup into the record
-  bool RecheckOutput();   // one more call on the next seed's inputs, compared (beside other lanes)
+  void BoundByEngineClock(CandidateSide& c);  // the candidate's samples are at least what the engine clocked
+  bool BoundByBursts();   // where that clock is blind, long bursts of the sides clocked
+  void Summarize();       // medians, spreads and the speedup into each record
+  bool RecheckOutput(CandidateSide& c);  // one more call on the next seed's inputs, compared
 
-  // One side's samples of one round; false when it failed (result_.failure is set).
+  void AddSide(TurnMember* m) {
+    sides_.emplace_back();
+    sides_.back().member = m;
+  }
+  bool AnyActive() const {
+    return std::any_of(sides_.begin(), sides_.end(), [](const CandidateSide& c) { return c.active(); });
+  }
+  int ActiveCount() const {
+    return static_cast<int>(std::count_if(sides_.begin(), sides_.end(), [](const CandidateSide& c) { return c.active(); }));
+  }
+  // Every member's candidate stopped but `running`'s (nullptr: the reference runs), so
+  // that nothing of another candidate takes the device or the CPU from the side timed.
+  void StopAllBut(const CandidateSide* running);
+  void ContinueAll() {
+    for (CandidateSide& c : sides_) c.frozen.reset();
+  }
+  // A row field every member's record gets.
+  void SetAll(const char* key, const Json& value) {
+    for (CandidateSide& c : sides_) c.row()[key] = value;
+  }
+  SideSamples& Samples(int side) { return side == 0 ? reference_samples_ : sides_[side - 1].samples; }
+
+  // One side's samples of one round; false when it failed (its failure is set).
   bool SampleSide(int side, int round, uint64_t nonce);
-  // The round's candidate outputs that alias an input where the reference's do not.
-  bool CheckAliasing(int round);
-  // How the round's sample outputs reach the comparison: kept on the device by both
-  // sides, written to files, or (too large to keep) not at all; row["samples_on"].
+  // The round's outputs of `c` that alias an input where the reference's do not.
+  bool CheckAliasing(CandidateSide& c, int round);
+  // How the round's sample outputs reach the comparison: kept on the device by every
+  // side, written to files, or (too large to keep) not at all; row["samples_on"].
   void ChooseSampleOutputs();
-  // Compares the round's sample outputs of both sides (all, or kComparedPerRound at
-  // random when they are large) and removes them.
+  // Compares the round's sample outputs of every candidate with the reference's (all,
+  // or kComparedPerRound drawn at random when they are large) and removes them.
   bool CompareRound(int round, uint64_t nonce);
   // Sample `index` of the round: the outputs both sides kept handed over (on the device
   // when the reference offers and the candidate delivers, else files) and compared.
-  bool CompareKeptSample(int round, int index);
+  bool CompareKeptSample(CandidateSide& c, int round, int index);
   std::string SamplePath(int side, int round, int index) const;
   int SamplesPerRound() const;
   // The offer a reference reply makes (its `handoff`), or none.
   DeviceOffer OfferIn(const Json& reference_reply);
-  // A call on one side; on failure sets result_.failure and returns nullopt.
-  std::optional<Json> Call(WorkerRole role, Json request);
+  // A call of the reference's worker; on failure every member fails (nullopt).
+  std::optional<Json> AskReference(Json request);
+  // A call of a candidate's worker; on failure that candidate fails (nullopt).
+  std::optional<Json> AskCandidate(CandidateSide& c, Json request);
+  std::optional<Json> Ask(int side, Json request) {
+    return side == 0 ? AskReference(std::move(request)) : AskCandidate(sides_[side - 1], std::move(request));
+  }
   // A call on one side timed by the engine's clock (ms into *clocked).
-  std::optional<Json> ClockedCall(WorkerRole role, Json request, double* clocked);
+  std::optional<Json> ClockedCall(int side, Json request, double* clocked);
   // The device time per call of `side`'s bursts of `replays` runs on the engine's
   // clock (median over kBurstPairs); false when a burst failed.
   bool BurstPerCall(int side, int replays, double* per_call_ms);
-  void Fail(OutcomeStatus status, std::string message) {
+  Verification Failure(OutcomeStatus status, const std::string& message) const {
     Verification v;
     v.status = status;
     v.compiled = true;
-    v.message = where_ + ": " + std::move(message);
-    result_.failure = std::move(v);
+    v.message = where_ + ": " + message;
+    return v;
+  }
+  void FailCandidate(CandidateSide& c, OutcomeStatus status, const std::string& message) {
+    c.member->timed.failure = Failure(status, message);
+  }
+  // Every member still in the turn fails alike (the reference's or the device's fault).
+  void FailAll(OutcomeStatus status, const std::string& message) {
+    turn_over_ = true;
+    for (CandidateSide& c : sides_)
+      if (c.active()) FailCandidate(c, status, message);
+  }
+  // Side `side` sent a reply it should not have: a candidate's is a crash, the
+  // reference's the task's error.
+  void FailSide(int side, const std::string& message) {
+    if (side == 0)
+      FailAll(OutcomeStatus::kTaskError, message);
+    else
+      FailCandidate(sides_[side - 1], OutcomeStatus::kCrash, message);
   }
   // The candidate's outputs of timed calls against the reference's (output_check.h);
-  // false with result_.failure set when they differ or cannot be compared.
+  // false with the candidate's failure set when they differ or cannot be compared.
   // `where` names the row field that says where they were compared ("recheck_on").
-  bool CompareTimedOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,
-                           const char* where, const std::function<void()>& device_done = {});
+  bool CompareTimedOutputs(CandidateSide& c, DeviceOffer& offer, const Json& candidate_reply,
+                           const OutputFiles& files, const char* where,
+                           const std::function<void()>& device_done = {});
   void StepDone(const char* step);
-  void GiveBack() {
-    if (holding_ && req_.turn.done) req_.turn.done();
-    holding_ = false;
-  }
 
-  DeviceSession& session_;
+  TurnMember& leader_;
+  DeviceSession& session_;  // the reference's
   const TimedCaseRequest& req_;
   std::chrono::milliseconds timeout_;
   std::string where_;
   std::mt19937_64 rng_;  // seeds of samples and which outputs are compared: never sent ahead
-  TimedCase result_;
-  PreparedCase prepared_;
-  Json warm_[2];
+  std::vector<CandidateSide> sides_;  // the members' candidates, the leader's first
+  Json reference_warm_ = Json::object();
+  SideSamples reference_samples_;
   std::string method_;
-  int graph_calls_ = 1;  // calls per graph sample, the same on both sides
-  bool clock_blind_ = false;  // BoundByEngineClock could not have seen a 2x forgery
-  SideSamples samples_[2];  // reference, candidate
+  int graph_calls_ = 1;  // calls per graph sample, the same on every side
   enum class SampleOutputs { kFiles, kKept, kUnchecked } sample_outputs_ = SampleOutputs::kFiles;
   uintmax_t output_bytes_ = 0;  // of one output of the reference (its layout), when kept
-  int compared_ = 0;
-  bool holding_ = false;  // the turn's device hold, until the re-check's device work ends
+  bool holding_ = false;  // the turn's device hold, until `share`
+  bool turn_over_ = false;  // every member failed at once (FailAll)
   int warmup_ms_ = 0;
   Json stage_ms_ = Json::object();
   std::chrono::steady_clock::time_point step_began_ = std::chrono::steady_clock::now();
 };
 
-std::optional<Json> CaseTimer::Call(WorkerRole role, Json request) {
-  auto w = session_.Get(role);
+void CaseTimer::StopAllBut(const CandidateSide* running) {
+  for (CandidateSide& c : sides_) {
+    if (&c == running)
+      c.frozen.reset();
+    else if (!c.frozen)
+      c.frozen = c.session().FreezeCandidate();
+  }
+}
+
+std::optional<Json> CaseTimer::AskReference(Json request) {
+  auto w = session_.Get(WorkerRole::kReference);
   if (!w) {
-    Fail(OutcomeStatus::kInfraError, w.error());
+    FailAll(OutcomeStatus::kInfraError, w.error());
     return std::nullopt;
   }
   WorkerReply r = (*w)->Call(std::move(request), timeout_);
   if (ReplyOk(r)) return r.response;
-  if (role == WorkerRole::kCandidate) {
-    result_.failure = CandidateFailure(r, where_, timeout_, (*w)->TakeLog());
-  } else {
-    (*w)->TakeLog();
-    if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
-    Fail(OutcomeStatus::kTaskError, TrustedFailureMessage(r, "the reference"));
-  }
+  (*w)->TakeLog();
+  if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
+  FailAll(OutcomeStatus::kTaskError, TrustedFailureMessage(r, "the reference"));
   return std::nullopt;
 }
 
-bool CaseTimer::CompareTimedOutputs(DeviceOffer& offer, const Json& candidate_reply, const OutputFiles& files,
-                                    const char* where, const std::function<void()>& device_done) {
+std::optional<Json> CaseTimer::AskCandidate(CandidateSide& c, Json request) {
+  auto w = c.session().Get(WorkerRole::kCandidate);
+  if (!w) {
+    FailCandidate(c, OutcomeStatus::kInfraError, w.error());
+    return std::nullopt;
+  }
+  WorkerReply r = (*w)->Call(std::move(request), timeout_);
+  if (ReplyOk(r)) return r.response;
+  c.member->timed.failure = CandidateFailure(r, where_, timeout_, (*w)->TakeLog());
+  return std::nullopt;
+}
+
+bool CaseTimer::CompareTimedOutputs(CandidateSide& c, DeviceOffer& offer, const Json& candidate_reply,
+                                    const OutputFiles& files, const char* where,
+                                    const std::function<void()>& device_done) {
   ComparedOutputs got = CompareOutputs(offer, candidate_reply, files, req_.tolerance, device_done);
   if (got.failure) {
-    Fail(got.failure->status, got.failure->message);
+    FailCandidate(c, got.failure->status, got.failure->message);
     return false;
   }
-  result_.row[where] = got.on_device ? "device" : "files";
+  Json& row = c.row();
+  row[where] = got.on_device ? "device" : "files";
   for (const CompareReport& cmp : got.calls) {
-    result_.row["recheck_max_abs_error"] =
-        std::max(cmp.max_abs_error, Number(result_.row, "recheck_max_abs_error", 0.0));
+    row["recheck_max_abs_error"] = std::max(cmp.max_abs_error, Number(row, "recheck_max_abs_error", 0.0));
     if (!cmp.match) {
-      result_.row["recheck"] = "mismatch";
-      Fail(OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
+      row["recheck"] = "mismatch";
+      FailCandidate(c, OutcomeStatus::kMismatch,
+                    "the output of a timed call differs from the reference: " + cmp.message);
       return false;
     }
   }
@@ -234,6 +312,7 @@ bool CaseTimer::CompareTimedOutputs(DeviceOffer& offer, const Json& candidate_re
 PreparedCase CaseTimer::Prepare() {
   const TimingSettings& t = req_.options.timing;
   const auto began = std::chrono::steady_clock::now();
+  CandidateSide& c = sides_[0];
   PreparedCase prepared;
   // A graph is captured ahead by a side whose calls look short enough for one (the
   // quiet device decides in TimeCase).
@@ -246,17 +325,18 @@ PreparedCase CaseTimer::Prepare() {
                                  .flush = t.flush,
                                  .graph_below_ms = graph_below_ms};
   auto fail = [&] {
-    prepared.failure = std::move(result_.failure);
+    prepared.failure = std::move(c.member->timed.failure);
+    c.member->timed.failure.reset();
     return std::move(prepared);
   };
-  auto ref_start = Call(WorkerRole::kReference, ref_start_req.ToJson());
+  auto ref_start = AskReference(ref_start_req.ToJson());
   if (!ref_start) return fail();
   TimeStartRequest cand_start_req = ref_start_req;
   cand_start_req.side = protocol::kSideCandidate;
   cand_start_req.task.clear();
   if (const Json layout = Field(*ref_start, protocol::field::kOutputLayout); layout.is_object())
     cand_start_req.output_layout = layout;
-  auto cand_start = Call(WorkerRole::kCandidate, cand_start_req.ToJson());
+  auto cand_start = AskCandidate(c, cand_start_req.ToJson());
   if (!cand_start) return fail();
   // The candidate's worker can forge its digest (engine/output_check.h).
   auto make_again = [&]() -> Result<std::string> {
@@ -268,7 +348,7 @@ PreparedCase CaseTimer::Prepare() {
   };
   if (auto fault = InputDigestVerdict(ReplyString(*ref_start, protocol::field::kInputDigest, ""),
                                       ReplyString(*cand_start, protocol::field::kInputDigest, ""), make_again)) {
-    Fail(fault->status, "timing inputs: " + fault->message);
+    FailCandidate(c, fault->status, "timing inputs: " + fault->message);
     return fail();
   }
   prepared.reference = std::move(*ref_start);
@@ -277,23 +357,31 @@ PreparedCase CaseTimer::Prepare() {
   return prepared;
 }
 
-TimedCase CaseTimer::Measure(PreparedCase prepared) {
-  prepared_ = std::move(prepared);
-  stage_ms_["prepare"] = prepared_.ms;
+void CaseTimer::Measure(const std::function<std::vector<TurnMember*>()>& gather) {
   step_began_ = std::chrono::steady_clock::now();
-  if (!TakeTurn()) return std::move(result_);
-  StepDone("drain");  // the device's lock and other lanes' runs in flight ending
-  if (!WarmUp()) return std::move(result_);
-  StepDone("start");
-  if (!ChooseMethod() || !SampleRounds()) return std::move(result_);
-  BoundByEngineClock();
-  if (!BoundByBursts()) return std::move(result_);
-  Summarize();
-  StepDone("sampling");
-  if (!RecheckOutput()) return std::move(result_);
-  StepDone("finish");
-  result_.row["stage_ms"] = stage_ms_;
-  return std::move(result_);
+  if (TakeTurn(gather)) {
+    StepDone("drain");  // the device's lock and other lanes' runs in flight ending
+    if (WarmUp()) {
+      StepDone("start");
+      if (ChooseMethod() && SampleRounds()) {
+        for (CandidateSide& c : sides_)
+          if (c.active()) BoundByEngineClock(c);
+        if (BoundByBursts()) {
+          Summarize();
+          StepDone("sampling");
+        }
+      }
+    }
+  }
+  ContinueAll();
+  // The re-checks need no quiet device: the next lane's turn may begin.
+  if (holding_ && req_.turn.share) req_.turn.share();
+  holding_ = false;
+  for (CandidateSide& c : sides_) {
+    Json stages = stage_ms_;
+    stages["prepare"] = c.member->prepared.ms;
+    c.row()["stage_ms"] = std::move(stages);
+  }
 }
 
 void CaseTimer::StepDone(const char* step) {
@@ -302,48 +390,50 @@ void CaseTimer::StepDone(const char* step) {
   step_began_ = now;
 }
 
-bool CaseTimer::TakeTurn() {
-  Json& row = result_.row;
-  row["case"] = req_.task.cases[req_.case_index].name;
-  row["kind"] = "timing";
-  row["device_quiet"] = true;
+bool CaseTimer::TakeTurn(const std::function<std::vector<TurnMember*>()>& gather) {
   warmup_ms_ = req_.warmup_ms >= 0 ? req_.warmup_ms : req_.options.timing.warmup_ms;
-  if (!req_.turn.alone) {
-    holding_ = true;
-    return true;
-  }
-  auto turn = req_.turn.alone();
-  if (!turn) {
-    Fail(OutcomeStatus::kInfraError, turn.error());
-    return false;
+  bool quiet = true;
+  if (req_.turn.alone) {
+    auto turn = req_.turn.alone();
+    if (!turn) {
+      FailAll(OutcomeStatus::kInfraError, turn.error());
+      return false;
+    }
+    quiet = turn->device_quiet;
+    if (req_.warmup_ms < 0 && turn->warmup_ms >= 0) warmup_ms_ = turn->warmup_ms;
   }
   holding_ = true;
-  row["device_quiet"] = turn->device_quiet;
-  if (req_.warmup_ms < 0 && turn->warmup_ms >= 0) warmup_ms_ = turn->warmup_ms;
+  if (gather)
+    for (TurnMember* m : gather()) AddSide(m);
+  SetAll("case", req_.task.cases[req_.case_index].name);
+  SetAll("kind", "timing");
+  SetAll("device_quiet", quiet);
+  SetAll("turn_candidates", static_cast<int>(sides_.size()));  // > 1: a group turn
   return true;
 }
 
 bool CaseTimer::WarmUp() {
   const Json warmup = TimeWarmupRequest{warmup_ms_}.ToJson();
-  {
-    auto frozen = session_.FreezeCandidate();
-    auto ref = Call(WorkerRole::kReference, warmup);
-    if (!ref) return false;
-    warm_[0] = std::move(*ref);
+  StopAllBut(nullptr);
+  auto ref = AskReference(warmup);
+  if (!ref) return false;
+  reference_warm_ = std::move(*ref);
+  for (CandidateSide& c : sides_) {
+    StopAllBut(&c);
+    if (auto cand = AskCandidate(c, warmup)) c.warm = std::move(*cand);
   }
-  auto cand = Call(WorkerRole::kCandidate, warmup);
-  if (!cand) return false;
-  warm_[1] = std::move(*cand);
-  Json& row = result_.row;
-  row["warmup_ms"] = warmup_ms_;
-  row["flush_bytes"] = Field(prepared_.reference, "flush_bytes");
-  row["reference_kept"] = Field(prepared_.reference, "kept") == Json(true);
-  row["reference_call_ms"] = Field(warm_[0], "call_ms");
-  row["candidate_call_ms"] = Field(warm_[1], "call_ms");
-  row["reference_device_call_ms"] = Field(warm_[0], "device_call_ms");
-  row["candidate_device_call_ms"] = Field(warm_[1], "device_call_ms");
-  row["sensors_before"] = Field(warm_[0], "sensors");
-  return true;
+  ContinueAll();
+  SetAll("warmup_ms", warmup_ms_);
+  SetAll("flush_bytes", Field(leader_.prepared.reference, "flush_bytes"));
+  SetAll("reference_kept", Field(leader_.prepared.reference, "kept") == Json(true));
+  SetAll("reference_call_ms", Field(reference_warm_, "call_ms"));
+  SetAll("reference_device_call_ms", Field(reference_warm_, "device_call_ms"));
+  SetAll("sensors_before", Field(reference_warm_, "sensors"));
+  for (CandidateSide& c : sides_) {
+    c.row()["candidate_call_ms"] = Field(c.warm, "call_ms");
+    c.row()["candidate_device_call_ms"] = Field(c.warm, "device_call_ms");
+  }
+  return AnyActive();
 }
 
 bool CaseTimer::ChooseMethod() {
@@ -353,52 +443,69 @@ bool CaseTimer::ChooseMethod() {
   // By device time per call (the warm-up's burst; call_ms, which carries a host round
   // trip per call, from workers that send none).
   auto device_ms = [](const Json& warm) { return Number(warm, "device_call_ms", Number(warm, "call_ms", 1e9)); };
-  const double fastest = std::min(device_ms(warm_[0]), device_ms(warm_[1]));
+  double fastest = device_ms(reference_warm_);
+  for (const CandidateSide& c : sides_)
+    if (c.active()) fastest = std::min(fastest, device_ms(c.warm));
   if (!gpu || !(t.graph == GraphMode::kAlways || (t.graph == GraphMode::kAuto && fastest < t.graph_below_ms)))
     return true;
-  // The reference sizes its graph on the quiet device (trusted); the candidate captures
-  // as many calls, so that a sample's time per call is the engine's division of one
-  // replay by a number it chose, never the candidate's claim. A candidate that can
-  // hold fewer (its outputs' memory) sets the number for both.
-  std::optional<Json> ref;
-  {
-    auto frozen = session_.FreezeCandidate();
-    ref = Call(WorkerRole::kReference, TimeGraphRequest{}.ToJson());
-  }
+  // The reference sizes its graph on the quiet device (trusted); each candidate
+  // captures as many calls, so that a sample's time per call is the engine's division
+  // of one replay by a number it chose, never the candidate's claim. A candidate that
+  // can hold fewer (its outputs' memory) sets the number for every side.
+  StopAllBut(nullptr);
+  auto ref = AskReference(TimeGraphRequest{}.ToJson());
   if (!ref) return false;
   auto fallback = [&](const Json& why) {
-    result_.row["graph_fallback"] = why.is_string() ? why : Json("capture failed");
-    return true;  // both sides use events
+    SetAll("graph_fallback", why.is_string() ? why : Json("capture failed"));
+    ContinueAll();
+    return AnyActive();  // every side uses events
   };
   if (const Json why = Field(*ref, "graph_failed"); !why.is_null()) return fallback(why);
   const int ref_calls = static_cast<int>(Number(*ref, "graph_calls", 0));
   if (ref_calls < 1) {
-    Fail(OutcomeStatus::kTaskError, "the reference's worker captured a graph of no calls");
+    FailAll(OutcomeStatus::kTaskError, "the reference's worker captured a graph of no calls");
     return false;
   }
-  auto cand = Call(WorkerRole::kCandidate, TimeGraphRequest{ref_calls}.ToJson());
-  if (!cand) return false;
-  if (const Json why = Field(*cand, "graph_failed"); !why.is_null()) return fallback(why);
-  const int cand_calls = static_cast<int>(Number(*cand, "graph_calls", 0));
-  if (cand_calls < 1 || cand_calls > ref_calls) {
-    Fail(OutcomeStatus::kCrash, "the candidate's worker reported a graph of " + std::to_string(cand_calls) +
-                                    " calls for " + std::to_string(ref_calls) + " asked (a forged reply)");
-    return false;
+  // Each candidate captures `calls`; one that held fewer sets a smaller number, and
+  // every side captures again until all hold the same.
+  int calls = ref_calls;
+  std::vector<int> held(sides_.size(), 0);
+  for (int pass = 0; pass <= static_cast<int>(sides_.size()); ++pass) {
+    bool same = true;
+    for (size_t k = 0; k < sides_.size(); ++k) {
+      CandidateSide& c = sides_[k];
+      if (!c.active() || held[k] == calls) continue;
+      StopAllBut(&c);
+      auto cand = AskCandidate(c, TimeGraphRequest{calls}.ToJson());
+      if (!cand) continue;
+      if (const Json why = Field(*cand, "graph_failed"); !why.is_null()) return fallback(why);
+      const int got = static_cast<int>(Number(*cand, "graph_calls", 0));
+      if (got < 1 || got > calls) {
+        FailCandidate(c, OutcomeStatus::kCrash, "the candidate's worker reported a graph of " + std::to_string(got) +
+                                                    " calls for " + std::to_string(calls) + " asked (a forged reply)");
+        continue;
+      }
+      held[k] = got;
+      if (got < calls) calls = got, same = false;
+    }
+    if (same) break;
   }
-  if (cand_calls < ref_calls) {
-    auto frozen = session_.FreezeCandidate();
-    auto again = Call(WorkerRole::kReference, TimeGraphRequest{cand_calls}.ToJson());
+  if (!AnyActive()) return false;
+  if (calls < ref_calls) {
+    StopAllBut(nullptr);
+    auto again = AskReference(TimeGraphRequest{calls}.ToJson());
     if (!again) return false;
     if (const Json why = Field(*again, "graph_failed"); !why.is_null()) return fallback(why);
-    if (static_cast<int>(Number(*again, "graph_calls", 0)) != cand_calls) {
-      Fail(OutcomeStatus::kTaskError, "the reference's worker did not capture the graph size asked");
+    if (static_cast<int>(Number(*again, "graph_calls", 0)) != calls) {
+      FailAll(OutcomeStatus::kTaskError, "the reference's worker did not capture the graph size asked");
       return false;
     }
   }
-  graph_calls_ = cand_calls;
+  ContinueAll();
+  graph_calls_ = calls;
   method_ = kGraph;
-  result_.row["reference_graph_calls"] = graph_calls_;
-  result_.row["candidate_graph_calls"] = graph_calls_;
+  SetAll("reference_graph_calls", graph_calls_);
+  SetAll("candidate_graph_calls", graph_calls_);
   return true;
 }
 
@@ -408,9 +515,10 @@ int CaseTimer::SamplesPerRound() const {
 }
 
 std::string CaseTimer::SamplePath(int side, int round, int index) const {
-  const std::string& dir = side == 1 ? session_.CandidateFolder(req_.scratch) : req_.scratch;
+  const std::string& dir = side == 0 ? req_.scratch
+                                     : sides_[side - 1].session().CandidateFolder(sides_[side - 1].request().scratch);
   return dir + "/timed_" + std::to_string(req_.case_index) + "_r" + std::to_string(round) + "_" +
-         std::to_string(index) + "_" + kRoles[side] + ".kvt";
+         std::to_string(index) + "_" + (side == 0 ? "reference" : "candidate") + ".kvt";
 }
 
 bool CaseTimer::SampleRounds() {
@@ -418,30 +526,39 @@ bool CaseTimer::SampleRounds() {
   ChooseSampleOutputs();
   const StoppingRule rule = StoppingRule::From(t);
   const auto began = std::chrono::steady_clock::now();
+  const int sides = 1 + static_cast<int>(sides_.size());
   int rounds = 0;
   double compare_ms = 0;  // of the rounds' time, comparing their samples' outputs
   StopReason stop = StopReason::kContinue;
   while (stop == StopReason::kContinue) {
     const uint64_t nonce = rng_();
-    for (int k = 0; k < 2; ++k) {
-      const int side = rounds % 2 == 0 ? k : 1 - k;  // alternate who goes first
-      if (!SampleSide(side, rounds, nonce)) return false;
+    for (int k = 0; k < sides; ++k) {
+      const int side = (rounds + k) % sides;  // who goes first turns round by round
+      if (side > 0 && !sides_[side - 1].active()) continue;
+      if (!SampleSide(side, rounds, nonce) && side == 0) return false;
     }
-    if (!CheckAliasing(rounds)) return false;
+    ContinueAll();
+    for (CandidateSide& c : sides_)
+      if (c.active()) CheckAliasing(c, rounds);
+    if (!AnyActive()) return false;
     const auto compare_began = std::chrono::steady_clock::now();
     if (sample_outputs_ != SampleOutputs::kUnchecked && !CompareRound(rounds, nonce)) return false;
     compare_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compare_began).count();
     ++rounds;
-    const double elapsed =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-    const auto& a = t.flush ? samples_[0].series.cold : samples_[0].series.warm;
-    const auto& b = t.flush ? samples_[1].series.cold : samples_[1].series.warm;
-    stop = rule.Decide({&a, &b}, elapsed);
+    // The wall cap is per pair of sides: a turn of n candidates may sample (n + 1) / 2
+    // times as long as one of a single candidate.
+    const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count() *
+                           2.0 / (1 + ActiveCount());
+    std::vector<const std::vector<double>*> series{t.flush ? &reference_samples_.series.cold
+                                                           : &reference_samples_.series.warm};
+    for (const CandidateSide& c : sides_)
+      if (c.active()) series.push_back(t.flush ? &c.samples.series.cold : &c.samples.series.warm);
+    stop = rule.Decide(series, elapsed);
   }
-  result_.row["method"] = method_;
-  result_.row["rounds"] = rounds;
-  result_.row["stop"] = std::string(ToString(stop));
-  result_.row["samples_compared"] = compared_;
+  SetAll("method", method_);
+  SetAll("rounds", rounds);
+  SetAll("stop", std::string(ToString(stop)));
+  for (CandidateSide& c : sides_) c.row()["samples_compared"] = c.compared;
   stage_ms_["sampling_compare"] = compare_ms;
   return true;
 }
@@ -450,36 +567,34 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
   const TimingSettings& t = req_.options.timing;
   const int n = SamplesPerRound();
   const int cold = t.flush ? std::max(1, t.batch) : 0;
-  // Nothing of the candidate's runs while the reference is timed: not a process it
+  // Nothing of another side runs while this one is timed: not a process a candidate
   // left behind, not a thread of its worker.
-  std::unique_ptr<FrozenTree> frozen;
-  if (side == 0) frozen = session_.FreezeCandidate();
-  SideSamples& got = samples_[side];
+  StopAllBut(side == 0 ? nullptr : &sides_[side - 1]);
+  SideSamples& got = Samples(side);
   got.aliases.clear();
   std::mt19937_64 calls(nonce ^ 0x9e3779b97f4a7c15ULL);  // the graph call whose output is kept
+  const char* who = side == 0 ? "reference" : "candidate";
   for (int i = 0; i < n; ++i) {
     const bool flushed = i < cold;
-    if (flushed && !Call(kWorkerRoles[side], TimeFlushRequest{}.ToJson())) return false;
+    if (flushed && !Ask(side, TimeFlushRequest{}.ToJson())) return false;
     TimeSampleRequest request{method_, SampleSeed(nonce, i)};
     if (method_ == kGraph) request.call = static_cast<int64_t>(calls() % static_cast<uint64_t>(graph_calls_));
     if (sample_outputs_ == SampleOutputs::kFiles) request.out = SamplePath(side, round, i);
     if (sample_outputs_ == SampleOutputs::kKept) request.keep_as = i;
     double clocked = 0;
-    auto reply = ClockedCall(kWorkerRoles[side], request.ToJson(), &clocked);
+    auto reply = ClockedCall(side, request.ToJson(), &clocked);
     if (!reply) return false;
     const Json ms = Field(*reply, protocol::field::kMs);
     if (!ms.is_number() || !std::isfinite(ms.get<double>()) || ms.get<double>() < 0) {
-      Fail(side == 1 ? OutcomeStatus::kCrash : OutcomeStatus::kTaskError,
-           std::string("the ") + kRoles[side] + "'s worker sent no time for a sample");
+      FailSide(side, std::string("the ") + who + "'s worker sent no time for a sample");
       return false;
     }
     if (method_ == kGraph && Number(*reply, "graph_calls", -1) != graph_calls_) {
-      Fail(side == 1 ? OutcomeStatus::kCrash : OutcomeStatus::kTaskError,
-           std::string("the ") + kRoles[side] + "'s worker replayed a graph of another size (a forged reply)");
+      FailSide(side, std::string("the ") + who + "'s worker replayed a graph of another size (a forged reply)");
       return false;
     }
-    if (side == 1 && Field(*reply, "inputs_modified") != Json(false)) {
-      Fail(OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
+    if (side > 0 && Field(*reply, "inputs_modified") != Json(false)) {
+      FailCandidate(sides_[side - 1], OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
       return false;
     }
     const double per_call = ms.get<double>();
@@ -493,12 +608,12 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
   return true;
 }
 
-bool CaseTimer::CheckAliasing(int round) {
+bool CaseTimer::CheckAliasing(CandidateSide& c, int round) {
   // A timed call that hands back a view of its input does no work, and its values may
   // be right (check/aliasing.h): allowed only where the reference's output of the same
   // sample aliases an input too.
-  const auto& ref = samples_[0].aliases;
-  const auto& cand = samples_[1].aliases;
+  const auto& ref = reference_samples_.aliases;
+  const auto& cand = c.samples.aliases;
   auto reply_of = [](const Json& aliases) {
     Json reply = Json::object();
     if (!aliases.is_null()) reply["output_aliases"] = aliases;
@@ -507,18 +622,18 @@ bool CaseTimer::CheckAliasing(int round) {
   for (size_t i = 0; i < cand.size() && i < ref.size(); ++i) {
     auto theirs = OutputAliases(reply_of(cand[i]));
     if (!theirs) {
-      Fail(OutcomeStatus::kCrash, "the candidate's worker sent a malformed output_aliases: " + theirs.error());
+      FailCandidate(c, OutcomeStatus::kCrash, "the candidate's worker sent a malformed output_aliases: " + theirs.error());
       return false;
     }
     if (theirs->empty()) continue;
     auto ours = OutputAliases(reply_of(ref[i]));
     if (!ours) {
-      Fail(OutcomeStatus::kTaskError, "the reference's worker sent a malformed output_aliases: " + ours.error());
+      FailAll(OutcomeStatus::kTaskError, "the reference's worker sent a malformed output_aliases: " + ours.error());
       return false;
     }
     if (std::string why = ForbiddenAliasing(*theirs, *ours); !why.empty()) {
-      Fail(OutcomeStatus::kMismatch, "a timed call's " + why + " (timed sample " + std::to_string(i) +
-                                         " of round " + std::to_string(round) + ")");
+      FailCandidate(c, OutcomeStatus::kMismatch, "a timed call's " + why + " (timed sample " + std::to_string(i) +
+                                                     " of round " + std::to_string(round) + ")");
       return false;
     }
   }
@@ -529,16 +644,16 @@ void CaseTimer::ChooseSampleOutputs() {
   sample_outputs_ = SampleOutputs::kFiles;
   if (req_.outputs_on_device) {
     // Outputs this large are compared on the device: a file of each sample would take
-    // longer than the samples. Both sides keep each sample's output there until the
+    // longer than the samples. Every side keeps each sample's output there until the
     // engine has drawn the ones it compares, as long as a round's fit.
-    const auto bytes = OutputLayoutBytes(Field(prepared_.reference, protocol::field::kOutputLayout));
+    const auto bytes = OutputLayoutBytes(Field(leader_.prepared.reference, protocol::field::kOutputLayout));
     output_bytes_ = bytes.value_or(0);
     sample_outputs_ = bytes && *bytes * static_cast<uintmax_t>(SamplesPerRound()) <= kKeptSampleBytes
                           ? SampleOutputs::kKept
                           : SampleOutputs::kUnchecked;
   }
   static constexpr const char* kNames[] = {"files", "device", "unchecked"};
-  result_.row["samples_on"] = kNames[static_cast<int>(sample_outputs_)];
+  SetAll("samples_on", kNames[static_cast<int>(sample_outputs_)]);
 }
 
 bool CaseTimer::CompareRound(int round, uint64_t nonce) {
@@ -552,27 +667,34 @@ bool CaseTimer::CompareRound(int round, uint64_t nonce) {
     std::shuffle(chosen.begin(), chosen.end(), rng_);
     chosen.resize(std::min<size_t>(chosen.size(), kComparedPerRound));
   }
-  bool same = true;
-  for (int i : chosen) {
-    if (sample_outputs_ == SampleOutputs::kKept) {
-      same = CompareKeptSample(round, i);
-    } else {
-      DeviceOffer none;  // written to files by both sides
-      const OutputFiles files{.reference = SamplePath(0, round, i), .candidate = {SamplePath(1, round, i)},
-                              .remove_reference = true};
-      same = CompareTimedOutputs(none, Json::object(), files, "samples_on");
+  for (CandidateSide& c : sides_) {
+    if (!c.active()) continue;
+    const int side = static_cast<int>(&c - sides_.data()) + 1;
+    for (int i : chosen) {
+      bool same = false;
+      if (sample_outputs_ == SampleOutputs::kKept) {
+        same = CompareKeptSample(c, round, i);
+      } else {
+        DeviceOffer none;  // written to files by both sides; the reference's stays for the next candidate
+        const OutputFiles files{.reference = SamplePath(0, round, i), .candidate = {SamplePath(side, round, i)}};
+        same = CompareTimedOutputs(c, none, Json::object(), files, "samples_on");
+      }
+      if (turn_over_) return false;  // the reference failed
+      if (!same) {
+        if (c.member->timed.failure)
+          c.member->timed.failure->message += " (timed sample " + std::to_string(i) + " of round " +
+                                              std::to_string(round) + ", inputs of seed " +
+                                              std::to_string(SampleSeed(nonce, i)) + ")";
+        break;
+      }
+      ++c.compared;
     }
-    if (!same) {
-      result_.failure->message += " (timed sample " + std::to_string(i) + " of round " + std::to_string(round) +
-                                  ", inputs of seed " + std::to_string(SampleSeed(nonce, i)) + ")";
-      break;
-    }
-    ++compared_;
   }
   std::error_code ignored;
   for (int i = 0; i < n; ++i)
-    for (int side : {0, 1}) std::filesystem::remove(SamplePath(side, round, i), ignored);
-  return same;
+    for (int side = 0; side <= static_cast<int>(sides_.size()); ++side)
+      std::filesystem::remove(SamplePath(side, round, i), ignored);
+  return AnyActive();
 }
 
 DeviceOffer CaseTimer::OfferIn(const Json& reference_reply) {
@@ -582,30 +704,35 @@ DeviceOffer CaseTimer::OfferIn(const Json& reference_reply) {
                      h.value(protocol::field::kOutputLayout, Json()));
 }
 
-bool CaseTimer::CompareKeptSample(int round, int index) {
-  const HandoffSpec handoff = NewHandoff(session_.CandidateFolder(req_.scratch), 1);
-  const std::string ref_out = SamplePath(0, round, index), cand_out = SamplePath(1, round, index);
-  auto ref = Call(WorkerRole::kReference, TimeOutputRequest{index, ref_out, handoff.ToJson()}.ToJson());
+bool CaseTimer::CompareKeptSample(CandidateSide& c, int round, int index) {
+  const int side = static_cast<int>(&c - sides_.data()) + 1;
+  const HandoffSpec handoff = NewHandoff(c.session().CandidateFolder(c.request().scratch), 1);
+  const std::string ref_out = SamplePath(0, round, index), cand_out = SamplePath(side, round, index);
+  // The reference keeps its output for the next candidate of the turn (the round's
+  // next sample replaces it).
+  TimeOutputRequest to_reference{index, ref_out, handoff.ToJson()};
+  to_reference.keep = sides_.size() > 1;
+  auto ref = AskReference(to_reference.ToJson());
   if (!ref) return false;
   DeviceOffer offer = OfferIn(*ref);  // ended on every way out
   TimeOutputRequest to_candidate{index, cand_out};
   if (offer.open()) to_candidate.handoff = handoff.Delivery(), to_candidate.output_layout = offer.layout();
-  auto cand = Call(WorkerRole::kCandidate, to_candidate.ToJson());
+  auto cand = AskCandidate(c, to_candidate.ToJson());
   if (!cand) return false;
   const OutputFiles files{.reference = ref_out, .candidate = {cand_out}, .remove_reference = true,
-                          .device_stem = req_.scratch + "/timed_" + std::to_string(req_.case_index) + "_r" +
+                          .device_stem = c.request().scratch + "/timed_" + std::to_string(req_.case_index) + "_r" +
                                          std::to_string(round) + "_" + std::to_string(index) + "_handoff"};
-  return CompareTimedOutputs(offer, *cand, files, "samples_on");
+  return CompareTimedOutputs(c, offer, *cand, files, "samples_on");
 }
 
-void CaseTimer::BoundByEngineClock() {
+void CaseTimer::BoundByEngineClock(CandidateSide& c) {
   // The worker's clock runs in the candidate's process; the engine's does not. A sample
-  // request does the same work on both sides besides the timed call (fresh inputs, the
+  // request does the same work on every side besides the timed call (fresh inputs, the
   // output written), so the reference's requests say how long that takes; what the
   // candidate's requests took beyond it is time its calls took, whatever its worker
   // reported (docs/timing.md, "What the engine trusts").
-  SideSamples& ref = samples_[0];
-  SideSamples& cand = samples_[1];
+  SideSamples& ref = reference_samples_;
+  SideSamples& cand = c.samples;
   if (ref.clocked.empty() || cand.clocked.empty()) return;
   std::vector<double> overhead;
   for (size_t i = 0; i < ref.clocked.size(); ++i) overhead.push_back(std::max(0.0, ref.clocked[i] - ref.reported[i]));
@@ -630,14 +757,14 @@ void CaseTimer::BoundByEngineClock() {
   for (double o : overhead) each.push_back(std::round(o * 1000) / 1000);
   // Blind: a candidate whose requests took twice what it reported would still be
   // within the allowance (a sample's device time is small beside the host's noise).
-  clock_blind_ = !applied && reported <= (spread + kClockFloorMs) / graph_calls_;
-  result_.row["engine_clock"] = Json{{"reference_overhead_ms", typical},
-                                     {"reference_overheads_ms", each},
-                                     {"allowance_ms", spread},
-                                     {"candidate_reported_ms", reported},
-                                     {"candidate_clocked_ms", clocked},
-                                     {"applied", applied},
-                                     {"blind", clock_blind_}};
+  c.clock_blind = !applied && reported <= (spread + kClockFloorMs) / graph_calls_;
+  c.row()["engine_clock"] = Json{{"reference_overhead_ms", typical},
+                                 {"reference_overheads_ms", each},
+                                 {"allowance_ms", spread},
+                                 {"candidate_reported_ms", reported},
+                                 {"candidate_clocked_ms", clocked},
+                                 {"applied", applied},
+                                 {"blind", c.clock_blind}};
   if (!applied) return;
   // The candidate's worker reported less than its requests took: each of its samples is
   // at least what the engine's clock allows.
@@ -649,46 +776,49 @@ void CaseTimer::BoundByEngineClock() {
 }
 
 bool CaseTimer::BoundByBursts() {
-  if (!clock_blind_) return true;
-  const std::vector<double>& ref_warm = samples_[0].series.warm;
-  const std::vector<double>& cand_warm = samples_[1].series.warm;
-  if (ref_warm.empty() || cand_warm.empty()) return true;
-  const double ref_call = Median(ref_warm), cand_call = Median(cand_warm);
+  const std::vector<double>& ref_warm = reference_samples_.series.warm;
+  if (ref_warm.empty()) return true;
+  const double ref_call = Median(ref_warm);
   const double run_ms = std::max(ref_call * graph_calls_, 1e-6);
   const int replays = static_cast<int>(std::clamp(std::ceil(kBurstMs / run_ms), 1.0, double{kBurstMaxReplays}));
-  double clocked[2] = {0, 0};
-  for (int side = 0; side < 2; ++side)
-    if (!BurstPerCall(side, replays, &clocked[side])) return false;
-  // What the reference's bursts take for what it reported is what the candidate's may
-  // take for its report: a ratio, since the host's load in a burst stretches both
-  // alike (on the CPU, a loaded host's bursts ran 2-3.5x the reported time).
-  const double ratio = ref_call > 0 ? std::max(1.0, clocked[0] / ref_call) : 1.0;
-  const double expected = cand_call * ratio;
-  const bool applied = clocked[1] > expected * (1 + kBurstSlack) + kClockFloorMs / graph_calls_ / replays;
-  result_.row["engine_clock"]["bursts"] = Json{{"replays", replays},
-                                               {"pairs", kBurstPairs},
-                                               {"reference_reported_ms", ref_call},
-                                               {"reference_clocked_ms", clocked[0]},
-                                               {"candidate_reported_ms", cand_call},
-                                               {"candidate_clocked_ms", clocked[1]},
-                                               {"applied", applied}};
-  if (!applied || expected <= 0) return true;
-  // The candidate's reports were short by this factor: every sample is scaled by it.
-  const double factor = clocked[1] / expected;
-  Series& series = samples_[1].series;
-  for (std::vector<double>* v : {&series.cold, &series.warm})
-    for (double& x : *v) x *= factor;
-  return true;
+  double ref_clocked = -1;  // the reference's bursts, once, for the first blind candidate
+  for (CandidateSide& c : sides_) {
+    if (!c.active() || !c.clock_blind || c.samples.series.warm.empty()) continue;
+    const int side = static_cast<int>(&c - sides_.data()) + 1;
+    if (ref_clocked < 0 && !BurstPerCall(0, replays, &ref_clocked)) return false;
+    double cand_clocked = 0;
+    if (!BurstPerCall(side, replays, &cand_clocked)) continue;
+    const double cand_call = Median(c.samples.series.warm);
+    // What the reference's bursts take for what it reported is what the candidate's may
+    // take for its report: a ratio, since the host's load in a burst stretches both
+    // alike (on the CPU, a loaded host's bursts ran 2-3.5x the reported time).
+    const double ratio = ref_call > 0 ? std::max(1.0, ref_clocked / ref_call) : 1.0;
+    const double expected = cand_call * ratio;
+    const bool applied = cand_clocked > expected * (1 + kBurstSlack) + kClockFloorMs / graph_calls_ / replays;
+    c.row()["engine_clock"]["bursts"] = Json{{"replays", replays},
+                                             {"pairs", kBurstPairs},
+                                             {"reference_reported_ms", ref_call},
+                                             {"reference_clocked_ms", ref_clocked},
+                                             {"candidate_reported_ms", cand_call},
+                                             {"candidate_clocked_ms", cand_clocked},
+                                             {"applied", applied}};
+    if (!applied || expected <= 0) continue;
+    // The candidate's reports were short by this factor: every sample is scaled by it.
+    const double factor = cand_clocked / expected;
+    for (std::vector<double>* v : {&c.samples.series.cold, &c.samples.series.warm})
+      for (double& x : *v) x *= factor;
+  }
+  ContinueAll();
+  return AnyActive();
 }
 
 bool CaseTimer::BurstPerCall(int side, int replays, double* per_call_ms) {
   std::vector<double> per_call;
   for (int k = 0; k < kBurstPairs; ++k) {
-    std::unique_ptr<FrozenTree> frozen;
-    if (side == 0) frozen = session_.FreezeCandidate();
+    StopAllBut(side == 0 ? nullptr : &sides_[side - 1]);
     double short_ms = 0, long_ms = 0;
-    if (!ClockedCall(kWorkerRoles[side], TimeBurstRequest{method_, 1}.ToJson(), &short_ms)) return false;
-    if (!ClockedCall(kWorkerRoles[side], TimeBurstRequest{method_, 1 + replays}.ToJson(), &long_ms)) return false;
+    if (!ClockedCall(side, TimeBurstRequest{method_, 1}.ToJson(), &short_ms)) return false;
+    if (!ClockedCall(side, TimeBurstRequest{method_, 1 + replays}.ToJson(), &long_ms)) return false;
     per_call.push_back(std::max(0.0, long_ms - short_ms) / replays / graph_calls_);
   }
   *per_call_ms = Median(per_call);
@@ -697,28 +827,45 @@ bool CaseTimer::BurstPerCall(int side, int replays, double* per_call_ms) {
 
 void CaseTimer::Summarize() {
   const bool flush = req_.options.timing.flush;
-  Json& row = result_.row;
-  result_.reference_ms = Describe(row, "reference", samples_[0].series, flush);
-  result_.candidate_ms = Describe(row, "candidate", samples_[1].series, flush);
-  const double ref = result_.reference_ms, cand = result_.candidate_ms;
-  row["speedup"] = cand > 0 && std::isfinite(ref / cand) ? Json(ref / cand) : Json(nullptr);
-  if (flush && row.contains("reference_warm_ms") && row.contains("candidate_warm_ms")) {
-    const double rw = row["reference_warm_ms"].get<double>(), cw = row["candidate_warm_ms"].get<double>();
-    row["warm_speedup"] = cw > 0 && std::isfinite(rw / cw) ? Json(rw / cw) : Json(nullptr);
+  for (CandidateSide& c : sides_) {
+    if (!c.active()) continue;
+    Json& row = c.row();
+    TimedCase& result = c.member->timed;
+    result.reference_ms = Describe(row, "reference", reference_samples_.series, flush);
+    result.candidate_ms = Describe(row, "candidate", c.samples.series, flush);
+    const double ref = result.reference_ms, cand = result.candidate_ms;
+    row["speedup"] = cand > 0 && std::isfinite(ref / cand) ? Json(ref / cand) : Json(nullptr);
+    if (flush && row.contains("reference_warm_ms") && row.contains("candidate_warm_ms")) {
+      const double rw = row["reference_warm_ms"].get<double>(), cw = row["candidate_warm_ms"].get<double>();
+      row["warm_speedup"] = cw > 0 && std::isfinite(rw / cw) ? Json(rw / cw) : Json(nullptr);
+    }
   }
 }
 
-std::optional<Json> CaseTimer::ClockedCall(WorkerRole role, Json request, double* clocked) {
+std::optional<Json> CaseTimer::ClockedCall(int side, Json request, double* clocked) {
   const auto before = std::chrono::steady_clock::now();
-  auto reply = Call(role, std::move(request));
+  auto reply = Ask(side, std::move(request));
   *clocked = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before).count();
   return reply;
 }
 
-bool CaseTimer::RecheckOutput() {
+void CaseTimer::Recheck() {
+  CandidateSide& c = sides_[0];
+  const auto began = std::chrono::steady_clock::now();
+  const bool ok = RecheckOutput(c);
+  if (!c.row().contains("stage_ms")) c.row()["stage_ms"] = Json::object();
+  c.row()["stage_ms"]["finish"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  (void)ok;
+}
+
+bool CaseTimer::RecheckOutput(CandidateSide& c) {
   const TimingSettings& t = req_.options.timing;
-  if (req_.turn.share) req_.turn.share();  // the re-check needs no quiet device
-  Json& row = result_.row;
+  bool device_held = true;  // the re-check's hold of the device, until its device work ends
+  auto give_back = [&] {
+    if (device_held && req_.turn.done) req_.turn.done();
+    device_held = false;
+  };
+  Json& row = c.row();
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
   const std::string& cand_dir = session_.CandidateFolder(req_.scratch);
   const std::string cand_out = cand_dir + "/timed_" + std::to_string(req_.case_index) + "_candidate.kvt";
@@ -728,7 +875,7 @@ bool CaseTimer::RecheckOutput() {
   if (t.recheck && req_.outputs_on_device) finish["handoff"] = handoff.ToJson();
   Json ref_finish_req = finish;
   ref_finish_req["keep"] = true;  // for the next candidate's timing of this case
-  auto ref_finish = Call(WorkerRole::kReference, ref_finish_req);
+  auto ref_finish = AskReference(ref_finish_req);
   if (!ref_finish) return false;
   DeviceOffer offer = OfferIn(*ref_finish);  // ended on every way out
   if (t.recheck) finish["out"] = cand_out;
@@ -737,11 +884,11 @@ bool CaseTimer::RecheckOutput() {
     finish["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
     finish["output_layout"] = offer.layout();
   }
-  auto cand_finish = Call(WorkerRole::kCandidate, finish);
+  auto cand_finish = AskCandidate(c, finish);
   if (!cand_finish) return false;
   row["sensors_after"] = Field(*ref_finish, "sensors");
   if (Field(*cand_finish, "inputs_modified") != Json(false)) {
-    Fail(OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
+    FailCandidate(c, OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
     return false;
   }
   if (!t.recheck) {
@@ -749,21 +896,34 @@ bool CaseTimer::RecheckOutput() {
   } else {
     const OutputFiles files{.reference = stem + "_reference.kvt", .candidate = {cand_out},
                             .remove_reference = true, .device_stem = stem + "_handoff"};
-    if (!CompareTimedOutputs(offer, *cand_finish, files, "recheck_on", [this] { GiveBack(); })) return false;
+    if (!CompareTimedOutputs(c, offer, *cand_finish, files, "recheck_on", give_back)) return false;
     row["recheck"] = "ok";
   }
-  GiveBack();
+  give_back();
   return true;
 }
 
 }  // namespace
 
 PreparedCase PrepareCase(DeviceSession& session, const TimedCaseRequest& request) {
-  return CaseTimer(session, request).Prepare();
+  TurnMember alone{&session, &request};
+  return CaseTimer(alone, {&alone}).Prepare();
+}
+
+void TimeTurn(TurnMember& leader, const std::function<std::vector<TurnMember*>()>& gather) {
+  CaseTimer(leader, {&leader}).Measure(gather);
+}
+
+void RecheckCase(TurnMember& member) {
+  if (member.timed.failure) return;
+  CaseTimer(member, {&member}).Recheck();
 }
 
 TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request, PreparedCase prepared) {
-  return CaseTimer(session, request).Measure(std::move(prepared));
+  TurnMember alone{&session, &request, std::move(prepared)};
+  TimeTurn(alone);
+  RecheckCase(alone);
+  return std::move(alone.timed);
 }
 
 }  // namespace kvault

@@ -14,12 +14,15 @@
 //   TimedCase t = TimeCase(session, req, std::move(p));  // under the exclusive hold
 //   if (t.failure) return *t.failure;
 //   v.cases.push_back(t.row);
+// Candidates of one case may share a turn (TimeTurn, RecheckCase; engine/turn_group.h).
 // Not thread-safe (uses the lane's DeviceSession).
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "check/compare.h"
+#include "engine/device_gate.h"
 #include "engine/device_session.h"
 #include "engine/options.h"
 #include "engine/verification.h"
@@ -74,7 +77,34 @@ struct TimedCase {
   std::optional<Verification> failure;   // the outcome that ends the verification
 };
 
+// One candidate of a turn: its lane's session and request, its preparation (PrepareCase
+// on its own session) and what its timing made (TimeTurn, then RecheckCase).
+struct TurnMember {
+  DeviceSession* session = nullptr;
+  const TimedCaseRequest* request = nullptr;
+  PreparedCase prepared{};
+  TimedCase timed{};
+  DeviceGate::Hold hold{};  // a follower's: the shared hold its re-check runs under, from its leader
+};
+
 PreparedCase PrepareCase(DeviceSession& session, const TimedCaseRequest& request);
+
+// The exclusive part of `leader`'s turn (its request's `turn`: alone, then share): its
+// reference side warmed up and timed once, interleaved round by round with its own
+// candidate and with those of the members `gather` returns once the turn is had (a
+// group turn, engine/turn_group.h; every member prepared for the same task file, case
+// and seed). Each member's candidate is timed with every other member's processes
+// stopped. Afterwards every member's `timed` holds its record (re-check to come) or
+// the failure that ends its verification; a failure of the reference ends them all.
+// The members' sessions are used from this thread meanwhile.
+void TimeTurn(TurnMember& leader, const std::function<std::vector<TurnMember*>()>& gather = {});
+
+// The re-check of a member TimeTurn timed without failure, on its own session: one
+// more call of both sides on the next seed's inputs, compared; then its request's
+// turn.done. Sets member.timed.failure when the outputs differ.
+void RecheckCase(TurnMember& member);
+
+// One candidate alone: TimeTurn with no other member, then RecheckCase.
 // `prepared` must be PrepareCase's answer for the same request, without failure.
 TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request, PreparedCase prepared);
 

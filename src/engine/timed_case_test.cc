@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/gpu_sensors.h"
@@ -34,16 +35,23 @@ class TimedCaseTest : public ::testing::Test {
     task_.cases.push_back(CaseInfo{"big", true, true});
   }
 
+  // A session whose reference and candidate workers are scripted by `fake`.
+  std::unique_ptr<DeviceSession> Session(std::shared_ptr<FakeTiming> fake) {
+    return std::make_unique<DeviceSession>(
+        options_, std::string(ToString(options_.backend)),
+        [fake](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+          auto w = std::make_unique<FakeWorker>();
+          w->Handle("hello", [](const Json&) {
+            return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"device", Json::object()}});
+          });
+          testing::ScriptTiming(*w, fake);
+          return std::unique_ptr<WorkerConnection>(std::move(w));
+        });
+  }
+
   TimedCase Run() {
-    DeviceSession session(options_, std::string(ToString(options_.backend)),
-                          [this](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
-                            auto w = std::make_unique<FakeWorker>();
-                            w->Handle("hello", [](const Json&) {
-                              return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"device", Json::object()}});
-                            });
-                            testing::ScriptTiming(*w, fake_);
-                            return std::unique_ptr<WorkerConnection>(std::move(w));
-                          });
+    auto owned = Session(fake_);
+    DeviceSession& session = *owned;
     TimedCaseRequest req{task_, 0, 1000, options_, dir_->path(), {}};
     req.outputs_on_device = outputs_on_device_;
     req.turn.alone = [this]() -> Result<TurnStart> {
@@ -458,6 +466,178 @@ TEST_F(TimedCaseTest, ACandidateFailureIsItsOutcome) {
   ASSERT_TRUE(t.failure);
   EXPECT_EQ(t.failure->status, OutcomeStatus::kRuntimeError);
   EXPECT_NE(t.failure->message.find("timing case big: boom"), std::string::npos) << t.failure->message;
+}
+
+// Group turns: this fixture's session leads (its reference is timed), `others`' follow.
+class GroupTurnTest : public TimedCaseTest {
+ protected:
+  struct Lane {
+    std::shared_ptr<FakeTiming> fake;
+    std::unique_ptr<DeviceSession> session;
+    std::unique_ptr<TimedCaseRequest> request;
+    TurnMember member;
+  };
+
+  std::unique_ptr<Lane> MakeLane(std::shared_ptr<FakeTiming> fake, const std::string& name) {
+    auto lane = std::make_unique<Lane>();
+    lane->fake = fake;
+    lane->session = Session(fake);
+    const std::string scratch = dir_->path() + "/" + name;
+    std::filesystem::create_directories(scratch);
+    lane->request = std::make_unique<TimedCaseRequest>(TimedCaseRequest{task_, 0, 1000, options_, scratch, {}});
+    lane->request->outputs_on_device = outputs_on_device_;
+    lane->request->turn.alone = [fake]() -> Result<TurnStart> {
+      fake->log.push_back("gate:alone");
+      return TurnStart{};
+    };
+    lane->request->turn.share = [fake] { fake->log.push_back("gate:share"); };
+    lane->request->turn.done = [fake] { fake->log.push_back("gate:done"); };
+    lane->member.session = lane->session.get();
+    lane->member.request = lane->request.get();
+    lane->member.prepared = PrepareCase(*lane->session, *lane->request);
+    return lane;
+  }
+
+  // Times the leader and every follower in one turn, then each re-checks.
+  void RunGroup(std::vector<std::shared_ptr<FakeTiming>> others) {
+    leader_ = MakeLane(fake_, "lead");
+    for (size_t k = 0; k < others.size(); ++k) followers_.push_back(MakeLane(others[k], "f" + std::to_string(k)));
+    ASSERT_FALSE(leader_->member.prepared.failure);
+    std::vector<TurnMember*> joined;
+    for (auto& f : followers_) joined.push_back(&f->member);
+    TimeTurn(leader_->member, [&] { return joined; });
+    for (auto& f : followers_) RecheckCase(f->member);
+    RecheckCase(leader_->member);
+  }
+
+  static int Count(const std::vector<std::string>& log, const std::string& entry) {
+    return static_cast<int>(std::count(log.begin(), log.end(), entry));
+  }
+
+  std::unique_ptr<Lane> leader_;
+  std::vector<std::unique_ptr<Lane>> followers_;
+};
+
+TEST_F(GroupTurnTest, OneReferenceSeriesTimesEveryMember) {
+  auto other = std::make_shared<FakeTiming>();
+  other->candidate_ms = 0.5;
+  RunGroup({other});
+  const TimedCase& a = leader_->member.timed;
+  const TimedCase& b = followers_[0]->member.timed;
+  ASSERT_FALSE(a.failure) << a.failure->message;
+  ASSERT_FALSE(b.failure) << b.failure->message;
+  EXPECT_DOUBLE_EQ(a.reference_ms, 2.0);
+  EXPECT_DOUBLE_EQ(b.reference_ms, 2.0);
+  EXPECT_DOUBLE_EQ(a.candidate_ms, 1.0);
+  EXPECT_DOUBLE_EQ(b.candidate_ms, 0.5);
+  EXPECT_DOUBLE_EQ(b.row["speedup"], 4.0);
+  EXPECT_EQ(a.row["turn_candidates"], 2);
+  EXPECT_EQ(b.row["turn_candidates"], 2);
+  EXPECT_EQ(a.row["rounds"], b.row["rounds"]);
+  EXPECT_EQ(b.row["candidate_samples"], 10);
+  // The follower's own reference worker prepared and re-checks; it was never timed.
+  EXPECT_EQ(Count(other->log, "reference:time_warmup"), 0);
+  EXPECT_EQ(Count(other->log, "reference:time_sample:monotonic_clock"), 0);
+  EXPECT_EQ(Count(other->log, "candidate:time_warmup"), 1);
+  EXPECT_EQ(Count(fake_->log, "reference:time_warmup"), 1);
+  EXPECT_EQ(Count(other->log, "reference:time_finish"), 1);
+  EXPECT_EQ(Count(other->log, "candidate:time_finish"), 1);
+  EXPECT_EQ(b.row["recheck"], "ok");
+  // Only the leader's turn takes and shares the device; each member's re-check ends its own hold.
+  EXPECT_EQ(Count(other->log, "gate:alone"), 0);
+  EXPECT_EQ(Count(other->log, "gate:share"), 0);
+  EXPECT_EQ(Count(other->log, "gate:done"), 1);
+  EXPECT_EQ(Count(fake_->log, "gate:alone"), 1);
+  EXPECT_EQ(Count(fake_->log, "gate:share"), 1);
+  EXPECT_EQ(Count(fake_->log, "gate:done"), 1);
+}
+
+TEST_F(GroupTurnTest, EachRoundTurnsWhoGoesFirst) {
+  auto b = std::make_shared<FakeTiming>(), c = std::make_shared<FakeTiming>();
+  RunGroup({b, c});
+  ASSERT_FALSE(leader_->member.timed.failure);
+  // Round 0 begins with the reference, round 1 with the leader's candidate.
+  std::vector<std::string> leader_samples;
+  for (const std::string& e : fake_->log)
+    if (e.find(":time_sample:") != std::string::npos) leader_samples.push_back(e);
+  ASSERT_GE(leader_samples.size(), 4u);
+  EXPECT_EQ(leader_samples[0], "reference:time_sample:monotonic_clock");
+  EXPECT_EQ(leader_samples[1], "candidate:time_sample:monotonic_clock");
+  EXPECT_EQ(leader_samples[2], "candidate:time_sample:monotonic_clock");
+  EXPECT_EQ(leader_samples[3], "reference:time_sample:monotonic_clock");
+  EXPECT_EQ(followers_[1]->member.timed.row["turn_candidates"], 3);
+}
+
+TEST_F(GroupTurnTest, AMemberThatFailsLeavesTheTurnAndTheOthersGoOn) {
+  auto bad = std::make_shared<FakeTiming>(), good = std::make_shared<FakeTiming>();
+  bad->candidate_batch_raises = true;
+  good->candidate_ms = 0.25;
+  RunGroup({bad, good});
+  ASSERT_FALSE(leader_->member.timed.failure) << leader_->member.timed.failure->message;
+  ASSERT_TRUE(followers_[0]->member.timed.failure);
+  EXPECT_EQ(followers_[0]->member.timed.failure->status, OutcomeStatus::kRuntimeError);
+  EXPECT_EQ(Count(bad->log, "candidate:time_finish"), 0);  // no re-check after a failure
+  ASSERT_FALSE(followers_[1]->member.timed.failure) << followers_[1]->member.timed.failure->message;
+  EXPECT_DOUBLE_EQ(followers_[1]->member.timed.row["speedup"], 8.0);
+}
+
+TEST_F(GroupTurnTest, AFailingLeaderCandidateLeavesTheFollowersTimed) {
+  fake_->candidate_batch_raises = true;
+  auto other = std::make_shared<FakeTiming>();
+  RunGroup({other});
+  ASSERT_TRUE(leader_->member.timed.failure);
+  ASSERT_FALSE(followers_[0]->member.timed.failure) << followers_[0]->member.timed.failure->message;
+  EXPECT_DOUBLE_EQ(followers_[0]->member.timed.row["speedup"], 2.0);
+}
+
+// Kept samples: the reference keeps each one it hands over for the next candidate,
+// and every candidate's output of the sample is compared with it (here from files:
+// the fakes' device comparison is the reference worker's own state).
+TEST_F(GroupTurnTest, KeptSamplesAreComparedWithEveryMember) {
+  outputs_on_device_ = true;
+  fake_->reference_declines = true;
+  auto same = std::make_shared<FakeTiming>(), differs = std::make_shared<FakeTiming>();
+  differs->candidate_sample_output = {0, 1, 5};
+  RunGroup({same, differs});
+  ASSERT_FALSE(leader_->member.timed.failure) << leader_->member.timed.failure->message;
+  ASSERT_FALSE(followers_[0]->member.timed.failure) << followers_[0]->member.timed.failure->message;
+  EXPECT_EQ(followers_[0]->member.timed.row["samples_compared"], 20);
+  ASSERT_TRUE(followers_[1]->member.timed.failure);
+  EXPECT_EQ(followers_[1]->member.timed.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(followers_[1]->member.timed.failure->message.find("timed sample 0 of round 0"), std::string::npos)
+      << followers_[1]->member.timed.failure->message;
+}
+
+// Graphs: a member that holds fewer calls sets the number for every side.
+TEST_F(GroupTurnTest, GraphsHoldTheSameCallsOnEverySide) {
+  options_.backend = Backend::kCuda;
+  options_.timing.graph = GraphMode::kAlways;
+  auto other = std::make_shared<FakeTiming>();
+  other->candidate_graph_calls = 20;
+  RunGroup({other});
+  ASSERT_FALSE(leader_->member.timed.failure) << leader_->member.timed.failure->message;
+  ASSERT_FALSE(followers_[0]->member.timed.failure) << followers_[0]->member.timed.failure->message;
+  EXPECT_EQ(leader_->member.timed.row["method"], "cuda_graph");
+  EXPECT_EQ(leader_->member.timed.row["candidate_graph_calls"], 20);
+  EXPECT_EQ(followers_[0]->member.timed.row["reference_graph_calls"], 20);
+}
+
+// A reference that fails ends the turn for every member, as the task's error.
+TEST_F(GroupTurnTest, AReferenceFailureEndsEveryMember) {
+  auto other = std::make_shared<FakeTiming>();
+  leader_ = MakeLane(fake_, "lead");
+  followers_.push_back(MakeLane(other, "f0"));
+  // The leader's reference answers no time for its samples.
+  auto session = leader_->session.get();
+  auto w = session->Get(WorkerRole::kReference);
+  ASSERT_TRUE(w);
+  static_cast<FakeWorker*>(*w)->Handle("time_sample", [](const Json&) { return FakeWorker::Ok(Json::object()); });
+  std::vector<TurnMember*> joined{&followers_[0]->member};
+  TimeTurn(leader_->member, [&] { return joined; });
+  ASSERT_TRUE(leader_->member.timed.failure);
+  ASSERT_TRUE(followers_[0]->member.timed.failure);
+  EXPECT_EQ(followers_[0]->member.timed.failure->status, OutcomeStatus::kTaskError);
+  EXPECT_NE(followers_[0]->member.timed.failure->message.find("reference's worker sent no time"), std::string::npos);
 }
 
 TEST(GpuSensorsTest, ParsesNvidiaSmiLines) {

@@ -113,7 +113,8 @@ Verifier::Verifier(EngineOptions options, WorkerFactory factory)
                std::move(factory)),
       references_(options_.cache_dir),
       gate_(DeviceGate::For(std::string(ToString(options_.backend)) + "-" +
-                            std::to_string(options_.device_index))) {}
+                            std::to_string(options_.device_index))),
+      turns_(TurnGroups::For(std::string(ToString(options_.backend)) + "-" + std::to_string(options_.device_index))) {}
 
 DeviceGate::Hold Verifier::UseDevice() {
   if (holding_.held()) return DeviceGate::Hold();
@@ -423,6 +424,34 @@ std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verifi
   return prepared;
 }
 
+std::string Verifier::TurnKey(const TimedCaseRequest& req) const {
+  // Candidates share a turn when their timings are the same measurement of the same
+  // reference: task text, case, seed, tolerance and where outputs are compared.
+  const Tolerance& tol = req.tolerance;
+  Json key{req.task.file.hash, req.case_index, req.seed, tol.rtol.value_or(-1), tol.atol.value_or(-1),
+           static_cast<int>(tol.nan_policy), req.outputs_on_device};
+  return key.dump();
+}
+
+void Verifier::TimeInTurn(TurnMember& me) {
+  EndTurn();  // nothing held while waiting: the leader drains the device
+  const auto t0 = std::chrono::steady_clock::now();
+  auto lead = turns_->Join(TurnKey(*me.request), &me, options_.timing.group_max);
+  if (!lead) {  // a leader timed this candidate in its turn
+    clock_.AddLockWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (me.timed.failure) return;
+    holding_ = me.hold.held() ? std::move(me.hold) : UseDevice();
+    RecheckCase(me);
+    return;
+  }
+  std::vector<TurnMember*> followers;
+  TimeTurn(me, [&] { return followers = lead->Close(); });
+  for (TurnMember* f : followers)
+    if (!f->timed.failure) f->hold = holding_.Also();  // they re-check beside this lane
+  lead->Finish();
+  RecheckCase(me);
+}
+
 void Verifier::GiveBackLock() {
   if (timing_lock_) timing_lock_->GiveBack();
   timing_lock_.reset();
@@ -451,8 +480,10 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
       Settle(v, std::move(*prepared.failure));
       return;
     }
-    TimedCase timed = TimeCase(session_, req, std::move(prepared));
+    TurnMember me{&session_, &req, std::move(prepared)};
+    TimeInTurn(me);
     EndTurn();  // also when the turn ended early
+    TimedCase& timed = me.timed;
     if (timed.failure) {
       Settle(v, std::move(*timed.failure));
       return;

@@ -30,6 +30,7 @@
 #include "engine/phase_clock.h"
 #include "engine/timed_case.h"
 #include "engine/timing_lock.h"
+#include "engine/turn_group.h"
 #include "engine/reference_cache.h"
 #include "engine/verification.h"
 #include "task/task_file.h"
@@ -162,6 +163,12 @@ class Verifier {
   // neither the device's lock nor the gate held.
   void Time(const TaskInfo& task, Verification& v, const std::string& scratch,
             std::optional<PreparedCase> first = std::nullopt);
+  // Times `me` (prepared) in a turn of the device: one it leads, with the other lanes'
+  // candidates of the same case that wait meanwhile, or another lane's it joins
+  // (engine/turn_group.h); then its re-check. me.timed holds the record or failure.
+  void TimeInTurn(TurnMember& me);
+  // Which candidates may share a turn: same task text, case, seed, tolerance, outputs' place.
+  std::string TurnKey(const TimedCaseRequest& req) const;
   // The device's timing lock given back, its note written first; no-op when not held.
   void GiveBackLock();
   // Ends a turn on every way out: the gate released, the lock given back.
@@ -186,6 +193,7 @@ class Verifier {
   ReferenceCache references_;
   std::map<std::string, TaskInfo> described_;  // by task hash
   std::shared_ptr<DeviceGate> gate_;
+  std::shared_ptr<TurnGroups> turns_;  // the device's group turns in this process
   // A timing's turn (TimingRequest): the device's lock from the warm-up to the end of
   // the rounds; this lane's hold of gate_, exclusive for the warm-up and rounds, shared
   // for the re-check's device work.

@@ -108,6 +108,7 @@ Json TimeOutputRequest::ToJson() const {
   Json j{{field::kOp, op::kTimeOutput}, {field::kSample, sample}, {field::kOut, out}};
   SetIf(j, field::kHandoff, handoff);
   if (output_layout.is_object()) j[field::kOutputLayout] = output_layout;
+  if (keep) j[field::kKeep] = true;
   return j;
 }
 

@@ -164,13 +164,17 @@ class TimedRequests(SessionState):
         """The output kept as sample `sample` of the round, handed over as
         time_finish hands its output over: offered (reference side) or delivered
         into the offer (candidate side) with `handoff`, else written to `out`. The
-        sample is no longer kept afterwards."""
+        sample is no longer kept afterwards, unless the reference side is asked to
+        `keep` it for the next candidate of a group turn."""
         timed = self._require_timed()
         index = fields.integer(request, "sample", minimum=0, maximum=MAX_KEPT_SAMPLES - 1)
         out = fields.absolute_path(request, "out")
+        keep = fields.boolean(request, "keep", default=False)
+        if keep and timed.owned_task is None:
+            raise bad_request("only the reference side keeps a sample it hands over")
         if index not in timed.kept_samples:
             raise bad_request("no output kept as sample %d: send time_sample with 'keep_as' first" % index)
-        value = timed.kept_samples.pop(index)
+        value = timed.kept_samples[index] if keep else timed.kept_samples.pop(index)
         return self._hand_over(request, timed, value, out)
 
     def _hand_over(self, request, timed, value, out):

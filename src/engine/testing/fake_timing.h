@@ -162,7 +162,7 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
       failed.response = Json{{"ok", false}, {"kind", "bad_request"}, {"message", "no output kept"}};
       return failed;
     }
-    kept.erase(it);
+    if (!r.value("keep", false)) kept.erase(it);
     const bool sample_differs = !t->candidate_sample_output.empty();
     Json reply = Json::object();
     if (r.contains("handoff") && !(ref && t->reference_declines)) {
