@@ -54,19 +54,32 @@ def phase_table(records, key="phases", extra=None):
                    "n": len(v)} for name, v in sorted(seconds.items())}
 
 
+# Parts of a turn that its members share (a group turn, docs/timing.md): counted once per turn.
+TURN_SHARED = ("drain", "start", "sampling", "sampling_compare")
+
+
 def turn_table(records):
     """{stage: {sum_s, mean_s, p50_s, n}} of the timing records' stage_ms (docs/timing.md,
-    "Results"), plus `exclusive`: drain + start + sampling, the device's turn."""
-    rows = []
+    "Results"), plus `exclusive`: drain + start + sampling, the device's turn, and
+    `members`: candidates per turn. The members of a group turn share its drain, start
+    and sampling (the same numbers in each record): those are counted once per turn;
+    `prepare` and `finish` are each candidate's."""
+    turns, members = {}, []
     for r in records:
         for c in r.get("turns") or r.get("cases") or []:  # run_step.py's records, or the server's
             if isinstance(c, dict) and c.get("kind") == "timing" and isinstance(c.get("stage_ms"), dict):
                 ms = c["stage_ms"]
                 stages = {k: v / 1000.0 for k, v in ms.items() if isinstance(v, (int, float))}
-                stages["exclusive"] = sum(stages.get(k, 0.0) for k in ("drain", "start", "sampling"))
-                stages["rounds"] = c.get("rounds", 0)
-                rows.append({"turn": stages})
-    return phase_table(rows, key="turn")
+                members.append({"turn": {k: v for k, v in stages.items() if k not in TURN_SHARED}})
+                shared = {k: v for k, v in stages.items() if k in TURN_SHARED}
+                shared["exclusive"] = sum(shared.get(k, 0.0) for k in ("drain", "start", "sampling"))
+                shared["rounds"] = c.get("rounds", 0)
+                shared["members"] = c.get("turn_candidates", 1)
+                key = (c.get("case"), c.get("reference_ms"), tuple(sorted(shared.items())))
+                turns[key] = {"turn": shared}
+    table = phase_table(list(turns.values()), key="turn")
+    table.update(phase_table(members, key="turn"))
+    return table
 
 
 def groups(table, spec):
@@ -267,8 +280,10 @@ def markdown(results):
         lines += ["", "Mean seconds per candidate by kind: %s" % ", ".join(
             "%s %s" % (k, fmt_s(v)) for k, v in kv["per_kind"].items()), ""]
         if kv.get("turns"):
-            lines += ["Timing turns (stage_ms of each timing record, seconds; `exclusive` = drain + start + "
-                      "sampling, the device taken from every other lane; `rounds` is a count):", "",
+            lines += ["Timing turns (stage_ms of the timing records, seconds; `exclusive` = drain + start + "
+                      "sampling, the device taken from every other lane, counted once per turn however many "
+                      "candidates shared it; `rounds` and `members` (candidates per turn) are counts; "
+                      "`prepare` and `finish` are per candidate):", "",
                       "| stage | sum | mean | p50 | n |", "|---|---|---|---|---|"]
             for name, t in kv["turns"].items():
                 lines.append("| %s | %s | %s | %s | %d |" % (name, t["sum_s"], t["mean_s"], t["p50_s"], t["n"]))

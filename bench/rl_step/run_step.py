@@ -169,7 +169,8 @@ def kvault_part(args, manifest, step, out):
                 errors = [case.get("max_abs_error") for case in r.get("cases") or []
                           if isinstance(case, dict) and isinstance(case.get("max_abs_error"), (int, float))]
                 rec["max_abs_error"] = max(errors) if errors else None
-                rec["turns"] = [{"kind": "timing", "stage_ms": case.get("stage_ms"), "rounds": case.get("rounds")}
+                rec["turns"] = [{k: case.get(k) for k in ("kind", "case", "stage_ms", "rounds", "turn_candidates",
+                                                          "reference_ms")}
                                 for case in r.get("cases") or []
                                 if isinstance(case, dict) and case.get("kind") == "timing"]
             records.append(rec)
