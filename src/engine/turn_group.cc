@@ -42,11 +42,15 @@ std::optional<TurnGroups::Lead> TurnGroups::Join(const std::string& key, TurnMem
   }
 }
 
+void TurnGroups::Unlist(const std::shared_ptr<Group>& group) {
+  auto it = open_.find(group->key);
+  if (it != open_.end() && it->second == group) open_.erase(it);
+}
+
 std::vector<TurnMember*> TurnGroups::Lead::Close() {
   std::lock_guard lock(groups_->mutex_);
   group_->closed = true;
-  auto it = groups_->open_.find(group_->key);
-  if (it != groups_->open_.end() && it->second == group_) groups_->open_.erase(it);
+  groups_->Unlist(group_);
   return group_->followers;
 }
 
@@ -59,8 +63,7 @@ void TurnGroups::Lead::Finish() {
   if (!group_) return;
   {
     std::lock_guard lock(groups_->mutex_);
-    auto it = groups_->open_.find(group_->key);
-    if (it != groups_->open_.end() && it->second == group_) groups_->open_.erase(it);
+    groups_->Unlist(group_);
     group_->ended = true;
   }
   groups_->changed_.notify_all();

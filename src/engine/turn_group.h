@@ -67,6 +67,8 @@ class TurnGroups {
 
  private:
   TurnGroups() = default;
+  // Nobody joins `group` any more (it is no longer the open one of its key). mutex_ held.
+  void Unlist(const std::shared_ptr<Group>& group);
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, std::shared_ptr<Group>> open_;  // by key: groups still waiting for the device

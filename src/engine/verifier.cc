@@ -87,6 +87,11 @@ std::string KernelNameSource(const std::string& source) {
   return text;
 }
 
+// The name of the options' device in this process's per-device registries ("cuda-0").
+std::string DeviceName(const EngineOptions& options) {
+  return std::string(ToString(options.backend)) + "-" + std::to_string(options.device_index);
+}
+
 // Timing records whose worker had no NVML get the vendor's tool's reading, asked once
 // (docs/timing.md, "Clocks").
 void AddToolSensors(Json& cases, Backend backend, int device_index) {
@@ -112,9 +117,8 @@ Verifier::Verifier(EngineOptions options, WorkerFactory factory)
       session_(options_, options_.compile_only ? "cpu" : std::string(ToString(options_.backend)),
                std::move(factory)),
       references_(options_.cache_dir),
-      gate_(DeviceGate::For(std::string(ToString(options_.backend)) + "-" +
-                            std::to_string(options_.device_index))),
-      turns_(TurnGroups::For(std::string(ToString(options_.backend)) + "-" + std::to_string(options_.device_index))) {}
+      gate_(DeviceGate::For(DeviceName(options_))),
+      turns_(TurnGroups::For(DeviceName(options_))) {}
 
 DeviceGate::Hold Verifier::UseDevice() {
   if (holding_.held()) return DeviceGate::Hold();
