@@ -48,6 +48,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -303,6 +304,24 @@ class Zygote:
         self.root = os.getcwd()
         self.children = {}  # keeper pid -> its worker's folder
         self.serial = 0
+        self._private_root = None  # made on first need (private_root), removed by serve's end
+
+    def worker_folder(self, named):
+        """The folder of the next worker: the one the engine named, directly in the
+        zygote's own; else one the zygote picks. Without a name (the sandbox off: the
+        zygote's folder is the engine's working directory, shared with other lanes'
+        zygotes) it goes in a private folder of this zygote's, so that no zygote
+        removes another's worker's folder."""
+        if not named:
+            return os.path.join(self.private_root(), "w%d" % self.serial)
+        if not isinstance(named, str) or os.path.dirname(os.path.realpath(named)) != os.path.realpath(self.root):
+            return os.path.join(self.root, "w%d" % self.serial)
+        return named
+
+    def private_root(self):
+        if self._private_root is None:
+            self._private_root = tempfile.mkdtemp(prefix="kvault-zygote-")
+        return self._private_root
 
     def reap(self):
         """Reaps finished keepers and removes their workers' folders."""
@@ -321,11 +340,8 @@ class Zygote:
                 os.close(fd)
             return {"error": "expected a fork request with 4 descriptors"}, None
         self.serial += 1
-        # The engine names the folder (it reads the worker's outputs there); one
-        # directly in the zygote's own, or the zygote picks one.
-        folder = request.get("folder")
-        if not isinstance(folder, str) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(self.root):
-            folder = os.path.join(self.root, "w%d" % self.serial)
+        # The engine names the folder: it reads the worker's outputs there.
+        folder = self.worker_folder(request.get("folder"))
         pid = os.fork()
         if pid == 0:
             self.sock.close()
@@ -336,6 +352,13 @@ class Zygote:
         return {"pid": pid}, os.pidfd_open(pid)
 
     def serve(self):
+        try:
+            return self._serve()
+        finally:
+            if self._private_root is not None:
+                shutil.rmtree(self._private_root, ignore_errors=True)
+
+    def _serve(self):
         self.new_pid_namespace = can_make_pid_namespace()
         self.send({"ready": True, "pid_namespace": self.new_pid_namespace, "pid": os.getpid(),
                    "private_scratch": self.new_pid_namespace and TMP_BYTES > 0})

@@ -139,3 +139,23 @@ def test_private_mounts_show_only_the_workers_folder_and_a_bounded_scratch(tmp_p
         assert sorted(os.listdir(root)) == ["w1", "w2"]  # the host's view unchanged
     finally:
         os.unlink(marker)
+
+
+def test_unnamed_worker_folders_are_private_to_each_zygote(tmp_path, monkeypatch):
+    """With the sandbox off the engine names no folder and every lane's zygote shares
+    the engine's working directory: two zygotes must not pick the same folder (one
+    would remove the other's worker's outputs when its own worker ends)."""
+    monkeypatch.chdir(tmp_path)
+    a, b = zygote.Zygote(sock=None), zygote.Zygote(sock=None)
+    a.serial = b.serial = 1
+    fa, fb = a.worker_folder(None), b.worker_folder("")
+    assert fa != fb
+    assert not fa.startswith(str(tmp_path)) and not fb.startswith(str(tmp_path))
+    named = str(tmp_path / "w7")
+    assert a.worker_folder(named) == named  # the engine's name, in the zygote's folder
+    assert a.worker_folder("/elsewhere/w7") == str(tmp_path / "w1")
+    roots = [a.private_root(), b.private_root()]
+    for z in (a, b):
+        z._serve = lambda: 0
+        z.serve()
+    assert not any(os.path.exists(r) for r in roots)
