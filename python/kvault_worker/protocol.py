@@ -11,6 +11,7 @@ import json
 import os
 import sys
 
+from kvault_worker import profiling
 from kvault_worker.errors import BAD_REQUEST, INTERNAL, WorkerError, error_from
 
 HIGH_FD = 100  # protocol fds are moved to this number or above
@@ -60,8 +61,9 @@ class Channel:
             view = view[written:]
 
 
-def handle_line(session, line):
-    """The response to one request line (never raises, except KeyboardInterrupt)."""
+def handle_line(session, line, profiler=None):
+    """The response to one request line (never raises, except KeyboardInterrupt).
+    `profiler`: a profiling.RequestProfiler the handler runs under."""
     try:
         request = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -75,7 +77,8 @@ def handle_line(session, line):
         body = WorkerError(BAD_REQUEST, "unknown op %r" % (op,)).to_response()
     else:
         try:
-            body = {"ok": True, **handler(request)}
+            result = profiler.call(op, lambda: handler(request)) if profiler else handler(request)
+            body = {"ok": True, **result}
         except WorkerError as e:
             body = e.to_response()
         except KeyboardInterrupt:
@@ -149,9 +152,10 @@ def main():
         from kvault_worker.integrity import SNAPSHOT
         SNAPSHOT.watch("channel", channel)
         SNAPSHOT.watch("session", session)
+    profiler = profiling.from_environment()
     try:
         for line in channel.lines():
-            response = handle_line(session, line)
+            response = handle_line(session, line, profiler)
             flush_stdio()
             encode_safely(channel, response)
             if session.finished:
