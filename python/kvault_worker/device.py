@@ -13,6 +13,7 @@ import torch
 from kvault_worker.errors import INTERNAL, WorkerError
 
 BACKENDS = ("cpu", "cuda", "hip")
+KEEP_CACHED_BYTES = 2 << 30  # device memory a worker may keep cached between requests
 _cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
 
 
@@ -30,8 +31,17 @@ class Device:
         if self.is_gpu:
             _cuda_synchronize()
 
-    def release_memory(self):
-        if self.is_gpu:
+    def release_memory(self, everything=False):
+        """Gives the device memory PyTorch keeps cached but unused back to the device
+        when it is more than KEEP_CACHED_BYTES: a long-lived worker (the reference's)
+        then stays small beside other processes, yet its next run of the same sizes
+        reuses its blocks instead of paying a device allocation and an emptying (about
+        60 ms together per correctness run of a 128 MB output on an H200) every time.
+        `everything`: all of it, whatever the amount (after running out of memory)."""
+        if not self.is_gpu:
+            return
+        unused = torch.cuda.memory_reserved(self.index) - torch.cuda.memory_allocated(self.index)
+        if everything or unused > KEEP_CACHED_BYTES:
             torch.cuda.empty_cache()
 
 

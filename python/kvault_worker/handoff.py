@@ -20,6 +20,7 @@ Nothing of the reference's output is ever mapped into the candidate's process.
 import hmac
 import json
 import os
+import secrets
 import socket
 import threading
 import time
@@ -30,10 +31,13 @@ from kvault_worker import devmem
 
 MAX_DESCRIPTORS = 250  # one message (SCM_MAX_FD is 253)
 MAX_SOCKET_PATH = 108  # bytes of sun_path, the terminating NUL included
+POOL_BYTES = 2 << 30  # exported buffers a reference worker keeps for the holder's next offer
 SERVE_SECONDS = 900  # an offer nobody takes closes itself after this
 SERVED_WAIT_SECONDS = 5  # handoff_compare's wait for the serving thread to mark a delivery
 _SECRET_BYTES = 128
-_CHUNK = 1 << 26  # elements per step of the device comparison
+# Elements per step of the device comparison: its float64 temporaries stay near 1 GB,
+# under what a worker keeps cached (device.KEEP_CACHED_BYTES).
+_CHUNK = 1 << 24
 
 
 def tensors_of(value):
@@ -60,10 +64,66 @@ def layout_mismatch(value, layout):
     return None
 
 
+class Buffer:
+    """One exported device allocation of the reference side: mapped here, its
+    descriptor kept to hand over again, and an `ident` the receiving worker knows it by."""
+
+    def __init__(self, nbytes, device):
+        self.nbytes = nbytes
+        self.mapping, self.fd = devmem.allocate(max(nbytes, 1), device.index)
+        self.ident = secrets.token_hex(8)
+
+    def close(self):
+        os.close(self.fd)
+        self.mapping.close()
+
+
+class BufferPool:
+    """The reference side's exported buffers, kept between the offers made to one holder.
+
+    Allocating, exporting and filling two 128 MB buffers, then unmapping them, cost
+    about 50 ms of every correctness run on an H200, and mapping them as much again in
+    the candidate's worker. One candidate's runs follow each other, so the buffers of
+    its last offer serve its next one. The holder is the folder of the offer's socket:
+    the candidate worker's own folder, or the verification's scratch folder, neither
+    ever shared by two candidates. An offer for another holder releases every pooled
+    buffer first: a candidate's worker (which may keep what it mapped) never sees a
+    buffer into which another candidate's outputs are delivered.
+    """
+
+    def __init__(self, limit_bytes=POOL_BYTES):
+        self.limit_bytes = limit_bytes
+        self.holder = None
+        self.free = []
+
+    def take(self, holder, nbytes, device):
+        """A buffer of exactly `nbytes` for `holder`: a pooled one, else a new one."""
+        if holder != self.holder:
+            self.release()
+            self.holder = holder
+        for i, buf in enumerate(self.free):
+            if buf.nbytes == nbytes:
+                return self.free.pop(i)
+        return Buffer(nbytes, device)
+
+    def give_back(self, buffers):
+        """Keeps `buffers` (their device work done) for the holder's next offer, up to
+        limit_bytes in all; closes the rest."""
+        for buf in buffers:
+            if sum(b.nbytes for b in self.free) + buf.nbytes <= self.limit_bytes:
+                self.free.append(buf)
+            else:
+                buf.close()
+
+    def release(self):
+        while self.free:
+            self.free.pop().close()
+
+
 class Offer:
     """The reference side: kept output, exported buffers, and the serving thread."""
 
-    def __init__(self, value, sets, socket_path, secret, device):
+    def __init__(self, value, sets, socket_path, secret, device, pool):
         self.value = value  # the reference's output: one tensor or a flat tuple/list of them
         self.kept = tensors_of(value)  # its tensors, on the device
         self.device = device
@@ -72,18 +132,19 @@ class Offer:
         self.path = socket_path
         self.served = threading.Event()
         self._stop = threading.Event()
-        self.buffers, self._fds, self._listener, self._thread = [], [], None, None
+        self._pool = pool
+        self.buffers, self._listener, self._thread = [], None, None
         try:
             for _ in range(sets):
                 row = []
-                for n in self.nbytes:
-                    mapping, fd = devmem.allocate(max(n, 1), device.index)
-                    row.append(mapping)
-                    self._fds.append(fd)
-                    # New device memory may hold an earlier allocation's bytes (an
-                    # earlier reference output): all ones (NaN, -1) until delivered.
-                    mapping.tensor(torch.uint8, (max(n, 1),), device.torch_device).fill_(0xFF)
                 self.buffers.append(row)
+                for n in self.nbytes:
+                    buf = pool.take(os.path.dirname(socket_path), n, device)
+                    row.append(buf)
+                    # New device memory may hold an earlier allocation's bytes (an
+                    # earlier reference output), a pooled buffer the holder's last
+                    # output: all ones (NaN, -1) until delivered.
+                    buf.mapping.tensor(torch.uint8, (max(n, 1),), device.torch_device).fill_(0xFF)
             # The fills are queued on this process's stream, maybe behind other work: one
             # still pending when the candidate's copy lands would overwrite it.
             torch.cuda.synchronize(device.torch_device)
@@ -98,8 +159,12 @@ class Offer:
             self.close()
             raise
 
+    def _all(self):
+        return [buf for row in self.buffers for buf in row]
+
     def header(self):
-        return json.dumps({"sets": len(self.buffers), "nbytes": self.nbytes}).encode()
+        return json.dumps({"sets": len(self.buffers), "nbytes": self.nbytes,
+                           "ids": [buf.ident for buf in self._all()]}).encode()
 
     def _serve(self):
         deadline = time.monotonic() + SERVE_SECONDS
@@ -116,14 +181,15 @@ class Offer:
                     presented = _read_line(conn, _SECRET_BYTES)
                     if not hmac.compare_digest(presented, self.secret):
                         continue  # not the candidate this offer is for: keep waiting
-                    devmem.send_fds(conn, self._fds, self.header())
+                    devmem.send_fds(conn, [buf.fd for buf in self._all()], self.header())
                     self.served.set()
                     return
                 except OSError:
                     continue
 
     def views(self, row):
-        return [m.tensor(t.dtype, t.shape, self.device.torch_device) for m, t in zip(self.buffers[row], self.kept)]
+        return [b.mapping.tensor(t.dtype, t.shape, self.device.torch_device)
+                for b, t in zip(self.buffers[row], self.kept)]
 
     def close(self):
         self._stop.set()
@@ -137,13 +203,8 @@ class Offer:
                 os.unlink(self.path)
             except OSError:
                 pass
-        for fd in self._fds:
-            os.close(fd)
-        self._fds = []
-        torch.cuda.synchronize(self.device.torch_device)
-        for row in self.buffers:
-            for mapping in row:
-                mapping.close()
+        torch.cuda.synchronize(self.device.torch_device)  # no comparison still reads them
+        self._pool.give_back(self._all())
         self.buffers = []
         self.value, self.kept = None, []
 
@@ -158,6 +219,11 @@ def _read_line(conn, limit):
     return data.rstrip(b"\n")
 
 
+# The candidate side's mappings of offered buffers, by the ident the offer gave each:
+# a buffer the reference pooled (BufferPool) and offers again is not mapped again.
+_MAPPED = {}
+
+
 def deliver(values, layout, socket_path, secret, device, timeout_s=30):
     """The candidate side: copies each of `values` (one per set) into the offered
     buffers. Returns None when delivered, else why not (then nothing was written)."""
@@ -169,7 +235,7 @@ def deliver(values, layout, socket_path, secret, device, timeout_s=30):
     if expected > MAX_DESCRIPTORS:
         return "the output has too many tensors to hand over"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    mappings, fds = [], []
+    fds, transient, delivered = [], [], False
     try:
         sock.settimeout(timeout_s)
         sock.connect(socket_path)
@@ -179,8 +245,11 @@ def deliver(values, layout, socket_path, secret, device, timeout_s=30):
         nbytes = offered["nbytes"]
         if offered["sets"] != len(values) or len(nbytes) != len(layout.specs):
             raise devmem.DevmemError("the offer does not fit the request (%s)" % header[:200])
-        for i, fd in enumerate(fds):
-            mappings.append(devmem.import_fd(fd, max(nbytes[i % len(nbytes)], 1), device.index))
+        ids = offered.get("ids")
+        if not (isinstance(ids, list) and len(ids) == len(fds) and all(isinstance(i, str) and i for i in ids)):
+            ids = [None] * len(fds)
+        mappings = [_mapping(ident, fd, max(nbytes[i % len(nbytes)], 1), device.index, transient)
+                    for i, (ident, fd) in enumerate(zip(ids, fds))]
         k = 0
         for value in values:
             for t in tensors_of(value):
@@ -188,18 +257,44 @@ def deliver(values, layout, socket_path, secret, device, timeout_s=30):
                     mappings[k].tensor(t.dtype, t.shape, device.torch_device).copy_(t)
                 k += 1
         torch.cuda.synchronize(device.torch_device)
+        delivered = True
+        _forget_mapped(keep=set(ids))
     finally:
-        if mappings:
+        if transient or not delivered:
             try:  # no copy may still be writing when the buffers are unmapped
                 torch.cuda.synchronize(device.torch_device)
             except RuntimeError:
                 pass
-        for m in mappings:
+        for m in transient:
             m.close()
+        if not delivered:
+            _forget_mapped(keep=set())
         for fd in fds:
             os.close(fd)
         sock.close()
     return None
+
+
+def _mapping(ident, fd, nbytes, index, transient):
+    """The mapping of offered buffer `ident`: the one made for an earlier offer of it,
+    else a new one (kept by ident; without an ident, added to `transient`)."""
+    known = _MAPPED.get(ident) if ident else None
+    if known is not None and known.nbytes == nbytes:
+        return known
+    mapping = devmem.import_fd(fd, nbytes, index)
+    if ident:
+        if known is not None:
+            known.close()
+        _MAPPED[ident] = mapping
+    else:
+        transient.append(mapping)
+    return mapping
+
+
+def _forget_mapped(keep):
+    """Unmaps the buffers not offered again (their device work done)."""
+    for ident in [i for i in _MAPPED if i not in keep]:
+        _MAPPED.pop(ident).close()
 
 
 def compare_tensor(reference, candidate, rtol, atol, forbid_non_finite):

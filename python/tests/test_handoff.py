@@ -3,6 +3,7 @@ the element rule and statistics, the layout check, and the requests on a CPU wor
 (which never offers); the hand-over itself needs a CUDA GPU (last test)."""
 import os
 import secrets
+import types
 
 import pytest
 import torch
@@ -126,3 +127,124 @@ class ModelNew(nn.Module):
     assert compared["ok"] and compared["served"], compared
     assert [c["match"] for c in compared["calls"]] == [True, True]
     assert compared["calls"][0]["compared"] == 64
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.version.hip is not None,
+                    reason="needs a CUDA GPU (the hand-over maps CUDA device memory)")
+def test_pooled_buffers_serve_the_same_holder_again(start_worker, tmp_path):
+    """Consecutive runs of one candidate reuse the offer's buffers (and the candidate's
+    mappings of them); each run is compared on what it delivered, and a wrong run
+    after right ones is still caught."""
+    task = write_file(tmp_path, "relu.py", TASK)
+    right = write_file(tmp_path, "right.py", """
+import torch, torch.nn as nn
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+""")
+    wrong_on_seed_3 = write_file(tmp_path, "wrong.py", """
+import torch, torch.nn as nn
+class ModelNew(nn.Module):
+    calls = 0
+    def forward(self, x):
+        ModelNew.calls += 1
+        return torch.relu(x) + (1.0 if ModelNew.calls > 6 else 0.0)
+""")
+    rule = [{"rtol": 1e-4, "atol": 1e-4, "forbid": False}]
+    for cand, expected in ((right, [True, True, True]), (wrong_on_seed_3, [True, True, False])):
+        ref_worker, cand_worker = start_worker("cuda"), start_worker("cuda")
+        folder = tmp_path / ("own-" + os.path.basename(cand))
+        folder.mkdir()
+        assert cand_worker.call("load", task=task, candidate={"format": "kernelbench", "path": cand})["ok"]
+        got = []
+        for seed in (1, 2, 3):
+            spec = {"socket": str(folder / ("h%d.sock" % seed)), "secret": secrets.token_hex(16)}
+            offered = ref_worker.call("reference", task=task, case=0, seed=seed, out=str(tmp_path / "r.kvt"),
+                                      handoff=dict(spec, sets=2))
+            assert offered["ok"] and "handoff" in offered, offered
+            ran = cand_worker.call("run", case=0, seed=seed, out=str(folder / "c.kvt"),
+                                   repeat_out=str(folder / "p.kvt"),
+                                   output_layout=offered["handoff"]["output_layout"], handoff=spec)
+            assert ran["ok"] and ran["handoff"] == "delivered", ran
+            compared = ref_worker.call("handoff_compare", tolerances=rule, out_reference=str(folder / "hr.kvt"),
+                                       out_candidate=str(folder / "hc.kvt"))
+            assert compared["ok"] and compared["served"], compared
+            got.append(compared["calls"][0]["match"])
+        assert got == expected
+
+
+class _FakeMapping:
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def fake_devmem(monkeypatch):
+    """devmem's allocations and imports without a GPU: mappings that record closing,
+    descriptors of /dev/null."""
+    made = []
+
+    def allocate(nbytes, index):
+        made.append(_FakeMapping(nbytes))
+        return made[-1], os.open(os.devnull, os.O_RDONLY)
+
+    def import_fd(fd, nbytes, index):
+        made.append(_FakeMapping(nbytes))
+        return made[-1]
+
+    monkeypatch.setattr(handoff.devmem, "allocate", allocate)
+    monkeypatch.setattr(handoff.devmem, "import_fd", import_fd)
+    monkeypatch.setattr(handoff, "_MAPPED", {})
+    return made
+
+
+def test_pool_reuses_buffers_only_for_their_holder(fake_devmem):
+    pool = handoff.BufferPool(limit_bytes=1000)
+    device = types.SimpleNamespace(index=0)
+    a = pool.take("/w/w1", 100, device)
+    pool.give_back([a])
+    assert pool.take("/w/w1", 100, device) is a  # the same candidate's next run
+    b = pool.take("/w/w1", 200, device)
+    assert b is not a
+    pool.give_back([a, b])
+    c = pool.take("/w/w2", 100, device)  # another candidate: nothing of w1's is reused
+    assert c is not a and a.mapping.closed and b.mapping.closed
+    assert not c.mapping.closed and c.ident != a.ident
+
+
+def test_pool_keeps_at_most_its_limit(fake_devmem):
+    pool = handoff.BufferPool(limit_bytes=250)
+    bufs = [pool.take("/w/w1", 100, types.SimpleNamespace(index=0)) for _ in range(3)]
+    pool.give_back(bufs)
+    assert [b.mapping.closed for b in bufs] == [False, False, True]
+    pool.release()
+    assert all(b.mapping.closed for b in bufs) and not pool.free
+
+
+def test_candidate_maps_an_offered_buffer_once(fake_devmem):
+    transient = []
+    first = handoff._mapping("id1", 7, 100, 0, transient)
+    assert handoff._mapping("id1", 8, 100, 0, transient) is first
+    other = handoff._mapping("id2", 9, 100, 0, transient)
+    anonymous = handoff._mapping(None, 10, 100, 0, transient)
+    assert transient == [anonymous]  # no ident: unmapped after the delivery
+    handoff._forget_mapped(keep={"id2"})
+    assert first.closed and not other.closed
+    assert handoff._mapping("id1", 11, 100, 0, transient) is not first  # mapped anew
+
+
+def test_worker_keeps_a_bounded_device_cache(monkeypatch):
+    from kvault_worker import device as device_module
+    emptied = []
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(True))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda index=None: 1 << 30)
+    gpu = device_module.Device("cuda", 0)
+    for reserved, everything, expected in ((2 << 30, False, 0), ((3 << 30) + 1, False, 1), (1 << 30, True, 1)):
+        emptied.clear()
+        monkeypatch.setattr(torch.cuda, "memory_reserved", lambda index=None, r=reserved: r)
+        gpu.release_memory(everything=everything)
+        assert len(emptied) == expected

@@ -92,5 +92,6 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
 
     def shutdown(self, request):
         self._close_offer()
+        self.buffer_pool.release()
         self.finished = True
         return {}

@@ -38,6 +38,7 @@ class ReferenceRole(SessionState):
         # Reference sides kept between candidates (time_finish `keep`), by _kept_key.
         self.kept_references = {}
         self.offer = None  # the handoff.Offer, until compared or released
+        self.buffer_pool = handoff.BufferPool()  # the offers' buffers, kept for their holder
 
     def describe(self, request):
         task = load_task(fields.absolute_path(request, "task"))
@@ -146,10 +147,11 @@ class ReferenceRole(SessionState):
     def _drop_kept_sides(self):
         while self.kept_references:
             self.kept_references.popitem()[1].release()
+        self.buffer_pool.release()
         release_shared_flushers()  # made again at the next flush
         gc.collect()
         if self.device is not None:
-            self.device.release_memory()
+            self.device.release_memory(everything=True)
 
     # The output offered on the device (docs/device-compare.md).
 
@@ -172,7 +174,7 @@ class ReferenceRole(SessionState):
             return None
         self._close_offer()
         try:
-            self.offer = handoff.Offer(output, sets, socket_path, secret, self.device)
+            self.offer = handoff.Offer(output, sets, socket_path, secret, self.device, self.buffer_pool)
         except (devmem.DevmemError, OSError) as e:  # e.g. no device memory left: files instead
             print("kvault worker: no hand-over on the device (%s); writing the output" % e, file=sys.stderr)
             return None
