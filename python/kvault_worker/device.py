@@ -13,7 +13,11 @@ import torch
 from kvault_worker.errors import INTERNAL, WorkerError
 
 BACKENDS = ("cpu", "cuda", "hip")
-KEEP_CACHED_BYTES = 2 << 30  # device memory a worker may keep cached between requests
+# Device memory a worker may keep between requests, for each thing it keeps (PyTorch's
+# cache; the reference's hand-over buffers): at most this, and at most this share of
+# the device's memory, so that the lanes of a smaller GPU leave its candidates room.
+KEEP_CACHED_BYTES = 2 << 30
+KEEP_CACHED_SHARE = 1 / 32
 _cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
 
 
@@ -25,15 +29,26 @@ class Device:
         self.index = index
         self.is_gpu = backend != "cpu"
         self.torch_device = torch.device("cuda", index) if self.is_gpu else torch.device("cpu")
+        self._kept_bytes = None  # kept_bytes(), once asked
 
     def synchronize(self):
         """Waits for all work on the device, so asynchronous errors surface here."""
         if self.is_gpu:
             _cuda_synchronize()
 
+    def kept_bytes(self):
+        """How much device memory each of the worker's caches may keep between requests
+        (KEEP_CACHED_BYTES, KEEP_CACHED_SHARE); 0 on the CPU."""
+        if not self.is_gpu:
+            return 0
+        if self._kept_bytes is None:
+            total = torch.cuda.get_device_properties(self.index).total_memory
+            self._kept_bytes = int(min(KEEP_CACHED_BYTES, total * KEEP_CACHED_SHARE))
+        return self._kept_bytes
+
     def release_memory(self, everything=False):
         """Gives the device memory PyTorch keeps cached but unused back to the device
-        when it is more than KEEP_CACHED_BYTES: a long-lived worker (the reference's)
+        when it is more than kept_bytes(): a long-lived worker (the reference's)
         then stays small beside other processes, yet its next run of the same sizes
         reuses its blocks instead of paying a device allocation and an emptying (about
         60 ms together per correctness run of a 128 MB output on an H200) every time.
@@ -41,7 +56,7 @@ class Device:
         if not self.is_gpu:
             return
         unused = torch.cuda.memory_reserved(self.index) - torch.cuda.memory_allocated(self.index)
-        if everything or unused > KEEP_CACHED_BYTES:
+        if everything or unused > self.kept_bytes():
             torch.cuda.empty_cache()
 
 

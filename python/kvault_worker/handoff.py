@@ -31,7 +31,6 @@ from kvault_worker import devmem
 
 MAX_DESCRIPTORS = 250  # one message (SCM_MAX_FD is 253)
 MAX_SOCKET_PATH = 108  # bytes of sun_path, the terminating NUL included
-POOL_BYTES = 2 << 30  # exported buffers a reference worker keeps for the holder's next offer
 SERVE_SECONDS = 900  # an offer nobody takes closes itself after this
 SERVED_WAIT_SECONDS = 5  # handoff_compare's wait for the serving thread to mark a delivery
 _SECRET_BYTES = 128
@@ -88,16 +87,19 @@ class BufferPool:
     the candidate worker's own folder, or the verification's scratch folder, neither
     ever shared by two candidates. An offer for another holder releases every pooled
     buffer first: a candidate's worker (which may keep what it mapped) never sees a
-    buffer into which another candidate's outputs are delivered.
+    buffer into which another candidate's outputs are delivered. The pool keeps at
+    most what the device lets a worker keep (device.Device.kept_bytes).
     """
 
-    def __init__(self, limit_bytes=POOL_BYTES):
-        self.limit_bytes = limit_bytes
+    def __init__(self, limit_bytes=None):
+        self.limit_bytes = limit_bytes  # None: the device's kept_bytes(), at the first take
         self.holder = None
         self.free = []
 
     def take(self, holder, nbytes, device):
         """A buffer of exactly `nbytes` for `holder`: a pooled one, else a new one."""
+        if self.limit_bytes is None:
+            self.limit_bytes = device.kept_bytes()
         if holder != self.holder:
             self.release()
             self.holder = holder

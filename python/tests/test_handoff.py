@@ -242,9 +242,26 @@ def test_worker_keeps_a_bounded_device_cache(monkeypatch):
     emptied = []
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(True))
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda index=None: 1 << 30)
+    for total, kept in ((141 << 30, 2 << 30), (24 << 30, 3 << 28)):  # an H200; a 24 GB GPU keeps 1/32
+        monkeypatch.setattr(torch.cuda, "get_device_properties",
+                            lambda index, t=total: types.SimpleNamespace(total_memory=t))
+        gpu = device_module.Device("cuda", 0)
+        assert gpu.kept_bytes() == kept
+        for unused, everything, expected in ((kept, False, 0), (kept + 1, False, 1), (0, True, 1)):
+            emptied.clear()
+            monkeypatch.setattr(torch.cuda, "memory_reserved", lambda index=None, r=unused: r + (1 << 30))
+            gpu.release_memory(everything=everything)
+            assert len(emptied) == expected
+    assert device_module.Device("cpu", 0).kept_bytes() == 0
+
+
+def test_pool_takes_its_bound_from_the_device(fake_devmem, monkeypatch):
+    from kvault_worker import device as device_module
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda index: types.SimpleNamespace(total_memory=16 << 30))
+    pool = handoff.BufferPool()
     gpu = device_module.Device("cuda", 0)
-    for reserved, everything, expected in ((2 << 30, False, 0), ((3 << 30) + 1, False, 1), (1 << 30, True, 1)):
-        emptied.clear()
-        monkeypatch.setattr(torch.cuda, "memory_reserved", lambda index=None, r=reserved: r)
-        gpu.release_memory(everything=everything)
-        assert len(emptied) == expected
+    bufs = [pool.take("/w/w1", 300 << 20, gpu) for _ in range(2)]
+    assert pool.limit_bytes == 512 << 20  # 1/32 of 16 GiB
+    pool.give_back(bufs)
+    assert [b.mapping.closed for b in bufs] == [False, True]
