@@ -66,3 +66,20 @@ def test_poked_variants_fall_on_every_correct_example(tmp_path):
     assert all(e["expected"] == "mismatch" and "wrong-poke" in e["file"] for e in poked)
     per_base = len(manifest) // (len(correct_bases) + 1) // 4  # one in four of each
     assert all(sum(e["base"].startswith(b) for e in poked) == per_base for b in correct_bases)
+
+
+def test_worker_profile_splits_a_workers_first_run_from_later_ones(tmp_path, monkeypatch):
+    from kvault_worker import profiling
+    report = _module("worker_profile")
+    for _ in range(2):  # two workers, each with a hello and three runs
+        monkeypatch.setattr(profiling.os, "getpid", lambda: 7)  # pids repeat across namespaces
+        profiler = profiling.RequestProfiler(str(tmp_path))
+        for op in ("hello", "run", "run", "run"):
+            profiler.call(op, lambda: sum(range(1000)))
+    rows = report.read_requests(str(tmp_path))
+    kinds = sorted(r["kind"] for r in rows)
+    assert kinds == ["hello"] * 2 + ["run#1"] * 2 + ["run#2+"] * 4
+    assert all(Path(r["prof"]).exists() for r in rows)
+    table = report.table(rows)
+    assert "| run#2+ | 4 |" in table and "| run#1 | 2 |" in table
+    assert "run#1: 2 requests" in report.functions(rows, "run#1", 5, "tottime")
