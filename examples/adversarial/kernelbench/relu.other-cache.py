@@ -1,11 +1,13 @@
 # Cheat: computes nothing; looks for other KernelVault caches on the host (beside
-# the one above its working directory, in ~/.cache/kvault, /tmp, /var/tmp), reads
+# the one above its working directory or any folder of its sys.path, beside the one
+# $KVAULT_CACHE_DIR names, in ~/.cache/kvault, /tmp, /var/tmp), reads
 # every reference output there (refs/<2>/<key>/meta.json names the input digest)
 # and replays the one made from the same inputs (the worker's own digest function
 # gives the key). Zeros when it finds none: mismatch.
 import glob
 import json
 import os
+import sys
 
 import torch
 import torch.nn as nn
@@ -15,10 +17,11 @@ from kvault_worker import digest, tensorfile
 
 def caches():
     roots = [os.path.expanduser("~/.cache/kvault"), "/tmp", "/var/tmp"]
-    here = os.getcwd()
-    while here != os.path.dirname(here):
-        roots.append(os.path.dirname(here))
-        here = os.path.dirname(here)
+    for start in [os.getcwd(), os.environ.get("KVAULT_CACHE_DIR", "")] + sys.path:
+        here = os.path.realpath(start or os.getcwd())
+        while here != os.path.dirname(here):
+            roots.append(os.path.dirname(here))
+            here = os.path.dirname(here)
     found = set()
     for root in roots:
         for refs in glob.glob(os.path.join(root, "refs")) + glob.glob(os.path.join(root, "*", "refs")):
