@@ -136,12 +136,13 @@ class Offer:
         self._stop = threading.Event()
         self._pool = pool
         self.buffers, self._listener, self._thread = [], None, None
+        holder = os.path.dirname(socket_path)  # whose buffers these are (BufferPool)
         try:
             for _ in range(sets):
                 row = []
                 self.buffers.append(row)
                 for n in self.nbytes:
-                    buf = pool.take(os.path.dirname(socket_path), n, device)
+                    buf = pool.take(holder, n, device)
                     row.append(buf)
                     # New device memory may hold an earlier allocation's bytes (an
                     # earlier reference output), a pooled buffer the holder's last

@@ -4,8 +4,9 @@ diagnostic for benchmarks, bench/worker_profile.py; docs/worker-protocol.md).
 Each request runs under cProfile; its profile goes to DIR/<worker>-<n>-<op>.prof and
 a line {"worker", "n", "op", "wall_s", "start_s"} is appended to DIR/<worker>.jsonl:
 <worker> is the pid and a random tag (pids repeat across PID namespaces), n counts
-the worker's requests from 1, start_s is seconds since the worker's first request. The worker must be able to write DIR: with
-the sandbox on, a worker sees no folder but its own, so profile with KVAULT_SANDBOX=off.
+the worker's requests from 1, start_s is seconds since the worker's first request.
+The worker must be able to write DIR: with the sandbox on, a worker sees no folder
+but its own, so profile with KVAULT_SANDBOX=off.
 A folder that cannot be written turns profiling off, silently: the diagnostic must
 never change a verification's outcome.
 """
