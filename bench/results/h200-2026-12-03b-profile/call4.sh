@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device call 4 (2026-12-03, second session): the extension-format RL step (512 cold
-# candidates) with the worker as committed in 1da62cf (bounded device cache, pooled
+# candidates) with the worker as committed in 167930a (bounded device cache, pooled
 # hand-over buffers; no warm-up in hello). Binary: .carry/kvault (043923b).
 set -u
 export LD_LIBRARY_PATH=$PWD/.carry/lib
