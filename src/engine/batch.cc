@@ -9,6 +9,8 @@
 
 #include "engine/compile_pool.h"
 #include "engine/fingerprint.h"
+#include "engine/inline_prebuild.h"
+#include "engine/inline_record.h"
 #include "engine/verifier.h"
 #include "toolchain/build.h"
 #include "kvault/build_config.h"
@@ -34,36 +36,55 @@ std::optional<AttemptRecord> RecordedAttempt(Store& store, const EvalSettings& s
   return std::move(**found);
 }
 
-// Queues the builds of every compiled candidate the lanes will verify, in job order,
-// on settings.compile_jobs threads; nullptr when there is nothing to build ahead or
+// Builds made ahead of the lanes: the compile pool and, feeding it, the noting of
+// KernelBench files' load_inline calls. The noting goes first (declared last).
+struct AheadBuilds {
+  std::unique_ptr<CompilePool> pool;
+  std::unique_ptr<InlinePrebuild> inline_calls;
+};
+
+// Queues the builds of every compiled candidate the lanes will verify, and the
+// KernelBench files whose load_inline calls are to be noted and built, in job order,
+// on settings.compile_jobs threads; no pool when there is nothing to build ahead or
 // no pool is wanted. Anything that stops a request from being made here (no hello
 // answer) is left to the lanes, which report it as they always did.
-std::unique_ptr<CompilePool> StartCompilePool(const std::vector<EvalJob>& jobs, const EngineOptions& options,
-                                              const EvalSettings& settings, Store& store, Verifier& verifier) {
+AheadBuilds StartCompilePool(const std::vector<EvalJob>& jobs, const EngineOptions& options,
+                             const EvalSettings& settings, Store& store, Verifier& verifier) {
   int threads = settings.compile_jobs;
   if (threads < 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (threads == 0) return nullptr;
+  if (threads == 0) return {};
   std::vector<BuildRequest> requests;
+  std::vector<std::pair<Candidate, std::string>> inline_files;  // and their task files
   std::optional<Json> hello;
   for (const EvalJob& job : jobs) {
     auto candidate = LoadCandidate(job.candidate_path);
-    if (!candidate || !IsCompiledFormat(candidate->format)) continue;
+    if (!candidate || !(IsCompiledFormat(candidate->format) || CallsLoadInline(*candidate))) continue;
     if (!hello) {
       auto h = verifier.Hello();
-      if (!h) return nullptr;
+      if (!h) return {};
       hello = *h;
     }
     const std::string arch = RecordArch(options, EnvironmentFingerprint(*hello));
     if (!settings.force && RecordedAttempt(store, settings, options, job, *candidate, arch)) continue;
+    if (!IsCompiledFormat(candidate->format)) {
+      inline_files.emplace_back(std::move(*candidate), job.task.path);
+      continue;
+    }
     auto request = CandidateBuildRequest(*candidate, options, *hello);
-    if (!request) return nullptr;
+    if (!request) return {};
     requests.push_back(std::move(*request));
   }
-  if (requests.empty()) return nullptr;
-  auto pool = std::make_unique<CompilePool>(std::min<int>(threads, static_cast<int>(requests.size())),
-                                            BuildExtension);
-  for (const BuildRequest& r : requests) pool->Submit(r, options.timeouts.compile);
-  return pool;
+  if (requests.empty() && inline_files.empty()) return {};
+  AheadBuilds ahead;
+  const int pool_threads = inline_files.empty() ? std::min<int>(threads, static_cast<int>(requests.size())) : threads;
+  ahead.pool = std::make_unique<CompilePool>(pool_threads, BuildExtension);
+  for (const BuildRequest& r : requests) ahead.pool->Submit(r, options.timeouts.compile);
+  if (!inline_files.empty()) {
+    ahead.inline_calls = std::make_unique<InlinePrebuild>(options, *hello, *ahead.pool,
+                                                          std::min(threads, kInlinePrebuildThreads));
+    for (const auto& [candidate, task_path] : inline_files) ahead.inline_calls->Submit(candidate, task_path);
+  }
+  return ahead;
 }
 
 }  // namespace
@@ -182,9 +203,9 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
     return Error{"no worker could start on backend " + std::string(ToString(options.backend)) + ": " +
                  hello.error()};
   // Destroyed after the lanes are joined (declared first).
-  std::unique_ptr<CompilePool> pool = StartCompilePool(jobs, options, settings, store, *verifiers[0]);
-  if (pool)
-    for (auto& v : verifiers) v->SetBuilder(pool->Builder(BuildExtension));
+  AheadBuilds ahead = StartCompilePool(jobs, options, settings, store, *verifiers[0]);
+  if (ahead.pool)
+    for (auto& v : verifiers) v->SetBuilder(ahead.pool->Builder(BuildExtension));
   std::vector<std::thread> threads;
   for (int l = 1; l < lanes; ++l) threads.emplace_back(lane, std::ref(*verifiers[l]));
   lane(*verifiers[0]);

@@ -14,6 +14,17 @@ Language LanguageOf(const std::string& language) {
 
 }  // namespace
 
+std::string BackendMismatch(const std::string& language, Backend backend) {
+  if (language == "cpp" && backend != Backend::kCpu)
+    return "C++ candidates run on the cpu backend, not " + std::string(ToString(backend));
+  if (language == "cuda" && backend != Backend::kCuda)
+    return "CUDA candidates need the cuda backend (an NVIDIA GPU), not " +
+           std::string(ToString(backend));
+  if (language == "hip" && backend == Backend::kCpu)
+    return "HIP candidates need a GPU backend (hip on AMD, cuda on NVIDIA), not cpu";
+  return "";
+}
+
 bool IsCompiledFormat(CandidateFormat format) {
   return format == CandidateFormat::kExtension || format == CandidateFormat::kNative;
 }

@@ -19,6 +19,10 @@ namespace kvault {
 using BuildFunction =
     std::function<Result<BuildResult>(const BuildRequest&, std::chrono::milliseconds timeout)>;
 
+// Why a compiled source of `language` ("cpp", "cuda", "hip") cannot run on
+// `backend`; empty when it can.
+std::string BackendMismatch(const std::string& language, Backend backend);
+
 // True for the formats the engine compiles into a shared object.
 bool IsCompiledFormat(CandidateFormat format);
 

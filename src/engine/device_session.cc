@@ -71,6 +71,7 @@ WorkerOptions DeviceSession::MakeWorkerOptions() const {
                {"PYTHONUNBUFFERED", "1"},
                {"PYTHONDONTWRITEBYTECODE", "1"},
                {"KVAULT_WORKER_FDS", "3,4"}};
+  o.env_set.insert(o.env_set.end(), worker_env_.begin(), worker_env_.end());
   return o;
 }
 

@@ -16,6 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/options.h"
 #include "util/files.h"
@@ -69,6 +71,11 @@ class DeviceSession {
   // the CPU from the reference while it is timed (docs/timing.md, "What the engine
   // trusts"). Null when there is no candidate worker.
   std::unique_ptr<FrozenTree> FreezeCandidate();
+  // Sets `name`=`value` in the environment of every worker started from now on
+  // (InlinePrebuild hides the devices from its workers).
+  void SetWorkerEnv(std::string name, std::string value) {
+    worker_env_.emplace_back(std::move(name), std::move(value));
+  }
   // Once the reference worker has answered hello: starts the first candidate worker
   // (the zygote, a fork, its hello) in the background, so that it is ready when the
   // candidate's build is done. No-op without the zygote or when one runs or is pending.
@@ -92,6 +99,7 @@ class DeviceSession {
   EngineOptions options_;
   std::string hello_backend_;
   WorkerFactory factory_;
+  std::vector<std::pair<std::string, std::string>> worker_env_;  // SetWorkerEnv
   std::optional<TempDir> private_dirs_[2];  // each sandboxed worker's HOME; outlives it
   std::unique_ptr<WorkerConnection> workers_[2];
   std::string folders_[2];   // Folder(role)

@@ -15,6 +15,7 @@
 #include "engine/output_layout.h"
 #include "engine/plausibility_recheck.h"
 #include "engine/gpu_sensors.h"
+#include "engine/inline_record.h"
 #include "engine/timed_case.h"
 #include "engine/timing_lock.h"
 #include "engine/worker_outcome.h"
@@ -54,18 +55,6 @@ Tolerance TaskTolerance(const TaskInfo& task) {
   tol.atol = task.atol;
   tol.nan_policy = task.nan_policy == "forbid" ? Tolerance::NanPolicy::kForbid : Tolerance::NanPolicy::kMatch;
   return tol;
-}
-
-// Which backends can run a compiled (extension or native) source of a language; empty = ok.
-std::string BackendMismatch(const std::string& language, Backend backend) {
-  if (language == "cpp" && backend != Backend::kCpu)
-    return "C++ candidates run on the cpu backend, not " + std::string(ToString(backend));
-  if (language == "cuda" && backend != Backend::kCuda)
-    return "CUDA candidates need the cuda backend (an NVIDIA GPU), not " +
-           std::string(ToString(backend));
-  if (language == "hip" && backend == Backend::kCpu)
-    return "HIP candidates need a GPU backend (hip on AMD, cuda on NVIDIA), not cpu";
-  return "";
 }
 
 // Triton candidates are held to Triton's usual tolerances (rtol 1e-4, atol 1e-3)
@@ -567,30 +556,21 @@ bool Verifier::BuildCandidate(Attempt& a) {
 // call the engine does not build is left to PyTorch's own load_inline (the record
 // says why); a build the compiler rejects is the candidate's compile_error.
 bool Verifier::BuildInlineModules(Attempt& a) {
-  if (a.candidate.format != CandidateFormat::kKernelBench ||
-      a.candidate.source.find("load_inline") == std::string::npos)
-    return true;
+  if (!CallsLoadInline(a.candidate)) return true;
   auto w = session_.Get(WorkerRole::kCandidate);
   if (!w) {
     a.v = Outcome(OutcomeStatus::kInfraError, w.error());
     return false;
   }
-  // First the file alone: what its import does, it does when loaded too.
-  WorkerReply r = (*w)->Call(RecordInlineRequest{a.candidate.path}.ToJson(), options_.timeouts.load);
+  // The constructor's pass runs code that runs per run when loaded, so its crash or
+  // hang here is not the load's: the runs say what it does.
+  InlineRecord record = RecordInlineCalls(**w, a.candidate.path, a.task.path, options_.timeouts.load);
+  const WorkerReply& r = record.file;
   const std::string log = ReplyOk(r) ? "" : (*w)->TakeLog();
-  // Then, when it ran to its end without a call, again with ModelNew constructed
-  // (and called once when nothing was noted): calls made there. A file that calls
-  // at import is not constructed (the common case pays nothing more). That code
-  // runs per run when loaded, so its crash or hang here is not the load's.
-  Json calls = ReplyOk(r) ? r.response.value(field::kCalls, Json()) : Json();
+  const Json& calls = record.calls;
   std::string construct_failed;
-  if (ReplyOk(r) && !r.response.contains(field::kStopped) && calls.is_array() && calls.empty()) {
-    WorkerReply more = (*w)->Call(RecordInlineRequest{a.candidate.path, a.task.path}.ToJson(), options_.timeouts.load);
-    if (!ReplyOk(more))
-      construct_failed = CandidateFailure(more, "record_inline", options_.timeouts.load, "").message;
-    else if (more.response.value(field::kCalls, Json()).is_array())
-      calls = more.response[field::kCalls];
-  }
+  if (record.constructed && !ReplyOk(*record.constructed))
+    construct_failed = CandidateFailure(*record.constructed, "record_inline", options_.timeouts.load, "").message;
   // Nothing the file did while it was noted may reach the worker that loads it.
   session_.Discard(WorkerRole::kCandidate);
   session_.Prestart();
@@ -626,8 +606,7 @@ bool Verifier::BuildInlineModules(Attempt& a) {
       continue;
     }
     if (!CreateScratch(a)) return false;
-    Candidate unit_source{a.scratch->Join("inline_" + std::to_string(i) + (unit->language == "cuda" ? ".cu" : ".cpp")),
-                          unit->source, CandidateFormat::kExtension, unit->language, ""};
+    Candidate unit_source = InlineUnitSource(*unit, a.scratch->path(), i);
     if (Status s = WriteFileAtomic(unit_source.path, unit_source.source); !s) {
       a.v = Outcome(OutcomeStatus::kInfraError, "cannot write a load_inline source: " + s.error());
       return false;

@@ -9,6 +9,7 @@
 #include "agent/feedback.h"
 #include "engine/batch.h"
 #include "engine/compile_pool.h"
+#include "engine/inline_prebuild.h"
 #include "engine/fingerprint.h"
 #include "engine/plausibility_recheck.h"
 #include "engine/verifier.h"
@@ -130,6 +131,9 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
   if (threads > 0 && s->settings_.options.backend != Backend::kCpu) {
     s->pool_ = std::make_unique<CompilePool>(threads, BuildExtension);
     for (auto& lane : s->lanes_) lane->verifier->SetBuilder(s->pool_->Builder(BuildExtension));
+    if (!s->hello_.is_null())
+      s->inline_calls_ = std::make_unique<InlinePrebuild>(s->settings_.options, s->hello_, *s->pool_,
+                                                          std::min(threads, kInlinePrebuildThreads));
   }
   for (auto& lane : s->lanes_) s->threads_.emplace_back([svc = s.get(), l = lane.get()] { svc->RunLane(*l); });
   return s;
@@ -138,6 +142,7 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
 VerificationService::~VerificationService() {
   Stop();
   for (auto& t : threads_) t.join();
+  inline_calls_.reset();
   pool_.reset();
 }
 
@@ -311,6 +316,7 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
     if (pool_ && IsCompiledFormat(job->candidate->format) && !hello_.is_null())
       if (auto req = CandidateBuildRequest(*job->candidate, settings_.options, hello_))
         pool_->Submit(*req, settings_.options.timeouts.compile);
+    if (inline_calls_) inline_calls_->Submit(*job->candidate, job->task.path);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -36,6 +36,7 @@
 
 namespace kvault {
 class CompilePool;
+class InlinePrebuild;
 class Verifier;
 }  // namespace kvault
 
@@ -125,6 +126,7 @@ class VerificationService {
   Store& store_;
   Metrics metrics_;
   std::unique_ptr<CompilePool> pool_;
+  std::unique_ptr<InlinePrebuild> inline_calls_;  // feeds pool_; goes before it
   std::string arch_;  // recorded with attempts (the first lane's device)
   Json hello_;        // the first lane's hello, for build requests
 
