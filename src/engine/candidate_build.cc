@@ -61,6 +61,7 @@ std::string BuildRequestIdentity(const BuildRequest& r) {
          {"compile_only", r.compile_only},
          {"cache_dir", r.cache_dir},
          {"extra_flags", r.extra_flags},
+         {"lite_only", r.lite_only},
          {"include_hip_dir", r.include_hip_dir},
          {"native_include_dir", r.native_include_dir},
          {"torch_version", r.torch.torch_version},

@@ -18,7 +18,7 @@ CompilePool::~CompilePool() {
   finished_.notify_all();
 }
 
-void CompilePool::Submit(const BuildRequest& request, std::chrono::milliseconds timeout) {
+void CompilePool::Submit(const BuildRequest& request, std::chrono::milliseconds timeout, Claim claim) {
   const std::string id = BuildRequestIdentity(request);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -26,6 +26,7 @@ void CompilePool::Submit(const BuildRequest& request, std::chrono::milliseconds 
     auto job = std::make_shared<Job>();
     job->request = request;
     job->timeout = timeout;
+    job->claim = claim;
     jobs_[id] = job;
     queue_.push_back(id);
   }
@@ -35,11 +36,13 @@ void CompilePool::Submit(const BuildRequest& request, std::chrono::milliseconds 
 void CompilePool::Work() {
   for (;;) {
     std::shared_ptr<Job> job;
+    std::string id;
     {
       std::unique_lock<std::mutex> lock(mu_);
       queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping
-      job = jobs_[queue_.front()];
+      id = queue_.front();
+      job = jobs_[id];
       queue_.pop_front();
       job->started = true;
     }
@@ -49,6 +52,7 @@ void CompilePool::Work() {
       job->result = std::move(r);
       job->finished = true;
       ++built_;
+      if (job->claim == Claim::kNone) jobs_.erase(id);  // a Take waiting for it holds the job
     }
     finished_.notify_all();
   }

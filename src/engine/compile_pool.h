@@ -33,8 +33,13 @@ class CompilePool {
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
+  // Whether a finished build's result waits for a Take (kTaken) or is dropped at once
+  // (kNone: a build made only to fill the compile cache, e.g. InlinePrebuild's, whose
+  // requests nobody takes; a long-lived pool would keep them for ever).
+  enum class Claim { kTaken, kNone };
+
   // Queues a build (FIFO). A request already submitted is not queued again.
-  void Submit(const BuildRequest& request, std::chrono::milliseconds timeout);
+  void Submit(const BuildRequest& request, std::chrono::milliseconds timeout, Claim claim = Claim::kTaken);
 
   // The result of a submitted request, waiting for it to finish; nullopt when it was
   // never submitted, was taken already (each result is handed out once) or was
@@ -50,6 +55,7 @@ class CompilePool {
  private:
   struct Job {
     BuildRequest request;
+    Claim claim = Claim::kTaken;
     std::chrono::milliseconds timeout{0};
     bool started = false, finished = false;
     std::optional<Result<BuildResult>> result;

@@ -47,6 +47,16 @@ TEST(CompilePool, HandsEachLaneTheResultOfItsOwnRequest) {
   EXPECT_FALSE(pool.Take(Req("never.cpp")).has_value());
 }
 
+// A build only meant to fill the cache keeps no result for a Take that never comes.
+TEST(CompilePool, AnUnclaimedBuildKeepsNoResult) {
+  CompilePool pool(1, [](const BuildRequest& r, milliseconds) -> Result<BuildResult> { return BuildResult{}; });
+  pool.Submit(Req("ahead.cpp"), milliseconds(1000), CompilePool::Claim::kNone);
+  pool.Submit(Req("claimed.cpp"), milliseconds(1000));
+  ASSERT_TRUE(pool.Take(Req("claimed.cpp")).has_value());  // FIFO: ahead.cpp was built first
+  EXPECT_EQ(pool.built(), 2u);
+  EXPECT_FALSE(pool.Take(Req("ahead.cpp")).has_value());
+}
+
 TEST(CompilePool, RequestsDifferingInAnyFieldAreDifferentBuilds) {
   BuildRequest a = Req("x.cu"), b = Req("x.cu");
   b.arch = "sm_90";

@@ -96,7 +96,8 @@ void InlinePrebuild::Note(DeviceSession& session, const Item& item, const std::s
     auto request = CandidateBuildRequest(source, options_, hello_);
     if (!request) return;
     request->extra_flags = unit->extra_flags;
-    pool_.Submit(*request, options_.timeouts.compile);
+    request->lite_only = true;  // a source the lite way cannot build goes to its lane, as before
+    pool_.Submit(*request, options_.timeouts.compile, CompilePool::Claim::kNone);
     std::lock_guard<std::mutex> lock(mu_);
     ++queued_builds_;
   }

@@ -115,6 +115,7 @@ TEST_F(InlinePrebuildTest, AFilesCallsAreBuiltAsTheLaneAsksForThem) {
     EXPECT_EQ(built_[i].request.extra_flags, unit->extra_flags);
     EXPECT_EQ(built_[i].request.backend, Backend::kCpu);
     EXPECT_EQ(built_[i].request.kind, SourceKind::kTorchExtension);
+    EXPECT_TRUE(built_[i].request.lite_only);  // a source the lite way rejects is its lane's
   }
   EXPECT_EQ(ahead.queued_builds(), 2u);
 }

@@ -283,11 +283,12 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
         lite_note = lite_key.error();
       } else {
         auto built = BuildUnderKey(c, *lite_key, lite, "");
-        if (!built || built->ok || built->timed_out) return built;
+        if (!built || built->ok || built->timed_out || req.lite_only) return built;
         lite_note = "the lite headers did not compile it (" + FirstError(built->diagnostics) + ")";
       }
     }
   }
+  if (req.lite_only) return Error{"not built: only the lite build was asked for, and " + lite_note};
   return BuildUnderKey(c, *key, ExtBuild{}, lite_note);
 }
 

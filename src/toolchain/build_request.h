@@ -46,6 +46,11 @@ struct BuildRequest {
   // g++ and nvcc extension builds unless KVAULT_LITE_EXT=0. Default: "" =
   // $KVAULT_SOURCE_ROOT/include_lite, else <source root at build time>/include_lite.
   std::string include_lite_dir;
+  // Builds made ahead on a guess (engine/inline_prebuild.h): the lite build only. A
+  // source the lite way cannot build is left to the one who needs it, who builds it
+  // the full way (minutes of PyTorch's headers under nvcc, for nothing when the source
+  // does not compile: failures are not cached).
+  bool lite_only = false;
 };
 
 struct BuildResult {

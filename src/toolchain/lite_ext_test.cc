@@ -122,6 +122,33 @@ TEST_F(LiteExtTest, ASourceTheLiteHeadersRejectIsBuiltTheFullWay) {
   EXPECT_FALSE(Has(r->command, "include_lite")) << r->command;
 }
 
+// A build made ahead on a guess (lite_only) stops where the lite way stops: the full
+// build is left to whoever needs the source.
+TEST_F(LiteExtTest, ALiteOnlyBuildNeverTakesTheFullWay) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput, "fakecc (KernelVault test) 9.9.9", "KVAULT_LITE_HALF");
+  UseCompiler(cc);
+  Write(std::string(kSource) + "// half\n");
+  BuildRequest req = Request();
+  req.lite_only = true;
+  auto rejected = BuildExtension(req, kTimeout);
+  ASSERT_TRUE(rejected.ok()) << rejected.error();
+  EXPECT_FALSE(rejected->ok);
+  EXPECT_TRUE(Has(rejected->command, "include_lite")) << rejected->command;  // no full build ran
+  const int calls = cc.Calls();
+  req.lite_only = false;  // what its lane then does
+  auto full = BuildExtension(req, kTimeout);
+  ASSERT_TRUE(full.ok() && full->ok && !full->lite_ext);
+  EXPECT_GT(cc.Calls(), calls);
+  req.lite_only = true;
+  Write("#include <torch/torch.h>\n" + std::string(kSource));
+  auto excluded = BuildExtension(req, kTimeout);
+  ASSERT_FALSE(excluded.ok());
+  EXPECT_TRUE(Has(excluded.error(), "no <torch/torch.h>")) << excluded.error();
+  Write(kSource);
+  auto built = BuildExtension(req, kTimeout);
+  ASSERT_TRUE(built.ok() && built->ok && built->lite_ext);
+}
+
 TEST_F(LiteExtTest, WhatExcludesASource) {
   FakeCompiler cc(FakeCompiler::kWritesOutput);
   UseCompiler(cc);
