@@ -6,7 +6,6 @@
 #include "candidate/inline_unit.h"
 #include "engine/candidate_build.h"
 #include "engine/inline_record.h"
-#include "engine/worker_outcome.h"
 
 namespace kvault {
 namespace {
