@@ -84,9 +84,10 @@ def same_bits(a, b):
     if not a.is_floating_point():
         return torch.equal(a, b)
     as_int = _INT_OF_SIZE[a.element_size()]
-    if torch.equal(a.view(as_int), b.view(as_int)):
+    a_bits, b_bits = a.view(as_int), b.view(as_int)
+    if torch.equal(a_bits, b_bits):
         return True  # the usual answer, in one pass and no temporaries
-    equal = a.view(as_int) == b.view(as_int)
+    equal = a_bits == b_bits
     equal |= torch.isnan(a) & torch.isnan(b)
     return bool(equal.all())
 
