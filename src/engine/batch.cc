@@ -48,7 +48,7 @@ struct AheadBuilds {
 // on settings.compile_jobs threads; no pool when there is nothing to build ahead or
 // no pool is wanted. Anything that stops a request from being made here (no hello
 // answer) is left to the lanes, which report it as they always did.
-AheadBuilds StartCompilePool(const std::vector<EvalJob>& jobs, const EngineOptions& options,
+AheadBuilds StartAheadBuilds(const std::vector<EvalJob>& jobs, const EngineOptions& options,
                              const EvalSettings& settings, Store& store, Verifier& verifier) {
   int threads = settings.compile_jobs;
   if (threads < 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -80,8 +80,7 @@ AheadBuilds StartCompilePool(const std::vector<EvalJob>& jobs, const EngineOptio
   ahead.pool = std::make_unique<CompilePool>(pool_threads, BuildExtension);
   for (const BuildRequest& r : requests) ahead.pool->Submit(r, options.timeouts.compile);
   if (!inline_files.empty()) {
-    ahead.inline_calls = std::make_unique<InlinePrebuild>(options, *hello, *ahead.pool,
-                                                          std::min(threads, kInlinePrebuildThreads));
+    ahead.inline_calls = std::make_unique<InlinePrebuild>(options, *hello, *ahead.pool);
     for (const auto& [candidate, task_path] : inline_files) ahead.inline_calls->Submit(candidate, task_path);
   }
   return ahead;
@@ -203,7 +202,7 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
     return Error{"no worker could start on backend " + std::string(ToString(options.backend)) + ": " +
                  hello.error()};
   // Destroyed after the lanes are joined (declared first).
-  AheadBuilds ahead = StartCompilePool(jobs, options, settings, store, *verifiers[0]);
+  AheadBuilds ahead = StartAheadBuilds(jobs, options, settings, store, *verifiers[0]);
   if (ahead.pool)
     for (auto& v : verifiers) v->SetBuilder(ahead.pool->Builder(BuildExtension));
   std::vector<std::thread> threads;

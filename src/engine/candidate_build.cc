@@ -30,7 +30,7 @@ bool IsCompiledFormat(CandidateFormat format) {
 }
 
 Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptions& options,
-                                           const Json& hello) {
+                                           const Json& hello, const std::vector<std::string>& extra_flags) {
   auto torch = TorchBuildInfo::FromHelloResponse(hello);
   if (!torch) return Error{"worker gave no usable build information: " + torch.error()};
   BuildRequest req;
@@ -42,6 +42,7 @@ Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptio
       hello[protocol::field::kDevice].is_object())
     req.arch = hello[protocol::field::kDevice].value(protocol::field::kArch, std::string());
   req.torch = std::move(*torch);
+  req.extra_flags = extra_flags;
   req.compile_only = options.compile_only;
   req.cache_dir = options.cache_dir;
   req.include_hip_dir = options.source_root + "/include_hip";

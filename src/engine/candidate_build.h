@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "candidate/candidate.h"
 #include "engine/options.h"
@@ -29,8 +30,9 @@ bool IsCompiledFormat(CandidateFormat format);
 // The request for `candidate` under `options`, given the worker's hello answer (torch
 // headers and libraries, the device's arch). Error when the hello answer has no
 // usable build information.
+// `extra_flags`: a load_inline call's own (part of the key).
 Result<BuildRequest> CandidateBuildRequest(const Candidate& candidate, const EngineOptions& options,
-                                           const Json& hello);
+                                           const Json& hello, const std::vector<std::string>& extra_flags = {});
 
 // A text that is equal for two requests exactly when they ask for the same build.
 std::string BuildRequestIdentity(const BuildRequest& request);

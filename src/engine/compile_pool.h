@@ -51,6 +51,7 @@ class CompilePool {
   BuildFunction Builder(BuildFunction fallback);
 
   size_t built() const;  // builds finished by the pool so far
+  int threads() const { return static_cast<int>(threads_.size()); }
 
  private:
   struct Job {

@@ -19,12 +19,12 @@ constexpr const char* kDeviceMasks[] = {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEV
 
 }  // namespace
 
-InlinePrebuild::InlinePrebuild(const EngineOptions& options, Json hello, CompilePool& pool, int threads,
-                               WorkerFactory factory)
+InlinePrebuild::InlinePrebuild(const EngineOptions& options, Json hello, CompilePool& pool, WorkerFactory factory)
     : options_(options), hello_(std::move(hello)), pool_(pool), factory_(std::move(factory)) {
   if (auto dir = TempDir::Create(options_.cache_dir + "/tmp", "inline-ahead"); dir) sources_ = std::move(*dir);
   if (!sources_) return;  // nothing can be written: the lanes build, as before
-  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Work(); });
+  const int threads = std::max(1, std::min(pool.threads(), kInlinePrebuildThreads));
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
 }
 
 InlinePrebuild::~InlinePrebuild() {
@@ -58,9 +58,7 @@ size_t InlinePrebuild::queued_builds() const {
 }
 
 void InlinePrebuild::Work() {
-  EngineOptions o = options_;
-  o.device_index = 0;
-  DeviceSession session(o, "cpu", factory_);
+  DeviceSession session(options_, "cpu", factory_);
   for (const char* mask : kDeviceMasks) session.SetWorkerEnv(mask, "");
   for (;;) {
     Item item;
@@ -88,13 +86,12 @@ void InlinePrebuild::Note(DeviceSession& session, const Item& item, const std::s
   session.Prestart();
   if (!record.calls.is_array() || record.calls.empty() || !EnsureDir(folder)) return;
   for (size_t i = 0; i < record.calls.size(); ++i) {
-    auto unit = InlineUnitFor(record.calls[i]);
-    if (!unit || !BackendMismatch(unit->language, options_.backend).empty()) continue;
+    auto unit = BuildableInlineUnit(record.calls[i], options_.backend);
+    if (!unit) continue;
     Candidate source = InlineUnitSource(*unit, folder, i);
     if (!WriteFileAtomic(source.path, source.source)) continue;
-    auto request = CandidateBuildRequest(source, options_, hello_);
+    auto request = CandidateBuildRequest(source, options_, hello_, unit->extra_flags);
     if (!request) return;
-    request->extra_flags = unit->extra_flags;
     request->lite_only = true;  // a source the lite way cannot build goes to its lane, as before
     pool_.Submit(*request, options_.timeouts.compile, CompilePool::Claim::kNone);
     std::lock_guard<std::mutex> lock(mu_);

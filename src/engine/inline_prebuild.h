@@ -6,7 +6,7 @@
 // without it each lane noted and built its own candidate's calls, one build per lane
 // at a time.
 //
-//   InlinePrebuild ahead(options, hello, pool, 2);
+//   InlinePrebuild ahead(options, hello, pool);
 //   for (auto& job : jobs) ahead.Submit(candidate, task_path);   // in job order
 //
 // Nothing it does is an outcome. The lane still notes the file itself, in its own
@@ -17,7 +17,8 @@
 //
 // The files run in workers of the CPU backend (no device context; the devices are
 // hidden from them), sandboxed as candidate workers are, each discarded after one
-// file, on `threads` threads with a DeviceSession each. Thread-safe. The destructor
+// file, on kInlinePrebuildThreads threads (fewer when the pool has fewer) with a
+// DeviceSession each. Thread-safe. The destructor
 // drops queued files and waits for the ones being noted.
 #include <condition_variable>
 #include <deque>
@@ -37,17 +38,16 @@
 
 namespace kvault {
 
-// Threads noting files ahead (each with its own workers) where the caller has more
-// cores than this: a record takes a fraction of a second, a build seconds, so two
-// keep a pool of 16 compilers fed.
+// Threads noting files ahead (each with its own workers), at most as many as the
+// pool's: a record takes a fraction of a second, a build seconds, so two keep a pool
+// of 16 compilers fed.
 inline constexpr int kInlinePrebuildThreads = 2;
 
 class InlinePrebuild {
  public:
   // `hello`: the lanes' hello answer (their device's arch and PyTorch's build
-  // information name the builds). REQUIRES: threads >= 1; `pool` outlives this.
-  InlinePrebuild(const EngineOptions& options, Json hello, CompilePool& pool, int threads,
-                 WorkerFactory factory = {});
+  // information name the builds). REQUIRES: `pool` outlives this.
+  InlinePrebuild(const EngineOptions& options, Json hello, CompilePool& pool, WorkerFactory factory = {});
   ~InlinePrebuild();
   InlinePrebuild(const InlinePrebuild&) = delete;
   InlinePrebuild& operator=(const InlinePrebuild&) = delete;

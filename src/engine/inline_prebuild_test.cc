@@ -100,7 +100,7 @@ TEST_F(InlinePrebuildTest, AFilesCallsAreBuiltAsTheLaneAsksForThem) {
     return FakeWorker::Ok(Json{{"calls", Json::array({CppCall("int f() { return 1; }", "-O3"),
                                                       CppCall("int f() { return 2; }", "-O1")})}});
   };
-  InlinePrebuild ahead(cache_.options, Hello(), Pool(), 1, Factory());
+  InlinePrebuild ahead(cache_.options, Hello(), Pool(), Factory());
   ahead.Submit(File("a.py", "from torch.utils.cpp_extension import load_inline"), "/tasks/a.py");
   Finish(ahead, 1);
   ASSERT_EQ(records_.size(), 1u);
@@ -125,7 +125,7 @@ TEST_F(InlinePrebuildTest, AFileCallingInItsConstructorIsNotedWithItsTask) {
     return FakeWorker::Ok(Json{{"calls", r.contains("task") ? Json::array({CppCall("int f() { return 3; }", "-O2")})
                                                             : Json::array()}});
   };
-  InlinePrebuild ahead(cache_.options, Hello(), Pool(), 1, Factory());
+  InlinePrebuild ahead(cache_.options, Hello(), Pool(), Factory());
   ahead.Submit(File("b.py", "load_inline"), "/tasks/b.py");
   Finish(ahead, 1);
   ASSERT_EQ(records_.size(), 2u);
@@ -141,7 +141,7 @@ TEST_F(InlinePrebuildTest, EachFileRunsInAFreshWorkerWithoutDevices) {
       return WorkerReply{WorkerFailure::kDied, Json(), "worker killed by signal 11 (SIGSEGV)", -1, 11};
     return FakeWorker::Ok(Json{{"calls", Json::array({CppCall("int f() { return 4; }", "-O2")})}});
   };
-  InlinePrebuild ahead(cache_.options, Hello(), Pool(), 1, Factory());
+  InlinePrebuild ahead(cache_.options, Hello(), Pool(), Factory());
   ahead.Submit(File("crash.py", "load_inline"), "/tasks/t.py");
   ahead.Submit(File("c.py", "load_inline"), "/tasks/t.py");
   Finish(ahead, 2);
@@ -156,7 +156,7 @@ TEST_F(InlinePrebuildTest, EachFileRunsInAFreshWorkerWithoutDevices) {
 
 TEST_F(InlinePrebuildTest, OnlyKernelBenchFilesNamingLoadInlineAreNoted) {
   record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array()}}); };
-  InlinePrebuild ahead(cache_.options, Hello(), Pool(), 1, Factory());
+  InlinePrebuild ahead(cache_.options, Hello(), Pool(), Factory());
   ahead.Submit(File("plain.py", "class ModelNew: pass"), "/tasks/t.py");
   ahead.Submit(File("ext.cpp", "load_inline", CandidateFormat::kExtension), "/tasks/t.py");
   ahead.Submit(File("d.py", "load_inline"), "/tasks/t.py");

@@ -1,5 +1,6 @@
 #include "engine/inline_record.h"
 
+#include "engine/candidate_build.h"
 #include "engine/worker_outcome.h"
 #include "worker/protocol.h"
 
@@ -22,6 +23,13 @@ InlineRecord RecordInlineCalls(WorkerConnection& w, const std::string& candidate
   if (ReplyOk(*record.constructed) && record.constructed->response.value(kCalls, Json()).is_array())
     record.calls = record.constructed->response[kCalls];
   return record;
+}
+
+Result<InlineUnit> BuildableInlineUnit(const Json& call, Backend backend) {
+  auto unit = InlineUnitFor(call);
+  if (!unit) return unit;
+  if (std::string why = BackendMismatch(unit->language, backend); !why.empty()) return Error{why};
+  return unit;
 }
 
 Candidate InlineUnitSource(const InlineUnit& unit, const std::string& folder, size_t index) {

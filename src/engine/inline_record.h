@@ -9,6 +9,7 @@
 
 #include "candidate/candidate.h"
 #include "candidate/inline_unit.h"
+#include "toolchain/backend.h"
 #include "util/json.h"
 #include "worker/worker.h"
 
@@ -31,6 +32,10 @@ struct InlineRecord {
 // candidate's code afterwards and must not serve it again.
 InlineRecord RecordInlineCalls(WorkerConnection& w, const std::string& candidate_path,
                                const std::string& task_path, std::chrono::milliseconds timeout);
+
+// The unit of `call` (InlineUnitFor) when the engine builds it on `backend`; else why
+// not (the call is then left to PyTorch's own load_inline).
+Result<InlineUnit> BuildableInlineUnit(const Json& call, Backend backend);
 
 // The extension-format source `unit` (call `index` of a file) is built from, at
 // `folder`/inline_<index>.cu or .cpp; its text is written there by the caller.

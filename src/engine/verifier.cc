@@ -140,12 +140,11 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
     return false;
   }
-  auto request = CandidateBuildRequest(c, options_, *hello);
+  auto request = CandidateBuildRequest(c, options_, *hello, extra_flags);
   if (!request) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, request.error()));
     return false;
   }
-  request->extra_flags = extra_flags;
   const BuildRequest& req = *request;
   auto built = builder_ ? builder_(req, options_.timeouts.compile) : BuildExtension(req, options_.timeouts.compile);
   if (!built) {
@@ -599,10 +598,9 @@ bool Verifier::BuildInlineModules(Attempt& a) {
     const Json& call = calls[i];
     const std::string digest = call.is_object() && call.contains(field::kDigest) && call[field::kDigest].is_string()
                                    ? call[field::kDigest].get<std::string>() : "";
-    auto unit = InlineUnitFor(call);
-    std::string why = unit ? BackendMismatch(unit->language, options_.backend) : unit.error();
-    if (!why.empty()) {
-      notes.push_back(Json{{"digest", digest}, {"built", false}, {"note", why}});
+    auto unit = BuildableInlineUnit(call, options_.backend);
+    if (!unit) {
+      notes.push_back(Json{{"digest", digest}, {"built", false}, {"note", unit.error()}});
       continue;
     }
     if (!CreateScratch(a)) return false;

@@ -132,8 +132,7 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
     s->pool_ = std::make_unique<CompilePool>(threads, BuildExtension);
     for (auto& lane : s->lanes_) lane->verifier->SetBuilder(s->pool_->Builder(BuildExtension));
     if (!s->hello_.is_null())
-      s->inline_calls_ = std::make_unique<InlinePrebuild>(s->settings_.options, s->hello_, *s->pool_,
-                                                          std::min(threads, kInlinePrebuildThreads));
+      s->inline_calls_ = std::make_unique<InlinePrebuild>(s->settings_.options, s->hello_, *s->pool_);
   }
   for (auto& lane : s->lanes_) s->threads_.emplace_back([svc = s.get(), l = lane.get()] { svc->RunLane(*l); });
   return s;
