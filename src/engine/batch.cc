@@ -1,5 +1,6 @@
 #include "engine/batch.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -45,6 +46,7 @@ struct AheadBuilds {
 
 // Queues the builds of every compiled candidate the lanes will verify, and the
 // KernelBench files whose load_inline calls are to be noted and built, in job order,
+// after the one-time entries of their toolchain when any of them is an extension,
 // on settings.compile_jobs threads; no pool when there is nothing to build ahead or
 // no pool is wanted. Anything that stops a request from being made here (no hello
 // answer) is left to the lanes, which report it as they always did.
@@ -78,6 +80,10 @@ AheadBuilds StartAheadBuilds(const std::vector<EvalJob>& jobs, const EngineOptio
   AheadBuilds ahead;
   const int pool_threads = inline_files.empty() ? std::min<int>(threads, static_cast<int>(requests.size())) : threads;
   ahead.pool = std::make_unique<CompilePool>(pool_threads, BuildExtension);
+  const bool extensions = !inline_files.empty() ||
+      std::any_of(requests.begin(), requests.end(), [](const BuildRequest& r) { return r.kind == SourceKind::kTorchExtension; });
+  if (auto like = TypicalExtensionRequest(options, *hello); extensions && like)
+    ahead.pool->Prepare(*like, options.timeouts.compile);
   for (const BuildRequest& r : requests) ahead.pool->Submit(r, options.timeouts.compile);
   if (!inline_files.empty()) {
     ahead.inline_calls = std::make_unique<InlinePrebuild>(options, *hello, *ahead.pool);

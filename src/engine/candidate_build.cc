@@ -53,6 +53,14 @@ Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptio
   return req;
 }
 
+Result<BuildRequest> TypicalExtensionRequest(const EngineOptions& options, const Json& hello) {
+  if (options.backend == Backend::kHip) return Error{"no toolchain to prepare for hipcc"};
+  Candidate typical;
+  typical.format = CandidateFormat::kExtension;
+  typical.language = options.backend == Backend::kCuda ? "cuda" : "cpp";
+  return CandidateBuildRequest(typical, options, hello);
+}
+
 std::string BuildRequestIdentity(const BuildRequest& r) {
   Json j{{"source", r.source_path},
          {"kind", r.kind == SourceKind::kNative ? "native" : "extension"},

@@ -34,6 +34,12 @@ bool IsCompiledFormat(CandidateFormat format);
 Result<BuildRequest> CandidateBuildRequest(const Candidate& candidate, const EngineOptions& options,
                                            const Json& hello, const std::vector<std::string>& extra_flags = {});
 
+// A request like those of the backend's usual extension candidates and load_inline
+// calls (CUDA on a CUDA device, C++ on the CPU; no flags of their own), for preparing
+// their toolchain ahead (CompilePool::Prepare). Error on ROCm (hipcc has no lite
+// build) or when the hello answer has no usable build information.
+Result<BuildRequest> TypicalExtensionRequest(const EngineOptions& options, const Json& hello);
+
 // A text that is equal for two requests exactly when they ask for the same build.
 std::string BuildRequestIdentity(const BuildRequest& request);
 

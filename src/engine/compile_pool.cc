@@ -2,7 +2,8 @@
 
 namespace kvault {
 
-CompilePool::CompilePool(int threads, BuildFunction build) : build_(std::move(build)) {
+CompilePool::CompilePool(int threads, BuildFunction build, PrepareFunction prepare)
+    : build_(std::move(build)), prepare_(std::move(prepare)) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Work(); });
 }
 
@@ -33,6 +34,21 @@ void CompilePool::Submit(const BuildRequest& request, std::chrono::milliseconds 
   queued_.notify_one();
 }
 
+void CompilePool::Prepare(const BuildRequest& like, std::chrono::milliseconds timeout) {
+  const std::string id = "prepare " + BuildRequestIdentity(like);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || !prepare_ || jobs_.count(id)) return;
+    auto job = std::make_shared<Job>();
+    job->request = like;
+    job->timeout = timeout;
+    job->prepare = true;
+    jobs_[id] = job;
+    queue_.push_front(id);
+  }
+  queued_.notify_one();
+}
+
 void CompilePool::Work() {
   for (;;) {
     std::shared_ptr<Job> job;
@@ -45,6 +61,12 @@ void CompilePool::Work() {
       job = jobs_[id];
       queue_.pop_front();
       job->started = true;
+    }
+    if (job->prepare) {  // what it makes is found by the builds that need it
+      prepare_(job->request, job->timeout);
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.erase(id);
+      continue;
     }
     Result<BuildResult> r = build_(job->request, job->timeout);
     {

@@ -6,6 +6,7 @@
 // request the pool never saw is built by the lane as before.
 //
 //   CompilePool pool(nproc, BuildExtension);
+//   pool.Prepare(like, timeout);                                 // the one-time entries first
 //   for (auto& req : requests) pool.Submit(req, timeout);       // in job order
 //   verifier.SetBuilder(pool.Builder(BuildExtension));           // lanes take results
 //
@@ -22,13 +23,17 @@
 #include <vector>
 
 #include "engine/candidate_build.h"
+#include "toolchain/build.h"
 
 namespace kvault {
+
+// Makes the one-time entries of a toolchain (PrepareExtensionBuilds); tests substitute fakes.
+using PrepareFunction = std::function<Status(const BuildRequest& like, std::chrono::milliseconds timeout)>;
 
 class CompilePool {
  public:
   // REQUIRES: threads >= 1.
-  CompilePool(int threads, BuildFunction build);
+  CompilePool(int threads, BuildFunction build, PrepareFunction prepare = PrepareExtensionBuilds);
   ~CompilePool();
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
@@ -40,6 +45,13 @@ class CompilePool {
 
   // Queues a build (FIFO). A request already submitted is not queued again.
   void Submit(const BuildRequest& request, std::chrono::milliseconds timeout, Claim claim = Claim::kTaken);
+
+  // Makes the one-time entries that builds like `like` use (the lite extension build's
+  // object: about 20-30 s, once per toolchain) on a pool thread, ahead of every queued
+  // build, so that it runs while the lanes start and note their first files instead of
+  // when the first candidate's build asks for it. Nobody waits for it: a build that
+  // needs the entry waits on its lock, or makes it itself if this failed.
+  void Prepare(const BuildRequest& like, std::chrono::milliseconds timeout);
 
   // The result of a submitted request, waiting for it to finish; nullopt when it was
   // never submitted, was taken already (each result is handed out once) or was
@@ -57,6 +69,7 @@ class CompilePool {
   struct Job {
     BuildRequest request;
     Claim claim = Claim::kTaken;
+    bool prepare = false;  // Prepare's: no build, no result
     std::chrono::milliseconds timeout{0};
     bool started = false, finished = false;
     std::optional<Result<BuildResult>> result;
@@ -64,6 +77,7 @@ class CompilePool {
   void Work();
 
   BuildFunction build_;
+  PrepareFunction prepare_;
   mutable std::mutex mu_;
   std::condition_variable queued_, finished_;
   std::deque<std::string> queue_;                      // identities, in order

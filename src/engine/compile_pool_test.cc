@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace kvault {
 namespace {
@@ -55,6 +58,44 @@ TEST(CompilePool, AnUnclaimedBuildKeepsNoResult) {
   ASSERT_TRUE(pool.Take(Req("claimed.cpp")).has_value());  // FIFO: ahead.cpp was built first
   EXPECT_EQ(pool.built(), 2u);
   EXPECT_FALSE(pool.Take(Req("ahead.cpp")).has_value());
+}
+
+// The toolchain's one-time entries go ahead of the builds already queued, once.
+TEST(CompilePool, PreparingGoesAheadOfQueuedBuildsAndKeepsNoResult) {
+  std::mutex mu;
+  std::vector<std::string> order;
+  std::atomic<bool> release{false};
+  auto note = [&](const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    order.push_back(what);
+  };
+  CompilePool pool(
+      1,
+      [&](const BuildRequest& r, milliseconds) -> Result<BuildResult> {
+        note(r.source_path);
+        while (r.source_path == "first.cpp" && !release) std::this_thread::sleep_for(milliseconds(1));
+        return BuildResult{};
+      },
+      [&](const BuildRequest& like, milliseconds) -> Status {
+        note("prepare " + std::string(ToString(like.language)));
+        return Error{"a failure here is nobody's outcome"};
+      });
+  pool.Submit(Req("first.cpp"), milliseconds(1000));
+  while (true) {  // the one thread is busy with first.cpp
+    std::lock_guard<std::mutex> lock(mu);
+    if (!order.empty()) break;
+  }
+  pool.Submit(Req("second.cpp"), milliseconds(1000));
+  BuildRequest like = Req("");
+  like.language = Language::kCuda;
+  pool.Prepare(like, milliseconds(1000));
+  pool.Prepare(like, milliseconds(1000));  // queued already: once
+  release = true;
+  ASSERT_TRUE(pool.Take(Req("second.cpp")).has_value());
+  EXPECT_EQ(order, (std::vector<std::string>{"first.cpp", "prepare cuda", "second.cpp"}));
+  EXPECT_EQ(pool.built(), 2u);  // preparing is not a build
+  EXPECT_TRUE(pool.Take(Req("first.cpp")).has_value());
+  EXPECT_FALSE(pool.Take(like).has_value());
 }
 
 TEST(CompilePool, RequestsDifferingInAnyFieldAreDifferentBuilds) {

@@ -131,8 +131,12 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
   if (threads > 0 && s->settings_.options.backend != Backend::kCpu) {
     s->pool_ = std::make_unique<CompilePool>(threads, BuildExtension);
     for (auto& lane : s->lanes_) lane->verifier->SetBuilder(s->pool_->Builder(BuildExtension));
-    if (!s->hello_.is_null())
+    if (!s->hello_.is_null()) {
+      // The toolchain's one-time entries while the server waits for its first request.
+      if (auto like = TypicalExtensionRequest(s->settings_.options, s->hello_))
+        s->pool_->Prepare(*like, s->settings_.options.timeouts.compile);
       s->inline_calls_ = std::make_unique<InlinePrebuild>(s->settings_.options, s->hello_, *s->pool_);
+    }
   }
   for (auto& lane : s->lanes_) s->threads_.emplace_back([svc = s.get(), l = lane.get()] { svc->RunLane(*l); });
   return s;

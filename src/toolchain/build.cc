@@ -243,27 +243,58 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   return r;
 }
 
+// The compiler a request names, its paths and its identity (part of every cache key).
+struct Toolchain {
+  CompilerSetup setup;
+  std::string identity;
+};
+
+Result<Toolchain> SetUpToolchain(const BuildRequest& req) {
+  auto tool = ToolFor(req.language, req.backend);
+  if (!tool) return Error{tool.error()};
+  Toolchain t;
+  t.setup.tool = *tool;
+  t.setup.tool_path = ToolPath(*tool);
+  t.setup.include_hip_dir = req.include_hip_dir.empty() ? DefaultIncludeHipDir() : req.include_hip_dir;
+  t.setup.torch_has_hip = TorchHasHip(req.torch);
+  t.setup.native_include_dir =
+      req.native_include_dir.empty() ? DefaultNativeIncludeDir() : req.native_include_dir;
+  auto identity = ToolIdentity(t.setup.tool_path);
+  if (!identity)
+    return Error{ToolName(*tool) + " is not usable (set " + ToolEnvVar(*tool) + "): " + identity.error()};
+  t.identity = std::move(*identity);
+  return t;
+}
+
+std::string LiteDir(const BuildRequest& req) {
+  return req.include_lite_dir.empty() ? DefaultIncludeLiteDir() : req.include_lite_dir;
+}
+
 }  // namespace
+
+Status PrepareExtensionBuilds(const BuildRequest& like, std::chrono::milliseconds timeout) {
+  if (!LiteExtEnabled()) return Error{"the lite extension build is turned off (KVAULT_LITE_EXT=0)"};
+  auto toolchain = SetUpToolchain(like);
+  if (!toolchain) return Error{toolchain.error()};
+  const std::string lite_dir = LiteDir(like);
+  if (std::string why = LiteExtExcluded(like, toolchain->setup, "", lite_dir); !why.empty()) return Error{why};
+  const std::string cache_root = like.cache_dir.empty() ? DefaultCacheDir() : like.cache_dir;
+  auto object = EnsureLiteExt(like, toolchain->setup, toolchain->identity, lite_dir, cache_root, timeout);
+  if (!object) return Error{object.error()};
+  return Status::Ok();
+}
 
 Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::milliseconds timeout) {
   auto start = std::chrono::steady_clock::now();
-  auto tool = ToolFor(req.language, req.backend);
-  if (!tool) return Error{tool.error()};
-  CompilerSetup setup;
-  setup.tool = *tool;
-  setup.tool_path = ToolPath(*tool);
-  setup.include_hip_dir = req.include_hip_dir.empty() ? DefaultIncludeHipDir() : req.include_hip_dir;
-  setup.torch_has_hip = TorchHasHip(req.torch);
-  setup.native_include_dir =
-      req.native_include_dir.empty() ? DefaultNativeIncludeDir() : req.native_include_dir;
-  auto identity = ToolIdentity(setup.tool_path);
-  if (!identity)
-    return Error{ToolName(*tool) + " is not usable (set " + ToolEnvVar(*tool) + "): " + identity.error()};
+  auto toolchain = SetUpToolchain(req);
+  if (!toolchain) return Error{toolchain.error()};
+  const CompilerSetup& setup = toolchain->setup;
+  const std::string& identity = toolchain->identity;
   auto source = ReadFile(req.source_path);
   if (!source) return Error{source.error()};
-  auto key = BuildKey(req, setup, *source, *identity);
+  auto key = BuildKey(req, setup, *source, identity);
   if (!key) return Error{key.error()};
-  const BuildContext c{req, setup, *source, *identity,
+  const BuildContext c{req, setup, *source, identity,
                        req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir, timeout, start};
 
   // The lite extension build first; a source the lite headers do not compile is built
@@ -272,13 +303,13 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   if (!LiteExtEnabled()) {
     lite_note = "turned off (KVAULT_LITE_EXT=0)";
   } else {
-    ExtBuild lite{ExtBuild::Kind::kLite, req.include_lite_dir.empty() ? DefaultIncludeLiteDir() : req.include_lite_dir, "", {}};
+    ExtBuild lite{ExtBuild::Kind::kLite, LiteDir(req), "", {}};
     lite_note = LiteExtExcluded(req, setup, *source, lite.include_dir);
     if (lite_note.empty()) {
-      auto object = EnsureLiteExt(req, setup, *identity, lite.include_dir, c.cache_root, timeout);
+      auto object = EnsureLiteExt(req, setup, identity, lite.include_dir, c.cache_root, timeout);
       lite.link_object = object ? *object : "";
       lite.defines = LiteExtDefines(*source);
-      auto lite_key = object ? BuildKey(req, setup, *source, *identity, lite) : Result<KeyHasher>(Error{object.error()});
+      auto lite_key = object ? BuildKey(req, setup, *source, identity, lite) : Result<KeyHasher>(Error{object.error()});
       if (!lite_key) {
         lite_note = lite_key.error();
       } else {

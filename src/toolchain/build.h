@@ -30,6 +30,14 @@ namespace kvault {
 // A source the compiler rejects, or a compile that runs past `timeout`, is ok=false.
 Result<BuildResult> BuildExtension(const BuildRequest& request, std::chrono::milliseconds timeout);
 
+// Makes the one-time cache entries that builds like `like` use (the lite extension
+// build's object, toolchain/lite_ext.h), under the same entry and lock as those builds,
+// so that the first candidate's build does not wait for it. `like.source_path` is not
+// read. Error when no such entry applies (the lite build is off, or not for this
+// compiler or kind) or it cannot be made; the builds then report what they find, as
+// without it.
+Status PrepareExtensionBuilds(const BuildRequest& like, std::chrono::milliseconds timeout);
+
 // The portability headers' directory used when the request names none:
 // $KVAULT_SOURCE_ROOT/include_hip, else <source root at build time>/include_hip.
 std::string DefaultIncludeHipDir();

@@ -181,6 +181,30 @@ TEST_F(LiteExtTest, WhatExcludesASource) {
   EXPECT_EQ(cc.Calls(), 1);  // the full build only: no lite object was made
 }
 
+TEST_F(LiteExtTest, PreparingMakesTheObjectTheFirstBuildThenShares) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  UseCompiler(cc);
+  BuildRequest like = Request();
+  like.source_path = work_->Join("no-such-source.cpp");  // not read
+  ASSERT_TRUE(PrepareExtensionBuilds(like, kTimeout).ok());
+  EXPECT_EQ(cc.Calls(), 1);  // the lite object only
+  ASSERT_TRUE(PrepareExtensionBuilds(like, kTimeout).ok());
+  EXPECT_EQ(cc.Calls(), 1);  // made once
+  auto built = BuildExtension(Request(), kTimeout);
+  ASSERT_TRUE(built.ok() && built->ok) << (built.ok() ? built->diagnostics : built.error());
+  EXPECT_TRUE(built->lite_ext) << built->lite_ext_note;
+  EXPECT_EQ(cc.Calls(), 2);  // the candidate alone
+
+  BuildRequest native = like;
+  native.kind = SourceKind::kNative;
+  EXPECT_FALSE(PrepareExtensionBuilds(native, kTimeout).ok());
+  setenv("KVAULT_LITE_EXT", "0", 1);
+  auto off = PrepareExtensionBuilds(like, kTimeout);
+  ASSERT_FALSE(off.ok());
+  EXPECT_TRUE(Has(off.error(), "turned off")) << off.error();
+  EXPECT_EQ(cc.Calls(), 2);
+}
+
 TEST_F(LiteExtTest, AFailedObjectIsKeptAndTheFullBuildRuns) {
   FakeCompiler cc(FakeCompiler::kWritesOutput, "fakecc (KernelVault test) 9.9.9", "lite.cc");
   UseCompiler(cc);
