@@ -100,16 +100,21 @@ def from_store(db, run):
 
 
 def from_log(log, run):
-    """The attempts eval's progress lines name ("[k/N] task <- file: status"), without
-    seconds or phases: for a step stopped by its limit that re-verified repeated contents
-    (--force), of which the store keeps one record per content."""
+    """The attempts eval's progress lines name ("[k/N 0m44s, ~1m02s left] task <- file:
+    status[: message]"; older engines wrote "[k/N]"), without seconds or phases: for a
+    step stopped by its limit that re-verified repeated contents (--force), of which the
+    store keeps one record per content. Each carries the time it was printed at, when
+    the line has it."""
     import re
-    line = re.compile(r"^\[\d+/\d+\] \S+ <- (\S+): (\w+)( \(recorded earlier\))?$")
+    line = re.compile(r"^\[\d+/\d+(?: (\d+)m(\d+)s)?[^\]]*\] \S+ <- (\S+): (\w+)(.*)$")
     attempts = []
     for text in Path(log).read_text(errors="replace").splitlines():
         m = line.match(text.strip())
-        if m and not m.group(3):
-            attempts.append({"candidate": m.group(1), "status": m.group(2)})
+        if m and "(recorded earlier)" not in m.group(5):
+            a = {"candidate": m.group(3), "status": m.group(4)}
+            if m.group(1):
+                a["at_s"] = int(m.group(1)) * 60 + int(m.group(2))
+            attempts.append(a)
     return {"run": run, "attempts": attempts, "from_log": True}
 
 

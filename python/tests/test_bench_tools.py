@@ -45,15 +45,20 @@ def test_a_step_counts_each_candidate_once(tmp_path):
 def test_a_stopped_forced_step_is_counted_from_its_progress_lines(tmp_path):
     summarize = _module("summarize_throughput")
     log = tmp_path / "warm.log"
-    log.write_text("kvault eval: 4 candidate(s) for 15 task(s) on backend cuda, 14 lane(s), run 'w'\n"
-                   "[1/4] relu <- relu.v000.cu: passed\n"
-                   "[2/4] relu <- relu.v001.cu: passed\n"
-                   "[3/4] relu <- relu.v000.cu: passed (recorded earlier)\n"
-                   "[4/4] relu <- relu.wrong-v003.cu: mismatch\n")
+    # Today's lines carry the elapsed time and a failure's message; older engines' did not.
+    log.write_text("kvault eval: 5 candidate(s) for 15 task(s) on backend cuda, 14 lane(s), run 'w'\n"
+                   "[1/5] relu <- relu.v000.cu: passed\n"
+                   "[2/5 0m25s, ~1m26s left] relu <- relu.v001.cu: passed\n"
+                   "[3/5 0m28s, ~0m40s left] relu <- relu.v000.cu: passed (recorded earlier)\n"
+                   "[4/5 1m02s, ~0m15s left] relu <- relu.wrong-v003.cu: mismatch: case default seed 1: output\n"
+                   "kvault: no worker zygote (the zygote ended); starting workers from scratch\n"
+                   "[5/5 1m10s] relu <- relu.v004.cu: passed\n")
     data = summarize.from_log(str(log), "w")
-    assert [a["candidate"] for a in data["attempts"]] == ["relu.v000.cu", "relu.v001.cu", "relu.wrong-v003.cu"]
+    assert [a["candidate"] for a in data["attempts"]] == ["relu.v000.cu", "relu.v001.cu", "relu.wrong-v003.cu",
+                                                          "relu.v004.cu"]
+    assert [a.get("at_s") for a in data["attempts"]] == [None, 25, 62, 70]
     row = summarize.step_summary("w", json.loads(json.dumps(data)), 30.0, 124, {})
-    assert row["candidates"] == 3 and row["statuses"] == {"passed": 2, "mismatch": 1}
+    assert row["candidates"] == 4 and row["statuses"] == {"passed": 3, "mismatch": 1}
     assert row["latency_p50_s"] is None  # the lines carry no seconds
 
 
@@ -83,3 +88,4 @@ def test_worker_profile_splits_a_workers_first_run_from_later_ones(tmp_path, mon
     table = report.table(rows)
     assert "| run#2+ | 4 |" in table and "| run#1 | 2 |" in table
     assert "run#1: 2 requests" in report.functions(rows, "run#1", 5, "tottime")
+
