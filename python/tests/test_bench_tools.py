@@ -89,3 +89,58 @@ def test_worker_profile_splits_a_workers_first_run_from_later_ones(tmp_path, mon
     assert "| run#2+ | 4 |" in table and "| run#1 | 2 |" in table
     assert "run#1: 2 requests" in report.functions(rows, "run#1", 5, "tottime")
 
+
+# A stand-in for a KernelBench checkout: what the harness calls, with the arguments
+# KernelBench's batch evaluation passes, and a utils module that imports an LLM client.
+_FAKE_KERNELBENCH_EVAL = '''
+import os
+class Result:
+    def __init__(self, **fields): self.__dict__.update(fields)
+def build_compile_cache(custom_model_src, verbose, build_dir):
+    os.makedirs(build_dir, exist_ok=True)
+    with open(os.path.join(build_dir, "built-for"), "w") as f:
+        f.write(os.environ.get("TORCH_CUDA_ARCH_LIST", ""))
+    return ("BROKEN" not in custom_model_src, "", "nvcc said no" if "BROKEN" in custom_model_src else None)
+def eval_kernel_against_ref(original_model_src, custom_model_src, build_dir, device, **kw):
+    assert (kw["num_correct_trials"], kw["num_perf_trials"], kw["measure_performance"]) == (5, 100, True)
+    assert "class Model" in original_model_src
+    if "CRASH" in custom_model_src:
+        os._exit(3)
+    built = os.path.exists(os.path.join(build_dir, "built-for"))
+    ok = built and "BROKEN" not in custom_model_src
+    return Result(compiled=ok, correctness=ok and "WRONG" not in custom_model_src, runtime=1.5,
+                  ref_runtime=3.0, metadata={"built_before": built})
+'''
+
+
+def test_the_kernelbench_harness_builds_then_evaluates_each_candidate(tmp_path):
+    import subprocess
+    import sys
+    kb = tmp_path / "kb" / "src" / "kernelbench"
+    kb.mkdir(parents=True)
+    (kb / "__init__.py").write_text("")
+    (kb / "utils.py").write_text("from openai import OpenAI\nimport os\n"
+                                 "def set_gpu_arch(a): os.environ['TORCH_CUDA_ARCH_LIST'] = ';'.join(a)\n")
+    (kb / "eval.py").write_text(_FAKE_KERNELBENCH_EVAL)
+    tasks, cands = tmp_path / "tasks", tmp_path / "cands"
+    tasks.mkdir(), cands.mkdir()
+    for t in ("a", "b"):
+        (tasks / f"{t}.py").write_text("class Model: pass\n")
+    for name, text in {"a.s0": "", "a.s1": "WRONG", "b.s0": "BROKEN", "b.s1": "CRASH"}.items():
+        (cands / f"{name}.py").write_text(f"# {text}\nclass ModelNew: pass\n")
+    out = tmp_path / "kb.json"
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "kernelbench_harness.py"),
+                          "--kernelbench", str(tmp_path / "kb"), "--tasks", str(tasks), "--candidates", str(cands),
+                          "--out", str(out), "--cpu-workers", "2", "--timeout", "60"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    data = json.loads(out.read_text())
+    by = {r["candidate"]: r for r in data["results"]}
+    assert by["a.s0.py"]["built"] and by["a.s0.py"]["correct"] and by["a.s0.py"]["metadata"]["built_before"] == "True"
+    assert by["a.s1.py"]["compiled"] and not by["a.s1.py"]["correct"]
+    assert not by["b.s0.py"]["built"] and by["b.s0.py"]["build_error"] == "nvcc said no"
+    assert not by["b.s0.py"]["compiled"] and by["b.s0.py"]["answered"]
+    assert not by["b.s1.py"]["correct"] and "process died (exit 3)" in by["b.s1.py"]["error"]
+    assert by["b.s1.py"]["seconds"] < 30  # not held until the timeout
+    assert data["summary"]["unanswered"] == [] and data["summary"]["correct"] == 1
+    assert (tmp_path / "kernelbench-build" / "a.s0" / "built-for").read_text() == "Hopper"
