@@ -1,6 +1,5 @@
 #include "engine/batch.h"
 
-#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -46,7 +45,7 @@ struct AheadBuilds {
 
 // Queues the builds of every compiled candidate the lanes will verify, and the
 // KernelBench files whose load_inline calls are to be noted and built, in job order,
-// after the one-time entries of their toolchain when any of them is an extension,
+// after their toolchain's one-time entries when there are KernelBench files,
 // on settings.compile_jobs threads; no pool when there is nothing to build ahead or
 // no pool is wanted. Anything that stops a request from being made here (no hello
 // answer) is left to the lanes, which report it as they always did.
@@ -80,9 +79,9 @@ AheadBuilds StartAheadBuilds(const std::vector<EvalJob>& jobs, const EngineOptio
   AheadBuilds ahead;
   const int pool_threads = inline_files.empty() ? std::min<int>(threads, static_cast<int>(requests.size())) : threads;
   ahead.pool = std::make_unique<CompilePool>(pool_threads, BuildExtension);
-  const bool extensions = !inline_files.empty() ||
-      std::any_of(requests.begin(), requests.end(), [](const BuildRequest& r) { return r.kind == SourceKind::kTorchExtension; });
-  if (auto like = TypicalExtensionRequest(options, *hello); extensions && like)
+  // A KernelBench file's first build waits for its record; an extension candidate's
+  // starts at once and makes the object itself, so only the files need it made first.
+  if (auto like = TypicalExtensionRequest(options, *hello); !inline_files.empty() && like)
     ahead.pool->Prepare(*like, options.timeouts.compile);
   for (const BuildRequest& r : requests) ahead.pool->Submit(r, options.timeouts.compile);
   if (!inline_files.empty()) {
