@@ -20,31 +20,31 @@ CompilePool::~CompilePool() {
 }
 
 void CompilePool::Submit(const BuildRequest& request, std::chrono::milliseconds timeout, Claim claim) {
-  const std::string id = BuildRequestIdentity(request);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || jobs_.count(id)) return;
-    auto job = std::make_shared<Job>();
-    job->request = request;
-    job->timeout = timeout;
-    job->claim = claim;
-    jobs_[id] = job;
-    queue_.push_back(id);
-  }
-  queued_.notify_one();
+  auto job = std::make_shared<Job>();
+  job->request = request;
+  job->timeout = timeout;
+  job->claim = claim;
+  Enqueue(BuildRequestIdentity(request), std::move(job), /*ahead=*/false);
 }
 
 void CompilePool::Prepare(const BuildRequest& like, std::chrono::milliseconds timeout) {
-  const std::string id = "prepare " + BuildRequestIdentity(like);
+  if (!prepare_) return;
+  auto job = std::make_shared<Job>();
+  job->request = like;
+  job->timeout = timeout;
+  job->prepare = true;
+  Enqueue("prepare " + BuildRequestIdentity(like), std::move(job), /*ahead=*/true);
+}
+
+void CompilePool::Enqueue(const std::string& id, std::shared_ptr<Job> job, bool ahead) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || !prepare_ || jobs_.count(id)) return;
-    auto job = std::make_shared<Job>();
-    job->request = like;
-    job->timeout = timeout;
-    job->prepare = true;
-    jobs_[id] = job;
-    queue_.push_front(id);
+    if (stopping_ || jobs_.count(id)) return;
+    jobs_[id] = std::move(job);
+    if (ahead)
+      queue_.push_front(id);
+    else
+      queue_.push_back(id);
   }
   queued_.notify_one();
 }

@@ -74,6 +74,8 @@ class CompilePool {
     bool started = false, finished = false;
     std::optional<Result<BuildResult>> result;
   };
+  // Queues `job` under `id` (at the head when `ahead`) unless the pool stops or has it.
+  void Enqueue(const std::string& id, std::shared_ptr<Job> job, bool ahead);
   void Work();
 
   BuildFunction build_;
