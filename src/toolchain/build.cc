@@ -270,6 +270,10 @@ std::string LiteDir(const BuildRequest& req) {
   return req.include_lite_dir.empty() ? DefaultIncludeLiteDir() : req.include_lite_dir;
 }
 
+std::string CacheRoot(const BuildRequest& req) {
+  return req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir;
+}
+
 }  // namespace
 
 Status PrepareExtensionBuilds(const BuildRequest& like, std::chrono::milliseconds timeout) {
@@ -278,8 +282,7 @@ Status PrepareExtensionBuilds(const BuildRequest& like, std::chrono::millisecond
   if (!toolchain) return Error{toolchain.error()};
   const std::string lite_dir = LiteDir(like);
   if (std::string why = LiteExtExcluded(like, toolchain->setup, "", lite_dir); !why.empty()) return Error{why};
-  const std::string cache_root = like.cache_dir.empty() ? DefaultCacheDir() : like.cache_dir;
-  auto object = EnsureLiteExt(like, toolchain->setup, toolchain->identity, lite_dir, cache_root, timeout);
+  auto object = EnsureLiteExt(like, toolchain->setup, toolchain->identity, lite_dir, CacheRoot(like), timeout);
   if (!object) return Error{object.error()};
   return Status::Ok();
 }
@@ -295,7 +298,7 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   auto key = BuildKey(req, setup, *source, identity);
   if (!key) return Error{key.error()};
   const BuildContext c{req, setup, *source, identity,
-                       req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir, timeout, start};
+                       CacheRoot(req), timeout, start};
 
   // The lite extension build first; a source the lite headers do not compile is built
   // again the full way, and the record says why.
