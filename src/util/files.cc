@@ -67,6 +67,28 @@ Result<std::string> ReadFile(const std::string& path) {
   }
 }
 
+Result<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return OsError("cannot open", path, errno);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return OsError("cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return Error{path + ": not a regular file"};
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes)
+    return Error{path + ": " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
+                 " expected at most"};
+  std::string out(static_cast<size_t>(size), '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return OsError("cannot read", path, errno);
+    if (n == 0) return Error{path + ": shorter than its size while read"};
+    got += static_cast<size_t>(n);
+  }
+  return out;
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   std::string dir = DirName(path);
   std::random_device rd;

@@ -6,6 +6,7 @@
 //   auto lock = FileLock::Acquire(entry_dir + ".lock");   // one process computes
 //   if (!FileExists(entry)) WriteFileAtomic(entry, Compute());
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,10 @@
 namespace kvault {
 
 Result<std::string> ReadFile(const std::string& path);
+
+// The whole of `path` when it is a regular file (not a symlink, FIFO or device) of at
+// most `max_bytes`: for files an untrusted process wrote, which may be anything.
+Result<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes);
 
 // Replaces `path` with `contents` so that readers see either the old file or the whole
 // new one: writes a temporary file in the same directory, fsyncs it, renames it over

@@ -1,6 +1,7 @@
 #include "util/files.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,29 @@ TEST(FilesTest, WriteAtomicIntoMissingDirFails) {
   Status s = WriteFileAtomic("/nonexistent/kvault/x", "y");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().find("/nonexistent/kvault/x"), std::string::npos);
+}
+
+// Files an untrusted process wrote: only regular files, only up to the size expected.
+TEST(FilesTest, ReadRegularFileRefusesWhatIsNotAPlainFileOfTheExpectedSize) {
+  auto dir = TempDir::Create("", "kvault-files");
+  ASSERT_TRUE(dir) << dir.error();
+  const std::string path = dir->Join("out.kvt");
+  ASSERT_TRUE(WriteFileAtomic(path, "0123456789"));
+  auto whole = ReadRegularFile(path, 10);
+  ASSERT_TRUE(whole) << whole.error();
+  EXPECT_EQ(*whole, "0123456789");
+  auto too_large = ReadRegularFile(path, 9);
+  ASSERT_FALSE(too_large);
+  EXPECT_NE(too_large.error().find("more than the 9"), std::string::npos) << too_large.error();
+  const std::string link = dir->Join("link.kvt");
+  fs::create_symlink(path, link);
+  EXPECT_FALSE(ReadRegularFile(link, 100));  // a link could point anywhere
+  const std::string fifo = dir->Join("fifo.kvt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto from_fifo = ReadRegularFile(fifo, 100);  // would block a plain read for ever
+  ASSERT_FALSE(from_fifo);
+  EXPECT_NE(from_fifo.error().find("not a regular file"), std::string::npos) << from_fifo.error();
+  EXPECT_FALSE(ReadRegularFile(dir->Join("missing.kvt"), 100));
 }
 
 TEST(FilesTest, LargeFile) {
