@@ -6,6 +6,11 @@
 #include <cstring>
 #include <memory>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace kvault {
 namespace {
 
@@ -22,6 +27,53 @@ constexpr uint32_t kRound[64] = {
     0xc67178f2};
 
 inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+#if defined(__x86_64__)
+// The x86 SHA extensions (with SSSE3 and SSE4.1 for the shuffles): about 6x the
+// portable rounds, which matters where the engine checks the digest of every timed
+// sample's output (docs/timing.md). Chosen at run time, so portable binaries keep
+// working on CPUs without them.
+bool HasShaExtensions() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1)) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 29)) != 0;  // CPUID.(EAX=7,ECX=0):EBX.SHA
+}
+
+__attribute__((target("sha,ssse3,sse4.1"))) void BlocksWithShaExtensions(uint32_t* h, const uint8_t* p,
+                                                                         size_t blocks) {
+  // The state as the instructions want it: (A, B, E, F) and (C, D, G, H).
+  __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)), 0xB1);
+  __m128i state1 = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 4)), 0x1B);
+  __m128i state0 = _mm_alignr_epi8(tmp, state1, 8);
+  state1 = _mm_blend_epi16(state1, tmp, 0xF0);
+  const __m128i big_endian = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  for (; blocks > 0; --blocks, p += 64) {
+    const __m128i abef = state0, cdgh = state1;
+    __m128i w[4];
+    for (int i = 0; i < 4; ++i)
+      w[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i)), big_endian);
+    for (int i = 0; i < 16; ++i) {
+      if (i >= 4) {  // the schedule's next four words from the last sixteen
+        __m128i next = _mm_sha256msg1_epu32(w[i % 4], w[(i + 1) % 4]);
+        next = _mm_add_epi32(next, _mm_alignr_epi8(w[(i + 3) % 4], w[(i + 2) % 4], 4));
+        w[i % 4] = _mm_sha256msg2_epu32(next, w[(i + 3) % 4]);
+      }
+      __m128i msg = _mm_add_epi32(w[i % 4], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound + 4 * i)));
+      state1 = _mm_sha256rnds2_epu32(state1, state0, msg);
+      state0 = _mm_sha256rnds2_epu32(state0, state1, _mm_shuffle_epi32(msg, 0x0E));
+    }
+    state0 = _mm_add_epi32(state0, abef);
+    state1 = _mm_add_epi32(state1, cdgh);
+  }
+  tmp = _mm_shuffle_epi32(state0, 0x1B);
+  state1 = _mm_shuffle_epi32(state1, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h), _mm_blend_epi16(tmp, state1, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 4), _mm_alignr_epi8(state1, tmp, 8));
+}
+
+const bool kShaExtensions = HasShaExtensions();
+#endif
 
 void PutU64Le(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -102,6 +154,13 @@ void Sha256::Update(const void* data, size_t size) {
     Block(buf_.data());
     buf_len_ = 0;
   }
+#if defined(__x86_64__)
+  if (kShaExtensions && size >= 64) {
+    BlocksWithShaExtensions(h_.data(), p, size / 64);
+    p += size / 64 * 64;
+    size %= 64;
+  }
+#endif
   for (; size >= 64; p += 64, size -= 64) Block(p);
   std::memcpy(buf_.data(), p, size);
   buf_len_ = size;
