@@ -55,7 +55,7 @@ def phase_table(records, key="phases", extra=None):
 
 
 # Parts of a turn that its members share (a group turn, docs/timing.md): counted once per turn.
-TURN_SHARED = ("drain", "start", "sampling", "sampling_compare")
+TURN_SHARED = ("drain", "start", "sampling", "sampling_compare", "compare")
 
 
 def turn_table(records):

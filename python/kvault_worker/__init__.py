@@ -4,4 +4,4 @@ Started as `python -m kvault_worker`; speaks the line-JSON protocol of
 docs/worker-protocol.md over the fds named in KVAULT_WORKER_FDS.
 """
 
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9

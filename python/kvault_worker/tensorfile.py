@@ -6,6 +6,7 @@ Writing is two steps so that failures are attributed correctly:
 errors to whoever produced the value); `write(path, captured)` only does file I/O
 and replaces `path` atomically. `read(path)` is the inverse, used by the tests.
 """
+import hashlib
 import json
 import math
 import os
@@ -103,8 +104,11 @@ def _align(n):
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def write(path, captured):
-    """Writes the file; replaces `path` only once it is complete."""
+def write(path, captured, sha256=False):
+    """Writes the file; replaces `path` only once it is complete. With `sha256`,
+    returns the SHA-256 (hex) of the bytes written, taken from memory as they are
+    written: what the file held when this call made it, whatever happens to it later."""
+    digest = hashlib.sha256() if sha256 else None
     records, offset = [], 0
     for record in captured.records:
         records.append(dict(record, offset=offset))
@@ -115,14 +119,19 @@ def write(path, captured):
     tmp = "%s.tmp%d" % (path, os.getpid())
     try:
         with open(tmp, "wb") as f:
-            f.write(MAGIC)
-            f.write(struct.pack("<Q", len(header)))
-            f.write(header)
-            f.write(b"\0" * (data_start - f.tell()))
+            def put(data):
+                f.write(data)
+                if digest is not None:
+                    digest.update(data)
+            put(MAGIC)
+            put(struct.pack("<Q", len(header)))
+            put(header)
+            put(b"\0" * (data_start - f.tell()))
             for record, tensor in zip(records, captured.tensors):
-                f.write(b"\0" * (data_start + record["offset"] - f.tell()))
-                f.write(raw_bytes(tensor))
+                put(b"\0" * (data_start + record["offset"] - f.tell()))
+                put(raw_bytes(tensor))
         os.replace(tmp, path)
+        return digest.hexdigest() if digest is not None else None
     except BaseException:
         try:
             os.unlink(tmp)

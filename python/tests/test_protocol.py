@@ -21,7 +21,7 @@ def get_inputs():
 def test_hello_reports_environment_and_build(start_worker):
     client = start_worker(backend=None)
     hello = client.call("hello", backend="cpu", device_index=0)
-    assert hello["ok"] and hello["protocol"] == PROTOCOL_VERSION == 8
+    assert hello["ok"] and hello["protocol"] == PROTOCOL_VERSION == 9
     assert hello["torch"] and hello["python"].count(".") == 2
     assert hello["device"]["backend"] == "cpu" and hello["device"]["arch"] == os.uname().machine
     build = hello["build"]

@@ -1,6 +1,7 @@
 """The timer: statistics and stopping rule on synthetic samples, interleaved rounds
 with fake sides, flush sizing, and the time_start/time_sample/time_finish ops end to
 end on the CPU backend."""
+import hashlib
 import math
 
 import pytest
@@ -333,6 +334,8 @@ def test_one_side_round_trip(shared_worker, tmp_path):
             sample_out = str(tmp_path / ("%s-sample%d.kvt" % (side, k)))
             sample = shared_worker.call("time_sample", method="monotonic_clock", seed=77 + k, out=sample_out)
             assert sample["ok"] and sample["inputs_modified"] is False, sample
+            # The digest of what was written, which the engine checks the file against.
+            assert sample["out_sha256"] == hashlib.sha256(open(sample_out, "rb").read()).hexdigest()
             if side == "candidate":
                 assert sample["ms"] >= 4.0  # it sleeps 4 ms
             outputs[(side, k)], _ = tensorfile.read(sample_out)

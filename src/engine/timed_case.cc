@@ -12,8 +12,10 @@
 #include "engine/output_check.h"
 #include "engine/output_handoff.h"
 #include "engine/output_layout.h"
+#include "engine/sample_comparisons.h"
 #include "engine/timing_statistics.h"
 #include "engine/worker_outcome.h"
+#include "util/files.h"
 #include "worker/protocol.h"
 
 namespace kvault {
@@ -27,6 +29,9 @@ constexpr size_t kComparedPerRound = 3;
 // it (outputs of about 800 MiB a call) timed samples are not compared (docs/timing.md,
 // "Known limits").
 constexpr uintmax_t kKeptSampleBytes = uintmax_t{8} << 30;
+// A candidate's sample output file is read only up to twice the reference's plus this;
+// larger is not the reference's output, and would cost memory.
+constexpr uintmax_t kReadSlackBytes = 1 << 20;
 // Added to the spread of the reference's overhead in the engine clock's bound
 // (TimingSettings::clock_slack): below timer resolution on any host.
 constexpr double kClockFloorMs = 0.02;
@@ -114,6 +119,8 @@ struct CandidateSide {
   SideSamples samples;
   bool clock_blind = false;            // BoundByEngineClock could not have seen a 2x forgery
   int compared = 0;                    // sample outputs compared
+  // The current round's sample output files: the SHA-256 its worker said each holds.
+  std::vector<std::string> written;
   std::unique_ptr<FrozenTree> frozen;  // its processes, stopped while another side is timed
   bool active() const { return !member->timed.failure; }
   DeviceSession& session() const { return *member->session; }
@@ -179,14 +186,28 @@ class CaseTimer {
   // How the round's sample outputs reach the comparison: kept on the device by every
   // side, written to files, or (too large to keep) not at all; row["samples_on"].
   void ChooseSampleOutputs();
-  // Compares the round's sample outputs of every candidate with the reference's (all,
-  // or kComparedPerRound drawn at random when they are large) and removes them.
-  bool CompareRound(int round, uint64_t nonce);
+  // Outputs in files (docs/timing.md, "Outputs compared behind the rounds"): what the
+  // candidate's worker says it wrote for sample `index` (`out_sha256`), kept to check the
+  // file against.
+  bool NoteWritten(CandidateSide& c, int index, const Json& reply);
+  // The round's outputs queued for comparison with the reference's files (all, or
+  // kComparedPerRound drawn when they are large); the files not queued removed.
+  void QueueRoundComparisons(int round);
+  // The comparisons finished (all of them with `wait`): a candidate whose output differs
+  // fails, naming its first differing sample.
+  void ApplyComparisons(bool wait);
+  // Outputs kept on the device: the round's of every candidate (all, or
+  // kComparedPerRound drawn at random when they are large) handed over and compared.
+  bool CompareKeptRound(int round, uint64_t nonce);
+  // The samples of a round compared: all when one output is at most kCompareAllBytes,
+  // else kComparedPerRound drawn after the round.
+  std::vector<int> ComparedSamples(uintmax_t output_bytes);
   // Sample `index` of the round: the outputs both sides kept handed over (on the device
   // when the reference offers and the candidate delivers, else files) and compared.
   bool CompareKeptSample(CandidateSide& c, int round, int index);
   std::string SamplePath(int side, int round, int index) const;
   int SamplesPerRound() const;
+  void RemoveSampleFiles(int round);
   // The offer a reference reply makes (its `handoff`), or none.
   DeviceOffer OfferIn(const Json& reference_reply);
   // A call of the reference's worker; on failure every member fails (nullopt).
@@ -240,6 +261,8 @@ class CaseTimer {
   std::string where_;
   std::mt19937_64 rng_;  // seeds of samples and which outputs are compared: never sent ahead
   std::vector<CandidateSide> sides_;  // the members' candidates, the leader's first
+  std::unique_ptr<SampleComparisons> comparisons_;  // outputs in files, behind the rounds
+  std::vector<uint64_t> nonces_;                    // per round sampled
   Json reference_warm_ = Json::object();
   SideSamples reference_samples_;
   std::string method_;
@@ -378,6 +401,14 @@ void CaseTimer::Measure(const std::function<std::vector<TurnMember*>()>& gather)
   // The re-checks need no quiet device: the next lane's turn may begin.
   if (holding_ && req_.turn.share) req_.turn.share();
   holding_ = false;
+  if (comparisons_) {  // what the rounds left to compare, beside the next turn
+    step_began_ = std::chrono::steady_clock::now();
+    ApplyComparisons(/*wait=*/true);
+    StepDone("compare");
+    for (CandidateSide& c : sides_) c.row()["samples_compared"] = c.compared;
+    comparisons_.reset();
+  }
+  for (int round = 0; round < static_cast<int>(nonces_.size()); ++round) RemoveSampleFiles(round);
   for (CandidateSide& c : sides_) {
     Json stages = stage_ms_;
     stages["prepare"] = c.member->prepared.ms;
@@ -525,14 +556,19 @@ std::string CaseTimer::SamplePath(int side, int round, int index) const {
 bool CaseTimer::SampleRounds() {
   const TimingSettings& t = req_.options.timing;
   ChooseSampleOutputs();
+  if (sample_outputs_ == SampleOutputs::kFiles)
+    comparisons_ = std::make_unique<SampleComparisons>(req_.tolerance, SampleComparisons::ThreadsFor(req_.options.backend));
   const StoppingRule rule = StoppingRule::From(t);
   const auto began = std::chrono::steady_clock::now();
   const int sides = 1 + static_cast<int>(sides_.size());
+  const int n = SamplesPerRound();
   int rounds = 0;
   double compare_ms = 0;  // of the rounds' time, comparing their samples' outputs
   StopReason stop = StopReason::kContinue;
   while (stop == StopReason::kContinue) {
     const uint64_t nonce = rng_();
+    nonces_.push_back(nonce);
+    for (CandidateSide& c : sides_) c.written.assign(n, std::string());
     for (int k = 0; k < sides; ++k) {
       const int side = (rounds + k) % sides;  // who goes first turns round by round
       if (side > 0 && !sides_[side - 1].active()) continue;
@@ -543,7 +579,14 @@ bool CaseTimer::SampleRounds() {
       if (c.active()) CheckAliasing(c, rounds);
     if (!AnyActive()) return false;
     const auto compare_began = std::chrono::steady_clock::now();
-    if (sample_outputs_ != SampleOutputs::kUnchecked && !CompareRound(rounds, nonce)) return false;
+    if (sample_outputs_ == SampleOutputs::kKept && !CompareKeptRound(rounds, nonce)) return false;
+    if (comparisons_) {
+      QueueRoundComparisons(rounds);
+      // On the CPU the comparison would take the cores the samples are timed on: each
+      // round's is done before the next round. On a GPU it runs beside the samples.
+      ApplyComparisons(/*wait=*/req_.options.backend == Backend::kCpu);
+      if (!AnyActive()) return false;
+    }
     compare_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compare_began).count();
     ++rounds;
     // The wall cap is per pair of sides: a turn of n candidates may sample (n + 1) / 2
@@ -560,7 +603,7 @@ bool CaseTimer::SampleRounds() {
   SetAll("rounds", rounds);
   SetAll("stop", std::string(ToString(stop)));
   for (CandidateSide& c : sides_) c.row()["samples_compared"] = c.compared;
-  stage_ms_["sampling_compare"] = compare_ms;
+  stage_ms_["sampling_compare"] = compare_ms;  // within the turn; the rest in "compare"
   return true;
 }
 
@@ -585,6 +628,8 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
     double clocked = 0;
     auto reply = ClockedCall(side, request.ToJson(), &clocked);
     if (!reply) return false;
+    if (side > 0 && sample_outputs_ == SampleOutputs::kFiles && !NoteWritten(sides_[side - 1], i, *reply))
+      return false;
     const Json ms = Field(*reply, protocol::field::kMs);
     if (!ms.is_number() || !std::isfinite(ms.get<double>()) || ms.get<double>() < 0) {
       FailSide(side, std::string("the ") + who + "'s worker sent no time for a sample");
@@ -657,29 +702,23 @@ void CaseTimer::ChooseSampleOutputs() {
   SetAll("samples_on", kNames[static_cast<int>(sample_outputs_)]);
 }
 
-bool CaseTimer::CompareRound(int round, uint64_t nonce) {
-  const int n = SamplesPerRound();
-  std::vector<int> chosen(n);
-  for (int i = 0; i < n; ++i) chosen[i] = i;
-  uintmax_t bytes = output_bytes_;
-  std::error_code size_error;
-  if (sample_outputs_ == SampleOutputs::kFiles) bytes = std::filesystem::file_size(SamplePath(0, round, 0), size_error);
-  if (size_error || bytes > kCompareAllBytes) {  // large outputs: some, at random, after the fact
+std::vector<int> CaseTimer::ComparedSamples(uintmax_t output_bytes) {
+  std::vector<int> chosen(SamplesPerRound());
+  for (int i = 0; i < static_cast<int>(chosen.size()); ++i) chosen[i] = i;
+  if (output_bytes > kCompareAllBytes) {  // large outputs: some, at random, after the fact
     std::shuffle(chosen.begin(), chosen.end(), rng_);
     chosen.resize(std::min<size_t>(chosen.size(), kComparedPerRound));
+    std::sort(chosen.begin(), chosen.end());
   }
+  return chosen;
+}
+
+bool CaseTimer::CompareKeptRound(int round, uint64_t nonce) {
+  const std::vector<int> chosen = ComparedSamples(output_bytes_);
   for (CandidateSide& c : sides_) {
     if (!c.active()) continue;
-    const int side = SideOf(c);
     for (int i : chosen) {
-      bool same = false;
-      if (sample_outputs_ == SampleOutputs::kKept) {
-        same = CompareKeptSample(c, round, i);
-      } else {
-        DeviceOffer none;  // written to files by both sides; the reference's stays for the next candidate
-        const OutputFiles files{.reference = SamplePath(0, round, i), .candidate = {SamplePath(side, round, i)}};
-        same = CompareTimedOutputs(c, none, Json::object(), files, "samples_on");
-      }
+      const bool same = CompareKeptSample(c, round, i);
       if (turn_over_) return false;  // the reference failed
       if (!same) {
         if (c.member->timed.failure)
@@ -691,11 +730,92 @@ bool CaseTimer::CompareRound(int round, uint64_t nonce) {
       ++c.compared;
     }
   }
+  RemoveSampleFiles(round);
+  return AnyActive();
+}
+
+bool CaseTimer::NoteWritten(CandidateSide& c, int index, const Json& reply) {
+  const Json sha256 = Field(reply, "out_sha256");
+  if (!sha256.is_string() || sha256.get<std::string>().size() != 64) {
+    FailCandidate(c, OutcomeStatus::kCrash,
+                  "the candidate's worker sent no digest of a timed sample's output (a forged reply)");
+    return false;
+  }
+  c.written[index] = sha256.get<std::string>();
+  return true;
+}
+
+void CaseTimer::QueueRoundComparisons(int round) {
+  std::error_code size_error;
+  const uintmax_t bytes = std::filesystem::file_size(SamplePath(0, round, 0), size_error);
+  std::vector<int> chosen = ComparedSamples(size_error ? kCompareAllBytes + 1 : bytes);
+  for (int i : chosen) {
+    std::shared_ptr<const TensorFile> reference;  // mapped once for every member
+    std::string unreadable;
+    const uintmax_t reference_bytes = std::filesystem::file_size(SamplePath(0, round, i), size_error);
+    for (CandidateSide& c : sides_) {
+      if (!c.active() || c.written[i].empty()) continue;
+      if (!reference && unreadable.empty()) {
+        auto opened = TensorFile::Open(SamplePath(0, round, i));
+        if (opened)
+          reference = std::make_shared<const TensorFile>(std::move(*opened));
+        else
+          unreadable = opened.error();
+      }
+      if (!reference) {
+        FailCandidate(c, OutcomeStatus::kInfraError, "reference output unreadable: " + unreadable);
+        continue;
+      }
+      const std::string path = SamplePath(SideOf(c), round, i);
+      comparisons_->Add({.side = SideOf(c), .round = round, .index = i, .reference = reference, .candidate = path,
+                         .most_bytes = 2 * reference_bytes + kReadSlackBytes,
+                         .sha256 = std::move(c.written[i])});
+      c.written[i].clear();  // queued: its job reads and removes the file
+    }
+  }
+  // What is not queued goes now; the reference's files stay mapped by the jobs.
   std::error_code ignored;
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < SamplesPerRound(); ++i) {
+    std::filesystem::remove(SamplePath(0, round, i), ignored);
+    for (CandidateSide& c : sides_)
+      if (!c.written[i].empty() || !c.active()) std::filesystem::remove(SamplePath(SideOf(c), round, i), ignored);
+  }
+}
+
+void CaseTimer::ApplyComparisons(bool wait) {
+  for (SampleComparisons::Done& done : comparisons_->Collect(wait)) {
+    CandidateSide& c = sides_[done.side - 1];
+    if (!c.active()) continue;  // failed already: its first failure stands
+    const std::string where = " (timed sample " + std::to_string(done.index) + " of round " +
+                              std::to_string(done.round) + ", inputs of seed " +
+                              std::to_string(SampleSeed(nonces_[done.round], done.index)) + ")";
+    if (done.altered) {
+      // Its worker wrote other bytes: a process of the candidate changed the file after.
+      FailCandidate(c, OutcomeStatus::kMismatch,
+                    "the output file of a timed call was changed after its worker wrote it" + where);
+      continue;
+    }
+    if (!done.report) {
+      FailCandidate(c, OutcomeStatus::kCrash, "candidate output unreadable: " + done.report.error() + where);
+      continue;
+    }
+    c.row()["recheck_max_abs_error"] =
+        std::max(done.report->max_abs_error, Number(c.row(), "recheck_max_abs_error", 0.0));
+    if (!done.report->match) {
+      c.row()["recheck"] = "mismatch";
+      FailCandidate(c, OutcomeStatus::kMismatch,
+                    "the output of a timed call differs from the reference: " + done.report->message + where);
+      continue;
+    }
+    ++c.compared;
+  }
+}
+
+void CaseTimer::RemoveSampleFiles(int round) {
+  std::error_code ignored;
+  for (int i = 0; i < SamplesPerRound(); ++i)
     for (int side = 0; side <= static_cast<int>(sides_.size()); ++side)
       std::filesystem::remove(SamplePath(side, round, i), ignored);
-  return AnyActive();
 }
 
 DeviceOffer CaseTimer::OfferIn(const Json& reference_reply) {

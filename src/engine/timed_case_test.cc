@@ -93,7 +93,8 @@ TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
   EXPECT_EQ(row["sensors_before"]["sm_mhz"], 1700);  // read in the warm-up
   EXPECT_EQ(row["sensors_after"]["sm_mhz"], 1980);
   EXPECT_EQ(row["reference_kept"], false);
-  for (const char* stage : {"prepare", "start", "sampling", "sampling_compare", "finish"}) EXPECT_TRUE(row["stage_ms"].contains(stage));
+  for (const char* stage : {"prepare", "start", "sampling", "sampling_compare", "compare", "finish"})
+    EXPECT_TRUE(row["stage_ms"].contains(stage)) << stage;
   std::vector<std::string> expected{
       "reference:time_start", "candidate:time_start",  // beside other lanes' work
       "gate:alone",                                      // the device to itself
@@ -128,6 +129,49 @@ TEST_F(TimedCaseTest, ATimedSampleThatDiffersIsAMismatch) {
   ASSERT_TRUE(t.failure);
   EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
   EXPECT_NE(t.failure->message.find("timed sample 0 of round 0"), std::string::npos) << t.failure->message;
+}
+
+// A candidate whose timed calls write wrong outputs and whose process puts them right
+// after each reply (outside the time the engine clocked): the files no longer hold what
+// its worker said it wrote, from the first sample on.
+TEST_F(TimedCaseTest, AnOutputPutRightAfterItsReplyIsStillAMismatch) {
+  fake_->candidate_sample_output = {0, 1, 5};
+  fake_->candidate_fixes_outputs_later = true;
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(t.failure->message.find("changed after its worker wrote it (timed sample 0 of round 0"), std::string::npos)
+      << t.failure->message;
+}
+
+// A worker that says it wrote other bytes than the file holds when the engine reads it
+// (the file was put right before the engine stopped the candidate's processes).
+TEST_F(TimedCaseTest, AnOutputFileChangedAfterItsWorkerWroteItIsAMismatch) {
+  fake_->candidate_sample_digest = std::string(64, 'a');
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kMismatch);
+  EXPECT_NE(t.failure->message.find("changed after its worker wrote it (timed sample 0 of round 0"), std::string::npos)
+      << t.failure->message;
+}
+
+// A worker that sends no digest of what it wrote is no worker of ours.
+TEST_F(TimedCaseTest, ASampleReplyWithoutADigestIsAForgedReply) {
+  fake_->candidate_sample_digest = "short";
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kCrash);
+  EXPECT_NE(t.failure->message.find("no digest"), std::string::npos) << t.failure->message;
+}
+
+// Sample outputs are read as files of about the reference's size only.
+TEST_F(TimedCaseTest, ASampleOutputThatIsNoPlainFileIsTheCandidatesCrash) {
+  fake_->candidate_sample_output = std::vector<float>(1 << 20, 1.0f);  // 4 MiB against 12 bytes
+  TimedCase t = Run();
+  ASSERT_TRUE(t.failure);
+  EXPECT_EQ(t.failure->status, OutcomeStatus::kCrash);
+  EXPECT_NE(t.failure->message.find("candidate output unreadable"), std::string::npos) << t.failure->message;
+  EXPECT_NE(t.failure->message.find("expected at most"), std::string::npos) << t.failure->message;
 }
 
 // A view of the input handed back by timed calls only: the values may be right, the

@@ -6,6 +6,7 @@
 #include "check/testing/tensor_file_writer.h"
 #include "engine/device_gate.h"
 #include "util/files.h"
+#include "util/sha256.h"
 #include "worker/fake_worker.h"
 #include "worker/protocol.h"
 
@@ -19,6 +20,18 @@ void WriteOutput(const std::string& path, const std::vector<float>& values) {
   TensorFileWriter w;
   w.SetTree(w.Add<float>({static_cast<int64_t>(values.size())}, values));
   ASSERT_TRUE(w.WriteTo(path));
+}
+
+// A time_sample reply of `ms` whose output, when asked for, is {0, 1, 2}.
+WorkerReply SampleReply(const Json& request, double ms) {
+  Json reply{{"ms", ms}, {"wall_ms", ms}, {"inputs_modified", false}};
+  if (request.contains("out")) {
+    TensorFileWriter w;
+    w.SetTree(w.Add<float>({3}, std::vector<float>{0, 1, 2}));
+    EXPECT_TRUE(w.WriteTo(request["out"]));
+    reply["out_sha256"] = Sha256Hex(w.Bytes());
+  }
+  return FakeWorker::Ok(reply);
 }
 
 class VerifierTest : public ::testing::Test {
@@ -87,8 +100,7 @@ class VerifierTest : public ::testing::Test {
     w.Handle("time_burst", [](const Json&) { return FakeWorker::Ok(); });  // a busy host's bursts
     w.Handle("time_sample", [this, side](const Json& r) {
       const double ms = *side == "reference" ? reference_ms_ : 1.0;
-      if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
-      return FakeWorker::Ok(Json{{"ms", ms}, {"wall_ms", ms}, {"inputs_modified", false}});
+      return SampleReply(r, ms);
     });
     w.Handle("time_finish", [](const Json& r) {
       if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
@@ -313,8 +325,7 @@ TEST_F(VerifierTest, SpeedupPlausibleAtItsRecheckKeepsItsSpeedTerm) {
     w.Handle("time_sample", [this, side](const Json& r) {
       // 400x at the first timing, 2x when timed again in the fresh worker.
       const double ms = *side == "reference" ? (timings_ > 1 ? 2.0 : 400.0) : 1.0;
-      if (r.contains("out")) WriteOutput(r["out"], {0, 1, 2});
-      return FakeWorker::Ok(Json{{"ms", ms}, {"wall_ms", ms}, {"inputs_modified", false}});
+      return SampleReply(r, ms);
     });
   };
   Verification v = Verify();

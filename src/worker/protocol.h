@@ -22,7 +22,7 @@ namespace protocol {
 // The protocol version this engine speaks. A worker's `hello` must report the same
 // (python/kvault_worker/__init__.py, PROTOCOL_VERSION). A change to a request or a
 // reply that a peer of the old version would misread or silently ignore raises both.
-inline constexpr int kVersion = 8;
+inline constexpr int kVersion = 9;
 
 // Requests' `op` (docs/worker-protocol.md, "Requests").
 namespace op {

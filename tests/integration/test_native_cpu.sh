@@ -26,7 +26,7 @@ t = json.load(open(sys.argv[1]))
 assert t["records"] >= 5, t                                  # the correct candidates' cases
 assert t["device_quiet"] == {"True": t["records"]}, t        # no other lane's run in flight
 assert set(t["warmup_ms"]) <= {"100", "10"}, t
-assert set(t["stage_ms_median"]) == {"prepare", "drain", "start", "sampling", "sampling_compare", "finish"}, t
+assert set(t["stage_ms_median"]) == {"prepare", "drain", "start", "sampling", "sampling_compare", "compare", "finish"}, t
 assert set(t["reference_kept"]) <= {"True", "False"}, t
 PY
 # The bench generator's wrong variants (bench/make_candidates.py --poke): a correct

@@ -59,8 +59,9 @@ class TimedCase:
         gc.collect()
 
 
-def write_output(path, captured):
+def write_output(path, captured, sha256=False):
+    """Writes `captured` to `path`; with `sha256`, returns the digest of what it wrote."""
     try:
-        write(path, captured)
+        return write(path, captured, sha256)
     except OSError as e:
         raise WorkerError(INTERNAL, "cannot write %s: %s" % (path, e)) from None

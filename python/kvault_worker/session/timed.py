@@ -125,12 +125,14 @@ class TimedRequests(SessionState):
         if out is not None:
             with attributed(side.kind, "the output of %s cannot be captured" % side.label):
                 value = captured(output) if side.kind == RUNTIME_ERROR else capture(output)
-            write_output(out, value)
+            written = write_output(out, value, sha256=True)
         if keep is not None:
             timed.kept_samples[keep] = device_copy(output, side.kind, side.label)
         check_integrity("timing")
         response = {"ms": sample.ms, "wall_ms": sample.wall_ms, "inputs_modified": modified,
                     "output_aliases": aliases}
+        if out is not None:
+            response["out_sha256"] = written
         if method == timers.GRAPH:
             response["graph_calls"] = side.graph.calls
         return response

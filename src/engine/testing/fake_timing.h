@@ -6,12 +6,14 @@
 // and time_finish, or keeping it (`keep_as`) until time_output hands it over. Tests only.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "check/testing/tensor_file_writer.h"
+#include "util/sha256.h"
 #include "worker/fake_worker.h"
 
 namespace kvault::testing {
@@ -29,6 +31,14 @@ struct FakeTiming {
   int candidate_graph_calls = -1;    // what the candidate's time_graph answers; < 0: as asked
   // What the candidate's timed samples write; empty: the reference's output.
   std::vector<float> candidate_sample_output;
+  // A candidate that makes its sample outputs right after their replies: at each later
+  // request of its timing, every output file it wrote before is rewritten with the
+  // reference's output (as a thread of its process could, beside the engine).
+  bool candidate_fixes_outputs_later = false;
+  std::vector<std::string> candidate_written;
+  // What the candidate's time_sample says the SHA-256 of its output file is; empty:
+  // the truth.
+  std::string candidate_sample_digest;
   // Each sample request of a side sleeps this long (the engine's clock sees it),
   // whatever the side reports.
   double reference_sleep_ms = 0, candidate_sleep_ms = 0;
@@ -58,10 +68,12 @@ struct FakeTiming {
   std::vector<Json> starts, finishes;  // every time_start and time_finish request
 };
 
-inline void WriteFloats(const std::string& path, const std::vector<float>& values) {
+// Writes `values` as a tensor file; returns the SHA-256 (hex) of its bytes.
+inline std::string WriteFloats(const std::string& path, const std::vector<float>& values) {
   TensorFileWriter w;
   w.SetTree(w.Add<float>({static_cast<int64_t>(values.size())}, values));
   (void)w.WriteTo(path);
+  return Sha256Hex(w.Bytes());
 }
 
 inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
@@ -95,13 +107,20 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     return FakeWorker::Ok(Json{{"graph_calls", calls}});
   });
   auto flushed = std::make_shared<bool>(false);  // the next sample is cold
-  w.Handle("time_flush", [t, flushed](const Json&) {
+  auto fix_earlier = [t, side] {
+    if (*side != "candidate" || !t->candidate_fixes_outputs_later) return;
+    for (const std::string& path : t->candidate_written)
+      if (std::filesystem::exists(path)) WriteFloats(path, t->reference_output);
+  };
+  w.Handle("time_flush", [t, flushed, fix_earlier](const Json&) {
+    fix_earlier();
     ++t->flushes;
     *flushed = true;
     return FakeWorker::Ok();
   });
   auto last_seed = std::make_shared<int64_t>(-2);
-  w.Handle("time_sample", [t, side, captured, flushed, last_seed](const Json& r) {
+  w.Handle("time_sample", [t, side, captured, flushed, last_seed, fix_earlier](const Json& r) {
+    fix_earlier();
     const std::string method = r.value("method", std::string());
     const bool ref = *side == "reference";
     const int64_t seed = r.value("seed", int64_t{-1});
@@ -120,13 +139,17 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
       sleep_ms += t->reference_sample_jitter_ms[t->samples % t->reference_sample_jitter_ms.size()];
     if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(sleep_ms * 1000)));
     const auto& out = ref || t->candidate_sample_output.empty() ? t->reference_output : t->candidate_sample_output;
-    if (r.contains("out")) WriteFloats(r["out"], out);
+    std::string digest;
+    if (r.contains("out")) digest = WriteFloats(r["out"], out);
+    if (r.contains("out") && !ref) t->candidate_written.push_back(r["out"]);
+    if (!ref && !t->candidate_sample_digest.empty()) digest = t->candidate_sample_digest;
     if (r.contains("keep_as")) t->kept[ref ? 0 : 1].push_back(r["keep_as"].get<int>());
     const double ms = ref ? t->reference_ms : t->candidate_ms;
     Json reply{{"ms", cold ? ms : ms / 2}, {"wall_ms", ms},
                {"inputs_modified", !ref && t->candidate_modifies_sampled_inputs},
                {"output_aliases", ref ? Json::array() : t->candidate_sample_aliases}};
     if (method == "cuda_graph") reply["graph_calls"] = *captured;
+    if (r.contains("out")) reply["out_sha256"] = digest;
     return FakeWorker::Ok(reply);
   });
   // A burst takes what its runs would on the device: the side's warm sleep each.
