@@ -198,7 +198,7 @@ class CaseTimer {
   void ApplyComparisons(bool wait);
   // Outputs kept on the device: the round's of every candidate (all, or
   // kComparedPerRound drawn at random when they are large) handed over and compared.
-  bool CompareKeptRound(int round, uint64_t nonce);
+  bool CompareKeptRound(int round);
   // The samples of a round compared: all when one output is at most kCompareAllBytes,
   // else kComparedPerRound drawn after the round.
   std::vector<int> ComparedSamples(uintmax_t output_bytes);
@@ -249,6 +249,11 @@ class CaseTimer {
   // The candidate's outputs of timed calls against the reference's (output_check.h);
   // false with the candidate's failure set when they differ or cannot be compared.
   // `where` names the row field that says where they were compared ("recheck_on").
+  // One comparison of a timed call's output, noted in the row; false with the candidate's
+  // mismatch set when it differs.
+  bool JudgeTimedOutput(CandidateSide& c, const CompareReport& cmp);
+  // Where a timed sample's failure happened, for its message.
+  std::string SampleWhere(int round, int index) const;
   bool CompareTimedOutputs(CandidateSide& c, DeviceOffer& offer, const Json& candidate_reply,
                            const OutputFiles& files, const char* where,
                            const std::function<void()>& device_done = {});
@@ -321,16 +326,23 @@ bool CaseTimer::CompareTimedOutputs(CandidateSide& c, DeviceOffer& offer, const 
   }
   Json& row = c.row();
   row[where] = got.on_device ? "device" : "files";
-  for (const CompareReport& cmp : got.calls) {
-    row["recheck_max_abs_error"] = std::max(cmp.max_abs_error, Number(row, "recheck_max_abs_error", 0.0));
-    if (!cmp.match) {
-      row["recheck"] = "mismatch";
-      FailCandidate(c, OutcomeStatus::kMismatch,
-                    "the output of a timed call differs from the reference: " + cmp.message);
-      return false;
-    }
-  }
+  for (const CompareReport& cmp : got.calls)
+    if (!JudgeTimedOutput(c, cmp)) return false;
   return true;
+}
+
+bool CaseTimer::JudgeTimedOutput(CandidateSide& c, const CompareReport& cmp) {
+  Json& row = c.row();
+  row["recheck_max_abs_error"] = std::max(cmp.max_abs_error, Number(row, "recheck_max_abs_error", 0.0));
+  if (cmp.match) return true;
+  row["recheck"] = "mismatch";
+  FailCandidate(c, OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
+  return false;
+}
+
+std::string CaseTimer::SampleWhere(int round, int index) const {
+  return " (timed sample " + std::to_string(index) + " of round " + std::to_string(round) + ", inputs of seed " +
+         std::to_string(SampleSeed(nonces_[round], index)) + ")";
 }
 
 PreparedCase CaseTimer::Prepare() {
@@ -579,7 +591,7 @@ bool CaseTimer::SampleRounds() {
       if (c.active()) CheckAliasing(c, rounds);
     if (!AnyActive()) return false;
     const auto compare_began = std::chrono::steady_clock::now();
-    if (sample_outputs_ == SampleOutputs::kKept && !CompareKeptRound(rounds, nonce)) return false;
+    if (sample_outputs_ == SampleOutputs::kKept && !CompareKeptRound(rounds)) return false;
     if (comparisons_) {
       QueueRoundComparisons(rounds);
       // On the CPU the comparison would take the cores the samples are timed on: each
@@ -713,7 +725,7 @@ std::vector<int> CaseTimer::ComparedSamples(uintmax_t output_bytes) {
   return chosen;
 }
 
-bool CaseTimer::CompareKeptRound(int round, uint64_t nonce) {
+bool CaseTimer::CompareKeptRound(int round) {
   const std::vector<int> chosen = ComparedSamples(output_bytes_);
   for (CandidateSide& c : sides_) {
     if (!c.active()) continue;
@@ -721,10 +733,7 @@ bool CaseTimer::CompareKeptRound(int round, uint64_t nonce) {
       const bool same = CompareKeptSample(c, round, i);
       if (turn_over_) return false;  // the reference failed
       if (!same) {
-        if (c.member->timed.failure)
-          c.member->timed.failure->message += " (timed sample " + std::to_string(i) + " of round " +
-                                              std::to_string(round) + ", inputs of seed " +
-                                              std::to_string(SampleSeed(nonce, i)) + ")";
+        if (c.member->timed.failure) c.member->timed.failure->message += SampleWhere(round, i);
         break;
       }
       ++c.compared;
@@ -751,16 +760,18 @@ void CaseTimer::QueueRoundComparisons(int round) {
   std::vector<int> chosen = ComparedSamples(size_error ? kCompareAllBytes + 1 : bytes);
   for (int i : chosen) {
     std::shared_ptr<const TensorFile> reference;  // mapped once for every member
+    uintmax_t reference_bytes = 0;
     std::string unreadable;
-    const uintmax_t reference_bytes = std::filesystem::file_size(SamplePath(0, round, i), size_error);
     for (CandidateSide& c : sides_) {
       if (!c.active() || c.written[i].empty()) continue;
       if (!reference && unreadable.empty()) {
         auto opened = TensorFile::Open(SamplePath(0, round, i));
-        if (opened)
+        if (opened) {
           reference = std::make_shared<const TensorFile>(std::move(*opened));
-        else
+          reference_bytes = std::filesystem::file_size(SamplePath(0, round, i), size_error);
+        } else {
           unreadable = opened.error();
+        }
       }
       if (!reference) {
         FailCandidate(c, OutcomeStatus::kInfraError, "reference output unreadable: " + unreadable);
@@ -786,9 +797,7 @@ void CaseTimer::ApplyComparisons(bool wait) {
   for (SampleComparisons::Done& done : comparisons_->Collect(wait)) {
     CandidateSide& c = sides_[done.side - 1];
     if (!c.active()) continue;  // failed already: its first failure stands
-    const std::string where = " (timed sample " + std::to_string(done.index) + " of round " +
-                              std::to_string(done.round) + ", inputs of seed " +
-                              std::to_string(SampleSeed(nonces_[done.round], done.index)) + ")";
+    const std::string where = SampleWhere(done.round, done.index);
     if (done.altered) {
       // Its worker wrote other bytes: a process of the candidate changed the file after.
       FailCandidate(c, OutcomeStatus::kMismatch,
@@ -799,12 +808,8 @@ void CaseTimer::ApplyComparisons(bool wait) {
       FailCandidate(c, OutcomeStatus::kCrash, "candidate output unreadable: " + done.report.error() + where);
       continue;
     }
-    c.row()["recheck_max_abs_error"] =
-        std::max(done.report->max_abs_error, Number(c.row(), "recheck_max_abs_error", 0.0));
-    if (!done.report->match) {
-      c.row()["recheck"] = "mismatch";
-      FailCandidate(c, OutcomeStatus::kMismatch,
-                    "the output of a timed call differs from the reference: " + done.report->message + where);
+    if (!JudgeTimedOutput(c, *done.report)) {
+      c.member->timed.failure->message += where;
       continue;
     }
     ++c.compared;

@@ -16,21 +16,18 @@ namespace {
 using testing::TensorFileWriter;
 
 // Writes a float32 tensor file with `values` to `path`.
-void WriteOutput(const std::string& path, const std::vector<float>& values) {
+// Writes `values` as a tensor file; returns the SHA-256 (hex) of its bytes.
+std::string WriteOutput(const std::string& path, const std::vector<float>& values) {
   TensorFileWriter w;
   w.SetTree(w.Add<float>({static_cast<int64_t>(values.size())}, values));
-  ASSERT_TRUE(w.WriteTo(path));
+  EXPECT_TRUE(w.WriteTo(path)) << path;
+  return Sha256Hex(w.Bytes());
 }
 
 // A time_sample reply of `ms` whose output, when asked for, is {0, 1, 2}.
 WorkerReply SampleReply(const Json& request, double ms) {
   Json reply{{"ms", ms}, {"wall_ms", ms}, {"inputs_modified", false}};
-  if (request.contains("out")) {
-    TensorFileWriter w;
-    w.SetTree(w.Add<float>({3}, std::vector<float>{0, 1, 2}));
-    EXPECT_TRUE(w.WriteTo(request["out"]));
-    reply["out_sha256"] = Sha256Hex(w.Bytes());
-  }
+  if (request.contains("out")) reply["out_sha256"] = WriteOutput(request["out"], {0, 1, 2});
   return FakeWorker::Ok(reply);
 }
 

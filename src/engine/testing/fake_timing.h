@@ -140,9 +140,11 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(sleep_ms * 1000)));
     const auto& out = ref || t->candidate_sample_output.empty() ? t->reference_output : t->candidate_sample_output;
     std::string digest;
-    if (r.contains("out")) digest = WriteFloats(r["out"], out);
-    if (r.contains("out") && !ref) t->candidate_written.push_back(r["out"]);
-    if (!ref && !t->candidate_sample_digest.empty()) digest = t->candidate_sample_digest;
+    if (r.contains("out")) {
+      digest = WriteFloats(r["out"], out);
+      if (!ref) t->candidate_written.push_back(r["out"]);
+      if (!ref && !t->candidate_sample_digest.empty()) digest = t->candidate_sample_digest;
+    }
     if (r.contains("keep_as")) t->kept[ref ? 0 : 1].push_back(r["keep_as"].get<int>());
     const double ms = ref ? t->reference_ms : t->candidate_ms;
     Json reply{{"ms", cold ? ms : ms / 2}, {"wall_ms", ms},
