@@ -35,6 +35,9 @@ struct BuildRequest {
   std::string cache_dir;
   // Appended to the compiler's flags (before the source file); part of the cache key.
   std::vector<std::string> extra_flags;
+  // Appended after PyTorch's libraries when linking (a load_inline call's
+  // extra_ldflags: -l<library>); part of the cache key.
+  std::vector<std::string> extra_link_flags;
   // The HIP portability headers (include_hip/). Default: "" = $KVAULT_SOURCE_ROOT/
   // include_hip, else <source root at build time>/include_hip.
   std::string include_hip_dir;

@@ -212,6 +212,7 @@ Result<CompileCommand> AssembleCommand(const BuildRequest& req, const CompilerSe
   Append(a, {"-shared", "-o", slots.output});
   if (*tool == Tool::kNvcc) Append(a, {"-cudart", "shared"});
   Append(a, LinkFlags(req.torch, req.backend, *tool));
+  Append(a, req.extra_link_flags);
   return cmd;
 }
 

@@ -1,0 +1,35 @@
+#pragma once
+// The compiler and linker flags a candidate asks for (a load_inline call's
+// extra_cflags, extra_cuda_cflags and extra_ldflags), made into argv entries the
+// engine may pass on. The engine runs these compilers itself, so a flag is never
+// trusted: each one must be on the allow-list of its compiler (optimisation, target
+// architecture, defines, warnings, floating-point and register options), anything
+// else is refused by name (docs/toolchains.md, "Flags a candidate may pass").
+// Response files (`@file`), wrappers, plugins, other compilers or linkers, include
+// and library paths, output and dump options are never on a list.
+//
+// What LLM-written files pass is normalised first, as PyTorch's own build reads it:
+// an entry is split at whitespace (PyTorch's ninja file joins the list with spaces,
+// so "" is no flag and "-O3 --use_fast_math" two), and a flag given twice counts
+// once. A flag whose value is a separate argument (`-Xcompiler -O3`, `-gencode
+// arch=...`, `-arch sm_90`) keeps it.
+#include <string>
+#include <vector>
+
+#include "toolchain/tools.h"
+#include "util/result.h"
+
+namespace kvault {
+
+// The compile flags of `given` for `tool` (g++ for extra_cflags, nvcc for
+// extra_cuda_cflags), normalised; Error "flag '<flag>' is not allowed for <tool>"
+// (the first refused one) or for a flag that needs a value and has none.
+Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vector<std::string>& given);
+
+// The link flags of `given` (extra_ldflags), normalised: libraries of the CUDA
+// toolkit and the C runtime by `-l<name>`. A `-L` folder is dropped when it is one
+// the compiler searches anyway (a CUDA toolkit's lib64 or the system's), refused
+// otherwise, as is anything else.
+Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::string>& given);
+
+}  // namespace kvault
