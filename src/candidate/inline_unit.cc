@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "toolchain/candidate_flags.h"
 #include "toolchain/flags.h"
 #include "util/strings.h"
 
@@ -76,7 +77,39 @@ std::string CodeOnly(const std::string& s) {
   return out;
 }
 
+// The call's flags, each list through its compiler's allow-list (CandidateCompileFlags,
+// CandidateLinkFlags); Error "extra_cuda_cflags: flag '...' is not allowed for nvcc".
+struct CheckedFlags {
+  std::vector<std::string> cflags, cuda_cflags, ldflags;
+};
+Result<CheckedFlags> CheckFlags(const Json& call) {
+  auto cflags = Strings(call, "extra_cflags");
+  auto cuda_cflags = Strings(call, "extra_cuda_cflags");
+  auto ldflags = Strings(call, "extra_ldflags");
+  for (const auto* r : {&cflags, &cuda_cflags, &ldflags})
+    if (!*r) return Error{r->error()};
+  CheckedFlags out;
+  auto host = CandidateCompileFlags(Tool::kCxx, *cflags);
+  if (!host) return Error{"extra_cflags: " + host.error()};
+  auto device = CandidateCompileFlags(Tool::kNvcc, *cuda_cflags);
+  if (!device) return Error{"extra_cuda_cflags: " + device.error()};
+  auto link = CandidateLinkFlags(*ldflags);
+  if (!link) return Error{"extra_ldflags: " + link.error()};
+  return CheckedFlags{std::move(*host), std::move(*device), std::move(*link)};
+}
+
 }  // namespace
+
+std::string RefusedInlineFlag(const Json& call) {
+  if (!call.is_object()) return "";
+  auto flags = CheckFlags(call);
+  return flags ? "" : flags.error();
+}
+
+bool IsIncludeLine(const std::string& line) {
+  static const std::regex kInclude(R"(\s*#\s*include\s*[<"][^>"]*[>"]\s*)");
+  return std::regex_match(line, kInclude);
+}
 
 bool DeclaresOnly(const std::string& cpp) {
   const std::string code = CodeOnly(cpp);
@@ -106,14 +139,13 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
   }
   auto cpp = Strings(call, "cpp_sources");
   auto cuda = Strings(call, "cuda_sources");
-  auto cflags = Strings(call, "extra_cflags");
-  auto cuda_cflags = Strings(call, "extra_cuda_cflags");
-  auto ldflags = Strings(call, "extra_ldflags");
   auto includes = Strings(call, "extra_include_paths");
-  for (const auto* r : {&cpp, &cuda, &cflags, &cuda_cflags, &ldflags, &includes})
+  for (const auto* r : {&cpp, &cuda, &includes})
     if (!*r) return Error{r->error()};
-  if (!ldflags->empty()) return Error{"extra_ldflags are left to PyTorch's build"};
-  if (!includes->empty()) return Error{"extra_include_paths are left to PyTorch's build"};
+  auto flags = CheckFlags(call);
+  if (!flags) return Error{flags.error()};
+  for (const std::string& path : *includes)
+    if (!Trim(path).empty()) return Error{"extra_include_paths are left to PyTorch's build"};
   if (call.contains("is_python_module") && call["is_python_module"] != true) return Error{"is_python_module=False is left to PyTorch's build"};
   const Json with_cuda = call.contains("with_cuda") ? call["with_cuda"] : Json();
   if (!with_cuda.is_null() && !with_cuda.is_boolean()) return Error{"malformed call: 'with_cuda'"};
@@ -130,7 +162,8 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
   if (cuda->empty()) {
     unit.language = "cpp";
     unit.source = Join(main_cpp, "\n");
-    unit.extra_flags = *cflags;
+    unit.extra_flags = flags->cflags;
+    unit.extra_link_flags = flags->ldflags;
     return unit;
   }
   for (const std::string& s : *cpp)
@@ -138,13 +171,22 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
       return Error{"cpp_sources define code beside cuda_sources: PyTorch compiles the two apart"};
   // main.cpp holds declarations and the bindings only: its host flags change nothing
   // they mean, but a flag that could (a define, an include path) is PyTorch's to apply.
-  for (const std::string& f : *cflags)
+  for (const std::string& f : flags->cflags)
     if (!IsUnitLocalFlag(f)) return Error{"extra_cflags '" + Truncate(f, 80) + "' beside cuda_sources are left to PyTorch's build"};
-  std::vector<std::string> cuda_cu{"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"};
-  cuda_cu.insert(cuda_cu.end(), cuda->begin(), cuda->end());
+  // The bindings follow cuda.cu's text, which defines what they bind; main.cpp's
+  // declarations stay out (only its #include lines come first), since a declaration
+  // that repeats a definition's default arguments is an error within one unit.
+  std::vector<std::string> unit_lines{"#include <torch/extension.h>"};
+  for (const std::string& s : *cpp)
+    for (const std::string& line : Split(s, '\n'))
+      if (IsIncludeLine(line)) unit_lines.push_back(line);
+  unit_lines.insert(unit_lines.end(), {"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"});
+  unit_lines.insert(unit_lines.end(), cuda->begin(), cuda->end());
+  unit_lines.insert(unit_lines.end(), bindings->begin(), bindings->end());
   unit.language = "cuda";
-  unit.source = Join(main_cpp, "\n") + "\n" + Join(cuda_cu, "\n");
-  unit.extra_flags = *cuda_cflags;
+  unit.source = Join(unit_lines, "\n");
+  unit.extra_flags = flags->cuda_cflags;
+  unit.extra_link_flags = flags->ldflags;
   return unit;
 }
 

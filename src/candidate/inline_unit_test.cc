@@ -40,12 +40,13 @@ TEST(InlineUnit, DeclaringCppSourcesAndCudaSourcesAreOneUnitForNvcc) {
   ASSERT_TRUE(unit) << unit.error();
   EXPECT_EQ(unit->language, "cuda");
   EXPECT_EQ(unit->extra_flags, std::vector<std::string>{"--use_fast_math"});
-  // The bindings see only what main.cpp declares: they come before cuda.cu's text.
+  // The bindings follow the definitions; main.cpp's declarations stay out (a default
+  // argument repeated in one unit is an error), its includes go first.
   EXPECT_EQ(unit->source,
-            "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x);  // {not code}\n"
-            "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\nm.def(\"f\", f, \"the doc\");\n}\n"
+            "#include <torch/extension.h>\n"
             "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
-            "__global__ void k() {}\ntorch::Tensor f(torch::Tensor x) { return x; }");
+            "__global__ void k() {}\ntorch::Tensor f(torch::Tensor x) { return x; }\n"
+            "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\nm.def(\"f\", f, \"the doc\");\n}");
 }
 
 TEST(InlineUnit, WhatIsLeftToPyTorchsOwnBuild) {
@@ -59,9 +60,6 @@ TEST(InlineUnit, WhatIsLeftToPyTorchsOwnBuild) {
   Json c = Call(Json::array({"int f();"}), cuda);
   c["extra_cflags"] = Json::array({"-DN=4"});
   EXPECT_NE(why(c).find("extra_cflags '-DN=4'"), std::string::npos);
-  c = Call(Json::array({"int f();"}));
-  c["extra_ldflags"] = Json::array({"-lcublas"});
-  EXPECT_NE(why(c).find("extra_ldflags"), std::string::npos);
   c = Call(Json::array({"int f();"}));
   c["extra_include_paths"] = Json::array({"/x"});
   EXPECT_NE(why(c).find("extra_include_paths"), std::string::npos);
@@ -91,6 +89,42 @@ TEST(InlineUnit, WhatIsLeftToPyTorchsOwnBuild) {
   auto unit = InlineUnitFor(c);
   ASSERT_TRUE(unit) << unit.error();
   EXPECT_EQ(unit->source.find("PYBIND11_MODULE"), std::string::npos);
+}
+
+// What LLM-written files pass (empty strings, -O3 twice, cuBLAS with its folder) is
+// built; a flag off the allow-list is refused by name, whatever else the call holds.
+TEST(InlineUnit, FlagsAsModelsWriteThem) {
+  Json call = Call(Json::array({"torch::Tensor f(torch::Tensor x);"}), Json::array({"__global__ void k() {}"}));
+  call["extra_cflags"] = Json::array({""});
+  call["extra_cuda_cflags"] = Json::array({"-O3", "--use_fast_math", "-O3"});
+  call["extra_ldflags"] = Json::array({"", "-L/usr/local/cuda/lib64 -lcublas"});
+  auto unit = InlineUnitFor(call);
+  ASSERT_TRUE(unit) << unit.error();
+  EXPECT_EQ(unit->extra_flags, (std::vector<std::string>{"-O3", "--use_fast_math"}));
+  EXPECT_EQ(unit->extra_link_flags, std::vector<std::string>{"-lcublas"});
+  EXPECT_EQ(RefusedInlineFlag(call), "");
+
+  call["extra_cflags"] = Json::array({"-wrapper /bin/sh,-c,id"});
+  EXPECT_EQ(RefusedInlineFlag(call), "extra_cflags: flag '-wrapper' is not allowed for g++");
+  EXPECT_FALSE(InlineUnitFor(call));
+  call["extra_cflags"] = Json::array();
+  call["extra_cuda_cflags"] = Json::array({"-Xcompiler=@/tmp/opts"});
+  EXPECT_EQ(RefusedInlineFlag(call), "extra_cuda_cflags: flag '-Xcompiler=@/tmp/opts' is not allowed for nvcc");
+  // Refused even where the call is otherwise left to PyTorch's build.
+  call["other"] = Json{{"no_implicit_headers", true}};
+  EXPECT_NE(RefusedInlineFlag(call), "");
+}
+
+// cpp_sources that repeat the definition's default argument, as models write them:
+// the unit holds the definition once, the declaring text only by its includes.
+TEST(InlineUnit, ADeclarationWithDefaultArgumentsIsNotRepeated) {
+  Json call = Call(Json::array({"#include <vector>\ntorch::Tensor f(torch::Tensor x, float eps = 1e-5f);"}),
+                   Json::array({"torch::Tensor f(torch::Tensor x, float eps = 1e-5f) { return x; }"}));
+  auto unit = InlineUnitFor(call);
+  ASSERT_TRUE(unit) << unit.error();
+  EXPECT_NE(unit->source.find("#include <vector>"), std::string::npos);
+  EXPECT_EQ(unit->source.find("eps = 1e-5f);"), std::string::npos);
+  EXPECT_LT(unit->source.find("{ return x; }"), unit->source.find("PYBIND11_MODULE"));
 }
 
 TEST(InlineUnit, DeclaresOnly) {
