@@ -30,7 +30,8 @@ bool IsCompiledFormat(CandidateFormat format) {
 }
 
 Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptions& options,
-                                           const Json& hello, const std::vector<std::string>& extra_flags) {
+                                           const Json& hello, const std::vector<std::string>& extra_flags,
+                                           const std::vector<std::string>& extra_link_flags) {
   auto torch = TorchBuildInfo::FromHelloResponse(hello);
   if (!torch) return Error{"worker gave no usable build information: " + torch.error()};
   BuildRequest req;
@@ -43,6 +44,7 @@ Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptio
     req.arch = hello[protocol::field::kDevice].value(protocol::field::kArch, std::string());
   req.torch = std::move(*torch);
   req.extra_flags = extra_flags;
+  req.extra_link_flags = extra_link_flags;
   req.compile_only = options.compile_only;
   req.cache_dir = options.cache_dir;
   req.include_hip_dir = options.source_root + "/include_hip";
@@ -70,6 +72,7 @@ std::string BuildRequestIdentity(const BuildRequest& r) {
          {"compile_only", r.compile_only},
          {"cache_dir", r.cache_dir},
          {"extra_flags", r.extra_flags},
+         {"extra_link_flags", r.extra_link_flags},
          {"lite_only", r.lite_only},
          {"include_hip_dir", r.include_hip_dir},
          {"native_include_dir", r.native_include_dir},

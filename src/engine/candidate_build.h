@@ -30,9 +30,10 @@ bool IsCompiledFormat(CandidateFormat format);
 // The request for `candidate` under `options`, given the worker's hello answer (torch
 // headers and libraries, the device's arch). Error when the hello answer has no
 // usable build information.
-// `extra_flags`: a load_inline call's own (part of the key).
+// `extra_flags`, `extra_link_flags`: a load_inline call's own (InlineUnit; part of the key).
 Result<BuildRequest> CandidateBuildRequest(const Candidate& candidate, const EngineOptions& options,
-                                           const Json& hello, const std::vector<std::string>& extra_flags = {});
+                                           const Json& hello, const std::vector<std::string>& extra_flags = {},
+                                           const std::vector<std::string>& extra_link_flags = {});
 
 // A request like those of the backend's usual extension candidates and load_inline
 // calls (CUDA on a CUDA device, C++ on the CPU; no flags of their own), for preparing

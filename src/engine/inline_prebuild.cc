@@ -6,6 +6,7 @@
 #include "candidate/inline_unit.h"
 #include "engine/candidate_build.h"
 #include "engine/inline_record.h"
+#include "util/sha256.h"
 
 namespace kvault {
 namespace {
@@ -42,7 +43,7 @@ void InlinePrebuild::Submit(const Candidate& candidate, const std::string& task_
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
-    queue_.push_back(Item{candidate.path, task_path});
+    queue_.push_back(Item{candidate.path, task_path, Sha256Hex(candidate.source)});
   }
   queued_.notify_one();
 }
@@ -78,19 +79,28 @@ void InlinePrebuild::Work() {
 }
 
 void InlinePrebuild::Note(DeviceSession& session, const Item& item, const std::string& folder) {
-  auto w = session.Get(WorkerRole::kCandidate);
-  if (!w) return;  // no worker here: the lane's own will say what is wrong
-  InlineRecord record = RecordInlineCalls(**w, item.candidate_path, item.task_path, kRecordLimit);
-  (*w)->TakeLog();
-  session.Discard(WorkerRole::kCandidate);  // it ran the candidate's code
-  session.Prestart();
+  // Calls a lane noted of the same file before are built without running it again.
+  std::optional<NotedInlineCalls> kept;
+  if (auto task_hash = Sha256FileHex(item.task_path))
+    kept = LookupInlineCalls(options_.cache_dir, InlineCallsKey(item.candidate_hash, *task_hash, hello_));
+  InlineRecord record;
+  if (kept) {
+    record.calls = kept->calls;
+  } else {
+    auto w = session.Get(WorkerRole::kCandidate);
+    if (!w) return;  // no worker here: the lane's own will say what is wrong
+    record = RecordInlineCalls(**w, item.candidate_path, item.task_path, kRecordLimit);
+    (*w)->TakeLog();
+    session.Discard(WorkerRole::kCandidate);  // it ran the candidate's code
+    session.Prestart();
+  }
   if (!record.calls.is_array() || record.calls.empty() || !EnsureDir(folder)) return;
   for (size_t i = 0; i < record.calls.size(); ++i) {
     auto unit = BuildableInlineUnit(record.calls[i], options_.backend);
     if (!unit) continue;
     Candidate source = InlineUnitSource(*unit, folder, i);
     if (!WriteFileAtomic(source.path, source.source)) continue;
-    auto request = CandidateBuildRequest(source, options_, hello_, unit->extra_flags);
+    auto request = CandidateBuildRequest(source, options_, hello_, unit->extra_flags, unit->extra_link_flags);
     if (!request) return;
     request->lite_only = true;  // a source the lite way cannot build goes to its lane, as before
     pool_.Submit(*request, options_.timeouts.compile, CompilePool::Claim::kNone);

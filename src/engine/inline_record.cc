@@ -1,7 +1,9 @@
 #include "engine/inline_record.h"
 
+#include "cache/cache.h"
 #include "engine/candidate_build.h"
 #include "engine/worker_outcome.h"
+#include "util/sha256.h"
 #include "worker/protocol.h"
 
 namespace kvault {
@@ -23,6 +25,46 @@ InlineRecord RecordInlineCalls(WorkerConnection& w, const std::string& candidate
   if (ReplyOk(*record.constructed) && record.constructed->response.value(kCalls, Json()).is_array())
     record.calls = record.constructed->response[kCalls];
   return record;
+}
+
+namespace {
+constexpr char kInlineCallsKind[] = "inline_calls";
+}  // namespace
+
+std::string InlineCallsKey(const std::string& candidate_hash, const std::string& task_hash, const Json& hello) {
+  namespace field = protocol::field;
+  const Json device = hello.contains(field::kDevice) && hello[field::kDevice].is_object() ? hello[field::kDevice]
+                                                                                          : Json::object();
+  KeyHasher h;
+  h.Add("inline_calls", "1");
+  h.Add("protocol", std::to_string(protocol::kVersion));
+  h.Add("candidate", candidate_hash);
+  h.Add("task", task_hash);
+  h.Add("device", device.value(field::kName, std::string()));
+  h.Add("arch", device.value(field::kArch, std::string()));
+  h.Add("torch", hello.value(field::kTorch, std::string()));
+  h.Add("python", hello.value(field::kPython, std::string()));
+  h.Add("worker_source", hello.value(field::kWorkerSource, std::string()));
+  return h.Hex();
+}
+
+std::optional<NotedInlineCalls> LookupInlineCalls(const std::string& cache_dir, const std::string& key) {
+  auto limits = CacheLimits::FromEnv();
+  if (!limits) return std::nullopt;
+  auto entry = Cache(cache_dir, kInlineCallsKind, *limits).Lookup(key);
+  if (!entry) return std::nullopt;
+  const Json& meta = entry->manifest.meta;
+  if (!meta.is_object() || !meta.contains("calls") || !meta["calls"].is_array()) return std::nullopt;
+  return NotedInlineCalls{meta["calls"], meta.value("construct_failed", std::string())};
+}
+
+void KeepInlineCalls(const std::string& cache_dir, const std::string& key, const NotedInlineCalls& noted) {
+  auto limits = CacheLimits::FromEnv();
+  if (!limits) return;
+  Cache cache(cache_dir, kInlineCallsKind, *limits);
+  auto staged = cache.Stage();
+  if (!staged) return;
+  (void)cache.Commit(key, std::move(*staged), Json{{"calls", noted.calls}, {"construct_failed", noted.construct_failed}});
 }
 
 Result<InlineUnit> BuildableInlineUnit(const Json& call, Backend backend) {

@@ -33,6 +33,25 @@ struct InlineRecord {
 InlineRecord RecordInlineCalls(WorkerConnection& w, const std::string& candidate_path,
                                const std::string& task_path, std::chrono::milliseconds timeout);
 
+// What a record noted of a file that ran (its reply ok): the calls, and why
+// constructing ModelNew failed when it did (the calls are then left to PyTorch).
+struct NotedInlineCalls {
+  Json calls;
+  std::string construct_failed;
+};
+
+// The key of a file's noted calls in the cache kind "inline_calls" (docs/cache.md):
+// the candidate's and the task's bytes, the worker's software (protocol, PyTorch,
+// Python, its source) and the device it ran beside, so the same file is noted once
+// and verified again without being run to be noted (a warm run spends nothing on
+// record_inline). A file whose calls vary from run to run gains nothing from this
+// but loses nothing either: a call whose digest was not built runs PyTorch's own
+// load_inline in the worker.
+std::string InlineCallsKey(const std::string& candidate_hash, const std::string& task_hash, const Json& hello);
+std::optional<NotedInlineCalls> LookupInlineCalls(const std::string& cache_dir, const std::string& key);
+// Keeps `noted` under `key`; a failure to keep it costs only a record next time.
+void KeepInlineCalls(const std::string& cache_dir, const std::string& key, const NotedInlineCalls& noted);
+
 // The unit of `call` (InlineUnitFor) when the engine builds it on `backend`; else why
 // not (the call is then left to PyTorch's own load_inline).
 Result<InlineUnit> BuildableInlineUnit(const Json& call, Backend backend);

@@ -134,13 +134,14 @@ Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
 }
 
 bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_path,
-                     std::string* module_name, const std::vector<std::string>& extra_flags) {
+                     std::string* module_name, const std::vector<std::string>& extra_flags,
+                     const std::vector<std::string>& extra_link_flags) {
   auto hello = session_.Hello();
   if (!hello) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
     return false;
   }
-  auto request = CandidateBuildRequest(c, options_, *hello, extra_flags);
+  auto request = CandidateBuildRequest(c, options_, *hello, extra_flags, extra_link_flags);
   if (!request) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, request.error()));
     return false;
@@ -556,32 +557,19 @@ bool Verifier::BuildCandidate(Attempt& a) {
 // says why); a build the compiler rejects is the candidate's compile_error.
 bool Verifier::BuildInlineModules(Attempt& a) {
   if (!CallsLoadInline(a.candidate)) return true;
-  auto w = session_.Get(WorkerRole::kCandidate);
-  if (!w) {
-    a.v = Outcome(OutcomeStatus::kInfraError, w.error());
-    return false;
-  }
-  // The constructor's pass runs code that runs per run when loaded, so its crash or
-  // hang here is not the load's: the runs say what it does.
-  InlineRecord record = RecordInlineCalls(**w, a.candidate.path, a.task.path, options_.timeouts.load);
-  const WorkerReply& r = record.file;
-  const std::string log = ReplyOk(r) ? "" : (*w)->TakeLog();
-  const Json& calls = record.calls;
-  std::string construct_failed;
-  if (record.constructed && !ReplyOk(*record.constructed))
-    construct_failed = CandidateFailure(*record.constructed, "record_inline", options_.timeouts.load, "").message;
-  // Nothing the file did while it was noted may reach the worker that loads it.
-  session_.Discard(WorkerRole::kCandidate);
-  session_.Prestart();
+  std::optional<NotedInlineCalls> record = NoteInlineCalls(a);
   clock_.Lap("record_inline");
-  if (!ReplyOk(r)) {  // the file's own code crashed or hung: it does so when loaded too
-    a.v.compiled = true;
-    Settle(a.v, CandidateFailure(r, "load", options_.timeouts.load, log));
-    return false;
-  }
-  if (!calls.is_array()) {
-    a.v = Outcome(OutcomeStatus::kInfraError, "the worker's record_inline reply has no calls");
-    return false;
+  if (!record) return false;  // a.v says why
+  const Json& calls = record->calls;
+  const std::string& construct_failed = record->construct_failed;
+  // A flag off its compiler's allow-list is no build's to pass, not even PyTorch's in
+  // the worker: the candidate's compile error, named (toolchain/candidate_flags.h).
+  for (const Json& call : calls) {
+    if (std::string refused = RefusedInlineFlag(call); !refused.empty()) {
+      a.v.compiled = false;
+      Settle(a.v, Outcome(OutcomeStatus::kCompileError, "load_inline " + refused));
+      return false;
+    }
   }
   // The record's build object lists every call: built, or why not.
   Json notes = Json::array();
@@ -610,7 +598,7 @@ bool Verifier::BuildInlineModules(Attempt& a) {
       return false;
     }
     std::string path, module;
-    const bool built = Build(unit_source, a.v, &path, &module, unit->extra_flags);
+    const bool built = Build(unit_source, a.v, &path, &module, unit->extra_flags, unit->extra_link_flags);
     notes.push_back(Json{{"digest", unit->digest}, {"built", built}, {"lite_ext", a.v.build.is_object() && a.v.build.value("lite_ext", false)}});
     if (!built) return noted(false);  // a.v holds the compile error, timeout or infra_error
     a.inline_modules.push_back(Json{{field::kDigest, unit->digest}, {field::kPath, path}, {field::kModule, module}});
@@ -618,6 +606,45 @@ bool Verifier::BuildInlineModules(Attempt& a) {
   noted(true);
   clock_.Lap("build");
   return true;
+}
+
+// The file's load_inline calls: those noted of the same bytes before (InlineCallsKey),
+// else noted by a worker that is then discarded. nullopt when the file's own code
+// crashed or hung (its load would too: a.v holds that) or no worker could note them.
+std::optional<NotedInlineCalls> Verifier::NoteInlineCalls(Attempt& a) {
+  auto hello = session_.Hello();
+  const std::string key =
+      hello && !a.task.hash.empty() ? InlineCallsKey(Sha256Hex(a.candidate.source), a.task.hash, *hello) : "";
+  if (!key.empty())
+    if (auto kept = LookupInlineCalls(options_.cache_dir, key)) return kept;
+  auto w = session_.Get(WorkerRole::kCandidate);
+  if (!w) {
+    a.v = Outcome(OutcomeStatus::kInfraError, w.error());
+    return std::nullopt;
+  }
+  // The constructor's pass runs code that runs per run when loaded, so its crash or
+  // hang here is not the load's: the runs say what it does.
+  InlineRecord record = RecordInlineCalls(**w, a.candidate.path, a.task.path, options_.timeouts.load);
+  const WorkerReply& r = record.file;
+  const std::string log = ReplyOk(r) ? "" : (*w)->TakeLog();
+  NotedInlineCalls noted{record.calls, ""};
+  if (record.constructed && !ReplyOk(*record.constructed))
+    noted.construct_failed =
+        CandidateFailure(*record.constructed, "record_inline", options_.timeouts.load, "").message;
+  // Nothing the file did while it was noted may reach the worker that loads it.
+  session_.Discard(WorkerRole::kCandidate);
+  session_.Prestart();
+  if (!ReplyOk(r)) {  // the file's own code crashed or hung: it does so when loaded too
+    a.v.compiled = true;
+    Settle(a.v, CandidateFailure(r, "load", options_.timeouts.load, log));
+    return std::nullopt;
+  }
+  if (!noted.calls.is_array()) {
+    a.v = Outcome(OutcomeStatus::kInfraError, "the worker's record_inline reply has no calls");
+    return std::nullopt;
+  }
+  if (!key.empty()) KeepInlineCalls(options_.cache_dir, key, noted);
+  return noted;
 }
 
 bool Verifier::CreateScratch(Attempt& a) {

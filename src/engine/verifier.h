@@ -25,6 +25,7 @@
 #include "engine/candidate_build.h"
 #include "engine/device_gate.h"
 #include "engine/device_session.h"
+#include "engine/inline_record.h"
 #include "engine/options.h"
 #include "engine/output_handoff.h"
 #include "engine/phase_clock.h"
@@ -85,6 +86,7 @@ class Verifier {
   bool DescribeTask(Attempt& a);          // the task's cases and settings (once per task)
   bool BuildCandidate(Attempt& a);        // compiled formats, through the compile cache
   bool BuildInlineModules(Attempt& a);    // kernelbench: its load_inline calls, likewise
+  std::optional<NotedInlineCalls> NoteInlineCalls(Attempt& a);
   bool StartCandidateWorker(Attempt& a);  // the scratch folder and a fresh worker
   bool LoadCandidate(Attempt& a);
   bool CheckAllCorrectness(Attempt& a);   // every correctness case and run: passed
@@ -97,9 +99,10 @@ class Verifier {
   // a.scratch, unless it exists (the load_inline sources may need it before the worker).
   bool CreateScratch(Attempt& a);
   // Fills v with a build outcome; returns the module path (empty on failure).
-  // `extra_flags`: the compiler flags of a load_inline call.
+  // `extra_flags`, `extra_link_flags`: the compiler and linker flags of a load_inline call.
   bool Build(const Candidate& c, Verification& v, std::string* module_path,
-             std::string* module_name, const std::vector<std::string>& extra_flags = {});
+             std::string* module_name, const std::vector<std::string>& extra_flags = {},
+             const std::vector<std::string>& extra_link_flags = {});
   // Whether case `case_index`'s outputs are compared on the device (engine/output_handoff.h),
   // in its correctness runs and its timing alike: a GPU backend, workers that can, and
   // inputs of at least options.device_compare_min_bytes.

@@ -160,8 +160,8 @@ TEST_F(VerifierTest, MatchingCandidatePassesWithSpeedupAndReward) {
 }
 
 // A KernelBench file's load_inline calls (docs/toolchains.md, "load_inline candidates"):
-// noted by record_inline, in a worker discarded afterwards. This call asks for a
-// linker flag, so the engine leaves it to PyTorch and builds nothing here.
+// noted by record_inline, in a worker discarded afterwards. This call names an include
+// folder, so the engine leaves it to PyTorch and builds nothing here.
 class InlineRecordTest : public VerifierTest {
  protected:
   void SetUp() override {
@@ -177,7 +177,7 @@ class InlineRecordTest : public VerifierTest {
   static Json Call() {
     return Json{{"cpp_sources", {"int f();"}}, {"cuda_sources", Json::array()}, {"functions", {{"f", "f"}}},
                 {"extra_cflags", Json::array()}, {"extra_cuda_cflags", Json::array()},
-                {"extra_ldflags", {"-lm"}}, {"extra_include_paths", Json::array()}, {"with_cuda", nullptr},
+                {"extra_ldflags", Json::array()}, {"extra_include_paths", {"/x"}}, {"with_cuda", nullptr},
                 {"is_python_module", true}, {"with_pytorch_error_handling", true}, {"other", Json::object()},
                 {"digest", "abc"}};
   }
@@ -196,7 +196,7 @@ TEST_F(InlineRecordTest, AFileWithoutACallIsNotedAgainWithItsModelConstructed) {
   EXPECT_EQ(records_[1]["task"], task_.path);
   ASSERT_TRUE(v.build.contains("inline")) << v.build.dump();
   EXPECT_EQ(v.build["inline"][0]["digest"], "abc");
-  EXPECT_EQ(v.build["inline"][0]["built"], false);  // left to PyTorch: its linker flag
+  EXPECT_EQ(v.build["inline"][0]["built"], false);  // left to PyTorch: its include folder
 }
 
 TEST_F(InlineRecordTest, AFileThatCallsAtImportOrStopsEarlyIsNotedOnce) {
@@ -204,9 +204,40 @@ TEST_F(InlineRecordTest, AFileThatCallsAtImportOrStopsEarlyIsNotedOnce) {
   EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
   EXPECT_EQ(records_.size(), 1u);
   records_.clear();
+  candidate_.source += "\n# another file";
   record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array()}, {"stopped", "ValueError"}}); };
   EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
   EXPECT_EQ(records_.size(), 1u);
+}
+
+// The calls of a file noted once are kept (InlineCallsKey): the same bytes verified
+// again are not run to be noted; other bytes, or the same file under another task, are.
+TEST_F(InlineRecordTest, TheSameFileIsNotedOnceAcrossVerifications) {
+  record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array({Call()})}}); };
+  Verification first = Verify();
+  EXPECT_EQ(first.status, OutcomeStatus::kPassed) << first.message;
+  ASSERT_EQ(records_.size(), 1u);
+  Verification again = Verify();
+  EXPECT_EQ(again.status, OutcomeStatus::kPassed) << again.message;
+  EXPECT_EQ(records_.size(), 1u);
+  EXPECT_EQ(again.build["inline"], first.build["inline"]);
+  task_.hash = std::string(64, 'f');
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+  EXPECT_EQ(records_.size(), 2u);
+}
+
+// A flag off its compiler's allow-list is the candidate's compile error, named, and
+// nothing is built (toolchain/candidate_flags.h).
+TEST_F(InlineRecordTest, ARefusedFlagIsACompileErrorNamingIt) {
+  record_ = [](const Json&) {
+    Json call = Call();
+    call["extra_cflags"] = {"-O3", "-wrapper", "/bin/sh,-c,id"};
+    return FakeWorker::Ok(Json{{"calls", Json::array({call})}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCompileError);
+  EXPECT_EQ(v.message, "load_inline extra_cflags: flag '-wrapper' is not allowed for g++");
+  EXPECT_FALSE(v.compiled);
 }
 
 TEST_F(InlineRecordTest, AConstructorThatCrashesWhileNotedIsLeftToTheRuns) {
