@@ -7,6 +7,25 @@
 #include "module.h"
 #include "tensor.h"
 
+// What PyTorch's <torch/extension.h> brings in on the way, which model-written files
+// use without including it themselves (FLT_MAX, std::runtime_error, std::min, ...).
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
 #ifdef KVAULT_LITE_HALF
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -68,6 +87,17 @@ using ::kvault_lite::empty;
 using ::kvault_lite::empty_like;
 using ::kvault_lite::empty_strided;
 using ::kvault_lite::full;
+using ::kvault_lite::full_like;
+using ::kvault_lite::sqrt;
+using ::kvault_lite::rsqrt;
+using ::kvault_lite::exp;
+using ::kvault_lite::abs;
+using ::kvault_lite::relu;
+using ::kvault_lite::mean;
+using ::kvault_lite::sum;
+template <class T>
+using optional = std::optional<T>;
+using std::nullopt;
 using ::kvault_lite::ones;
 using ::kvault_lite::ones_like;
 using ::kvault_lite::zeros;
@@ -107,6 +137,7 @@ F wrap_pybind_function(F f) {
   } while (0)
 #define TORCH_INTERNAL_ASSERT(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
 #define AT_ASSERT(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
+#define AT_ASSERTM(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
 #define AT_ERROR(...) ::kvault_lite::Fail(__FILE__, __LINE__, "", ::kvault_lite::Str(__VA_ARGS__))
 
 // PyTorch's dispatch macros: `scalar_t` is the C++ type of TYPE (a ScalarType) in the

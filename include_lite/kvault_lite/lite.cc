@@ -199,6 +199,10 @@ Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const { return Wrap(A(*this)
 Tensor Tensor::clamp_min(Scalar v) const { return Wrap(A(*this).clamp_min(At(v))); }
 Tensor Tensor::clamp_max(Scalar v) const { return Wrap(A(*this).clamp_max(At(v))); }
 Tensor Tensor::relu() const { return Wrap(A(*this).relu()); }
+Tensor Tensor::sqrt() const { return Wrap(A(*this).sqrt()); }
+Tensor Tensor::rsqrt() const { return Wrap(A(*this).rsqrt()); }
+Tensor Tensor::exp() const { return Wrap(A(*this).exp()); }
+Tensor Tensor::abs() const { return Wrap(A(*this).abs()); }
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
   std::vector<Tensor> out;
   for (at::Tensor& t : A(*this).chunk(chunks, dim)) out.push_back(Wrap(std::move(t)));
@@ -231,6 +235,15 @@ Tensor ones(IntArrayRef size, TensorOptions o) { return Wrap(torch::ones(At(size
 Tensor ones_like(const Tensor& t) { return Wrap(torch::ones_like(A(t))); }
 Tensor ones_like(const Tensor& t, TensorOptions o) { return Wrap(torch::ones_like(A(t), At(o))); }
 Tensor full(IntArrayRef size, Scalar v, TensorOptions o) { return Wrap(torch::full(At(size), At(v), At(o))); }
+Tensor full_like(const Tensor& t, Scalar v) { return Wrap(torch::full_like(A(t), At(v))); }
+Tensor full_like(const Tensor& t, Scalar v, TensorOptions o) { return Wrap(torch::full_like(A(t), At(v), At(o))); }
+Tensor sqrt(const Tensor& t) { return Wrap(torch::sqrt(A(t))); }
+Tensor rsqrt(const Tensor& t) { return Wrap(torch::rsqrt(A(t))); }
+Tensor exp(const Tensor& t) { return Wrap(torch::exp(A(t))); }
+Tensor abs(const Tensor& t) { return Wrap(torch::abs(A(t))); }
+Tensor relu(const Tensor& t) { return Wrap(torch::relu(A(t))); }
+Tensor mean(const Tensor& t) { return Wrap(torch::mean(A(t))); }
+Tensor sum(const Tensor& t) { return Wrap(torch::sum(A(t))); }
 
 #define KVAULT_LITE_OPERATOR(op)                                                                  \
   Tensor operator op(const Tensor& a, const Tensor& b) { return Wrap(A(a) op A(b)); }             \

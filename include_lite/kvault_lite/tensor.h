@@ -204,6 +204,10 @@ class Tensor {
   Tensor(Tensor&& other) noexcept;
   Tensor& operator=(const Tensor& other) &;
   Tensor& operator=(Tensor&& other) & noexcept;
+  // x[i][j] = v and x[i] = y: PyTorch's assignment to a temporary view fills it or
+  // copies into it.
+  Tensor& operator=(Scalar value) && { return fill_(value); }
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
   ~Tensor();
 
   bool defined() const;
@@ -275,6 +279,15 @@ class Tensor {
   Tensor clamp_min(Scalar min) const;
   Tensor clamp_max(Scalar max) const;
   Tensor relu() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor exp() const;
+  Tensor abs() const;
+  // x[i]: x.select(0, i), as PyTorch's operator[].
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  // PyTorch's deprecated x.type(), as far as candidates use it: the dispatch macros'
+  // first argument.
+  ScalarType type() const { return scalar_type(); }
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   Tensor operator-() const;
   Tensor& operator+=(const Tensor& o);
@@ -305,6 +318,16 @@ Tensor ones(IntArrayRef size, TensorOptions options = {});
 Tensor ones_like(const Tensor& t);
 Tensor ones_like(const Tensor& t, TensorOptions options);
 Tensor full(IntArrayRef size, Scalar value, TensorOptions options = {});
+Tensor full_like(const Tensor& t, Scalar value);
+Tensor full_like(const Tensor& t, Scalar value, TensorOptions options);
+// PyTorch's functions of one tensor that LLM-written files call beside their kernels.
+Tensor sqrt(const Tensor& t);
+Tensor rsqrt(const Tensor& t);
+Tensor exp(const Tensor& t);
+Tensor abs(const Tensor& t);
+Tensor relu(const Tensor& t);
+Tensor mean(const Tensor& t);
+Tensor sum(const Tensor& t);
 
 // PyTorch's arithmetic operators on tensors.
 Tensor operator+(const Tensor& a, const Tensor& b);

@@ -48,7 +48,11 @@ std::vector<torch::Tensor> shape_ops(torch::Tensor x) {  // x: 2 x 3 x 4, float
                                     x.mean({1}, true),   x.clamp_min(0),    x.clamp_max(0.5), x.relu(),
                                     -x,                  x + x,             x - 1,          2 * x,
                                     x / 4,               1.0 - x,           x * x,          x / (x + 10),
-                                    x.expand({2, 2, 3, 4}), x.squeeze(0)};
+                                    x.expand({2, 2, 3, 4}), x.squeeze(0),
+                                    (x + 2).sqrt(),      (x + 2).rsqrt(),   x.exp(),        x.abs(),
+                                    torch::sqrt(x + 2),  torch::rsqrt(x + 2), torch::exp(x), torch::abs(x),
+                                    torch::relu(x),      torch::mean(x),    torch::sum(x),  x[1],
+                                    torch::full_like(x, 2.5), torch::full_like(x, 3, torch::kDouble)};
   for (const auto& c : x.chunk(3, 2)) out.push_back(c);
   auto y = x.clone();
   y += x;
@@ -56,6 +60,10 @@ std::vector<torch::Tensor> shape_ops(torch::Tensor x) {  // x: 2 x 3 x 4, float
   y *= 2;
   y /= x + 5;
   out.push_back(y);
+  auto w = torch::zeros_like(x);
+  w[0][1] = 7.5f;  // a temporary view: filled
+  w[1] = x[0];     // copied into
+  out.push_back(w);
   auto z = torch::zeros_like(x);
   z.copy_(x);
   out.push_back(z);
