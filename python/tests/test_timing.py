@@ -131,13 +131,61 @@ class _FakeGraph:
 
     def __init__(self, call, calls, synchronize):
         self.calls = calls
+        self.outputs = [call(i) for i in range(calls)]
         _FakeGraph.captures.append(calls)
+
+    def replay(self, replays=1):
+        pass
 
     def replay_ms(self, replays, synchronize):
         return self.per_call_ms
 
     def release(self):
         pass
+
+
+class _LegacyStreamGraph:
+    """A graph of calls whose kernel ran on the legacy default stream while captured:
+    the capture holds only torch::zeros, so a replay leaves zeros (or, with `empty`,
+    whatever the buffer held)."""
+
+    def __init__(self, call, calls, synchronize, empty=False):
+        self.calls, self.empty = calls, empty
+        self.outputs = [call(i) for i in range(calls)]  # what the eager kernel wrote
+
+    def replay(self, replays=1):
+        if not self.empty:
+            for out in self.outputs:
+                out.zero_()
+
+
+class _FaithfulGraph(_LegacyStreamGraph):
+    def __init__(self, call, calls, synchronize):
+        super().__init__(call, calls, synchronize)
+        self.call = call
+
+    def replay(self, replays=1):
+        for i, out in enumerate(self.outputs):
+            out.copy_(self.call(i))
+
+
+@pytest.mark.parametrize("graph", [_LegacyStreamGraph, lambda *a: _LegacyStreamGraph(*a, empty=True)])
+def test_a_graph_that_leaves_the_work_out_is_not_used(graph):
+    from kvault_worker.timing import side as side_module
+    x = torch.randn(64)
+    call = lambda i: torch.relu(x + i)  # noqa: E731
+    why = side_module.work_outside_graph(graph(call, 3, None), call, lambda: None)
+    assert why is not None and "legacy default stream" in why
+    assert side_module.work_outside_graph(_FaithfulGraph(call, 3, None), call, lambda: None) is None
+
+
+def test_replayed_outputs_compare_within_the_bits_atomics_change():
+    from kvault_worker.timing.side import _same_work
+    e = torch.tensor([1.0, float("nan"), float("inf"), -2.0])
+    assert _same_work(e * (1 + 1e-6), e)
+    assert not _same_work(torch.tensor([1.0, 0.0, float("inf"), -2.0]), e)
+    assert not _same_work(e * 1.1, e)
+    assert _same_work(torch.arange(4), torch.arange(4)) and not _same_work(torch.arange(4), torch.arange(4) + 1)
 
 
 @pytest.mark.parametrize("output_mib,expected", [(1, [33, 500]), (4, [33, 256]), (0, [33, 500])])

@@ -210,6 +210,11 @@ class TimedSide:
             sets = self.graph_inputs
             call = (lambda i: self._call_on_set(sets.call_inputs[i])) if sets is not None else (lambda i: self._call())
             self.graph = timers.GraphReplay(call, calls, self.device.synchronize)
+            with attributed(self.kind, "%s raised" % self.label):
+                escaped = work_outside_graph(self.graph, call, self.device.synchronize)
+            if escaped:
+                self._release_graph()
+                raise timers.GraphUnavailable(escaped)
         except timers.GraphUnavailable as e:
             self.graph_failure = str(e)
             self.graph_inputs = None
@@ -352,6 +357,58 @@ def assignment(seed, calls):
     for any graph size: call i's set does not depend on how many calls follow)."""
     generator = torch.Generator().manual_seed(int(seed))
     return torch.randint(POOL_SETS, (GRAPH_MAX_CALLS,), generator=generator)[:calls]
+
+
+# How far a replay's output may be from an eager call's on the same inputs and still
+# count as the same work: kernels that reduce with atomics differ in the last bits
+# from run to run; work left out of the graph leaves what the captured part wrote
+# (the zeros of torch::zeros, or the poison below).
+REPLAY_RTOL = 1e-3
+
+
+def work_outside_graph(graph, call, synchronize):
+    """Why `graph` does not do call 0's work, or None when it does. Kernels launched on
+    the legacy default stream (`<<<grid, block>>>` with no stream: what most
+    LLM-written kernels do) are not captured: they run once while the graph is made,
+    and a replay leaves their outputs as the captured part wrote them. So the graph's
+    outputs are poisoned (NaN, or -1 for integers), the graph replayed once, and
+    call 0's output compared with an eager call's on the same inputs. The side then
+    uses events, which time such kernels like any other (docs/timing.md, "Graphs")."""
+    with torch.no_grad():
+        for outputs in graph.outputs:
+            for t in _tensors_in(outputs):
+                t.fill_(float("nan") if t.is_floating_point() or t.is_complex() else -1)
+        graph.replay()
+        synchronize()
+        replayed = [t.clone() for t in _tensors_in(graph.outputs[0])]
+        eager = _tensors_in(call(0))
+        synchronize()
+    if len(replayed) != len(eager) or not all(_same_work(r, e) for r, e in zip(replayed, eager)):
+        return ("a graph replay does not reproduce an eager call on the same inputs (kernels launched "
+                "outside the captured stream, e.g. on the legacy default stream, are not in the graph)")
+    return None
+
+
+def _same_work(replayed, eager):
+    if replayed.shape != eager.shape or replayed.dtype != eager.dtype:
+        return False
+    if not (replayed.is_floating_point() or replayed.is_complex()):
+        return bool(torch.equal(replayed, eager))
+    r, e = replayed.double(), eager.double()
+    r_nan, e_nan = torch.isnan(r), torch.isnan(e)
+    if not torch.equal(r_nan, e_nan):
+        return False
+    r, e = r[~r_nan], e[~e_nan]
+    if r.numel() == 0:
+        return True
+    finite = torch.isfinite(e)
+    if not torch.equal(r[~finite], e[~finite]):  # infinities where the eager call has them
+        return False
+    r, e = r[finite], e[finite]
+    if e.numel() == 0:
+        return True
+    scale = float(e.abs().max())
+    return float((r - e).abs().max()) <= REPLAY_RTOL * scale + 1e-30
 
 
 def _nbytes(value):
