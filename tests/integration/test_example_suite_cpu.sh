@@ -14,6 +14,7 @@ total=$(grep -c '^\[' "$TMP/err2.txt")
 skipped=$(grep -c 'recorded earlier' "$TMP/err2.txt")
 [ "$total" -gt 0 ] && [ "$total" = "$skipped" ] || { cat "$TMP/err2.txt"; fail "re-run verified again ($skipped of $total skipped)"; }
 grep -q '^tasks ' "$TMP/table.txt" || fail "no totals line in the table"
+rm -f /tmp/kvault-flag-wrapper-ran
 mkdir "$TMP/kernelbench"
 python3 - "$ex" "$TMP/kernelbench" <<'PY'
 import json, os, sys
@@ -26,13 +27,14 @@ PY
   --db "$TMP/kv.db" --run kb --json > "$TMP/kb.json" 2> "$TMP/kb-err.txt" || { cat "$TMP/kb-err.txt"; fail "kernelbench eval exited $?"; }
 python3 "$KVAULT_SOURCE_ROOT/tests/integration/expect_statuses.py" "$TMP/kb.json" "$ex/expected.json" kernelbench cpu ||
   fail "kernelbench statuses differ from expected.json"
-# Their load_inline calls (one in ModelNew's constructor) were built by the engine
-# (the lite way), not by PyTorch.
+# Their load_inline calls (one in ModelNew's constructor; those written in models'
+# habits) were built by the engine (the lite way), not by PyTorch.
 python3 - "$TMP/kv.db" <<'PY' || fail "load_inline calls were not built by the engine"
 import json, sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute(
-    "select candidate_path, status, environment from attempts where run = 'kb' and candidate_path like '%inline%'").fetchall()
-assert len(rows) == 4, rows
+    "select candidate_path, status, environment from attempts where run = 'kb' and "
+    "(candidate_path like '%inline%' or candidate_path like '%llm-habits%')").fetchall()
+assert len(rows) == 6, rows
 for path, status, environment in rows:
     build = json.loads(environment)["build"]
     notes = build.get("inline")
@@ -40,4 +42,7 @@ for path, status, environment in rows:
     assert notes[0]["built"] == (status != "compile_error"), (path, notes)
     assert status == "compile_error" or build["lite_ext"], (path, build)
 PY
+# The flag that asked g++ to run a command was refused by name; the command never ran.
+[ ! -e /tmp/kvault-flag-wrapper-ran ] || fail "a candidate's -wrapper flag ran its command"
+grep -q "flag '-wrapper' is not allowed for g++" "$TMP/kb.json" || fail "the refused flag is not named"
 echo "ok"
