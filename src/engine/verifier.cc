@@ -497,6 +497,7 @@ Verification Verifier::Finish(Verification v) {
     return v;
   }
   RewardInput in;
+  in.status = ToString(v.status);
   in.compiled = v.compiled;
   in.correct = v.status == OutcomeStatus::kPassed;
   in.speedup = v.speedup;

@@ -598,6 +598,8 @@ TEST_F(VerifierTest, APolicyViolationReportedAtRunIsTheCandidates) {
   EXPECT_EQ(v.status, OutcomeStatus::kPolicyViolation);
   EXPECT_EQ(v.policy, "custom_kernel");  // kept when the failure replaces the outcome
   EXPECT_NE(v.message.find("relu"), std::string::npos) << v.message;
+  ASSERT_TRUE(v.reward);
+  EXPECT_EQ(*v.reward, 0.0);  // it compiled, yet earns less than nothing honest would
 }
 
 TEST_F(VerifierTest, RunRequestsCarryTheReferenceOutputLayout) {

@@ -64,7 +64,13 @@ std::optional<RewardKind> RewardKindFromString(std::string_view name) {
   return std::nullopt;
 }
 
+bool StatusForfeitsReward(std::string_view status) {
+  static constexpr std::string_view kForfeit[] = {"policy_violation", "parse_error"};
+  return std::find(std::begin(kForfeit), std::end(kForfeit), status) != std::end(kForfeit);
+}
+
 double TurnReward(RewardKind kind, const RewardInput& input) {
+  if (StatusForfeitsReward(input.status)) return 0.0;
   switch (kind) {
     case RewardKind::kPaper:
       return PaperReward(input);

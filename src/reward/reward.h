@@ -27,7 +27,17 @@ std::string_view ToString(RewardKind kind);
 // "paper" or "hip-rl"; nullopt for anything else (case-sensitive).
 std::optional<RewardKind> RewardKindFromString(std::string_view name);
 
+// The per-status table (docs/reward.md, "What a status earns"): a status that forfeits
+// the turn earns 0 under every reward, whatever else the attempt did. policy_violation
+// (the work was PyTorch's, not a kernel of the candidate's: under `paper` it would
+// earn 0.4 for compiling, more than an honest compile error, so a policy could farm
+// it by wrapping PyTorch ops) and parse_error (no code to judge).
+bool StatusForfeitsReward(std::string_view status);
+
 struct RewardInput {
+  // The outcome's status name (docs/outcomes.md); "" when unknown. Decides with
+  // StatusForfeitsReward before anything below.
+  std::string_view status;
   bool compiled = false;  // built and loaded (outcome's `compiled`)
   bool correct = false;   // status == passed; counts only when `compiled` is true
   // reference ms / candidate ms. Missing, NaN or infinite: no speed term.
@@ -46,7 +56,8 @@ struct RewardInput {
 // kHipRl: 0 unless compiled and correct, and 0 for a near-copy of the baseline;
 //   otherwise 0.3 + clip(s, 0, 10) + (0.3 if s > 1.1), with the speed terms
 //   dropped when the speedup is missing or not finite.
-// Both: a speedup_implausible result gets no speed term (as a missing speedup).
+// Both: a speedup_implausible result gets no speed term (as a missing speedup); a
+// status that forfeits the turn (StatusForfeitsReward) earns 0.
 double TurnReward(RewardKind kind, const RewardInput& input);
 
 // G = r1 + d*r2 + d^2*r3 + ...; 0 for no turns.

@@ -109,6 +109,27 @@ TEST(Reward, ImplausibleSpeedupHasNoSpeedTerm) {
   EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kHipRl, copy), 0.0);
 }
 
+// A policy_violation compiled (it loaded and ran PyTorch's ops) and a parse_error may
+// carry any other field: both earn 0 under every reward, so wrapping PyTorch ops never
+// pays more than an honest compile error.
+TEST(Reward, StatusesThatForfeitTheTurnEarnNothing) {
+  for (const char* status : {"policy_violation", "parse_error"}) {
+    RewardInput in = Correct(4.0);
+    in.status = status;
+    EXPECT_EQ(TurnReward(RewardKind::kPaper, in), 0.0) << status;
+    EXPECT_EQ(TurnReward(RewardKind::kHipRl, in), 0.0) << status;
+    EXPECT_TRUE(StatusForfeitsReward(status));
+  }
+  RewardInput mismatch = Input(true, false);
+  mismatch.status = "mismatch";
+  EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kPaper, mismatch), 0.4);
+  RewardInput passed = Correct(4.0);
+  passed.status = "passed";
+  EXPECT_DOUBLE_EQ(TurnReward(RewardKind::kPaper, passed), 2.9);
+  EXPECT_FALSE(StatusForfeitsReward("compile_error"));
+  EXPECT_FALSE(StatusForfeitsReward(""));
+}
+
 TEST(DiscountedReturn, ThreeTurnExample) {
   // Turn 1 compiles, turn 2 is correct, turn 3 is 4x faster:
   // 0.4 + 0.6 * 1.4 + 0.36 * 2.9 = 2.284.

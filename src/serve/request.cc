@@ -245,6 +245,7 @@ Json Optional(const std::optional<double>& x) { return x && std::isfinite(*x) ? 
 Json RewardJson(const ServeRequest& r, const ServeOutcome& o) {
   if (!o.error_kind.empty()) return nullptr;
   RewardInput in;
+  in.status = o.status;
   in.compiled = o.compiled;
   in.correct = o.correct;
   in.speedup = o.speedup;
