@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "check/aliasing.h"
@@ -16,6 +17,7 @@
 #include "engine/timing_statistics.h"
 #include "engine/worker_outcome.h"
 #include "util/files.h"
+#include "util/sha256.h"
 #include "worker/protocol.h"
 
 namespace kvault {
@@ -47,9 +49,21 @@ constexpr int kBurstPairs = 3;
 constexpr double kBurstSlack = 0.5;
 
 // The inputs of sample `index` of a round: a seed both sides are given only with the
-// sample's own request, drawn by the engine for the round.
+// sample's own request, derived by SHA-256 from the round's secret nonce. Seeds a
+// candidate has seen say nothing of the next one: with consecutive seeds a candidate
+// computed the next sample's output during the unclocked flush before it.
 int64_t SampleSeed(uint64_t nonce, int index) {
-  return static_cast<int64_t>(((nonce >> 2) + static_cast<uint64_t>(index)) & ((uint64_t{1} << 62) - 1));
+  KeyHasher h;
+  h.AddInt("nonce", static_cast<int64_t>(nonce));
+  h.AddInt("sample", index);
+  return static_cast<int64_t>(std::stoull(h.Hex().substr(0, 16), nullptr, 16) & ((uint64_t{1} << 62) - 1));
+}
+
+// A round's nonce: 64 bits from the operating system's random source, not from a
+// generator whose state a candidate could learn from the seeds it sees.
+uint64_t SecretNonce() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
 constexpr const char* kEvents = protocol::kTimerEvents;
@@ -578,7 +592,7 @@ bool CaseTimer::SampleRounds() {
   double compare_ms = 0;  // of the rounds' time, comparing their samples' outputs
   StopReason stop = StopReason::kContinue;
   while (stop == StopReason::kContinue) {
-    const uint64_t nonce = rng_();
+    const uint64_t nonce = SecretNonce();
     nonces_.push_back(nonce);
     for (CandidateSide& c : sides_) c.written.assign(n, std::string());
     for (int k = 0; k < sides; ++k) {

@@ -116,6 +116,10 @@ TEST_F(TimedCaseTest, SamplesRunOnFreshSeedsAndTheirOutputsAreCompared) {
   EXPECT_EQ(fake_->flushes, 20);
   EXPECT_EQ(t.row["samples_compared"], 20);  // small outputs: every sample of both rounds
   EXPECT_EQ(t.row["engine_clock"]["applied"], false);
+  // 20 distinct seeds, each given to both sides, none one more than another: a seed seen
+  // says nothing of the next (consecutive seeds let a candidate work ahead while unclocked).
+  EXPECT_EQ(fake_->seen_seeds.size(), 20u);
+  for (int64_t seed : fake_->seen_seeds) EXPECT_EQ(fake_->seen_seeds.count(seed + 1), 0u) << seed;
   // The files of the samples are gone.
   for (const auto& entry : std::filesystem::directory_iterator(dir_->path()))
     EXPECT_EQ(entry.path().filename().string().rfind("timed_", 0), std::string::npos) << entry.path();

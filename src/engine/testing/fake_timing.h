@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,6 +66,10 @@ struct FakeTiming {
   int sample_outputs = 0;           // time_output requests seen
   bool delivered_differs = false;   // the last delivery was of a differing sample output
   std::vector<std::string> log;      // "<side>:<op>[:<method>]" in call order
+  // Batches of time_sample (logged once each): the seeds seen so far, and which
+  // worker sampled last.
+  std::set<int64_t> seen_seeds;
+  const void* last_sampler = nullptr;
   std::vector<Json> starts, finishes;  // every time_start and time_finish request
 };
 
@@ -118,14 +123,20 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
     *flushed = true;
     return FakeWorker::Ok();
   });
-  auto last_seed = std::make_shared<int64_t>(-2);
-  w.Handle("time_sample", [t, side, captured, flushed, last_seed, fix_earlier](const Json& r) {
+  // A side's batch of a round: its seeds are all new (it goes first) or all seen (the
+  // round's first side had them); a batch ends when another worker samples or the
+  // seeds turn from seen to new (the next round, the same side first).
+  auto last_fresh = std::make_shared<int>(-1);
+  w.Handle("time_sample", [t, side, captured, flushed, last_fresh, fix_earlier](const Json& r) {
     fix_earlier();
     const std::string method = r.value("method", std::string());
     const bool ref = *side == "reference";
     const int64_t seed = r.value("seed", int64_t{-1});
-    if (seed != *last_seed + 1) t->log.push_back(*side + ":time_sample:" + method);  // once per batch
-    *last_seed = seed;
+    const int fresh = t->seen_seeds.insert(seed).second ? 1 : 0;
+    if (t->last_sampler != last_fresh.get() || fresh != *last_fresh)
+      t->log.push_back(*side + ":time_sample:" + method);  // once per batch
+    t->last_sampler = last_fresh.get();
+    *last_fresh = fresh;
     ++t->samples;
     if (!ref && t->candidate_batch_raises) {
       WorkerReply failed;
