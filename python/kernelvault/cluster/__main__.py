@@ -71,6 +71,16 @@ def _router(args, serve_args):
     return start_router(os.path.abspath(args.db), serve_args, resource=args.resource, node_folder=args.node_folder)
 
 
+def _wait_for_nodes(router):
+    """front.wait_for_nodes; a cluster whose nodes cannot serve ends the command with why."""
+    from ..errors import InfrastructureError
+    from .front import wait_for_nodes
+    try:
+        wait_for_nodes(router)
+    except (InfrastructureError, TimeoutError) as e:
+        raise SystemExit("kernelvault.cluster: %s" % e) from None
+
+
 def main(argv=None):
     args, extra = _parser().parse_known_args(argv)
     if extra and args.command not in ("gen", "serve"):
@@ -95,12 +105,12 @@ def main(argv=None):
         counts = campaign.run_eval(_router(args, _serve_args_of_eval(args)), args, out)
     elif args.command == "gen":
         router = _router(args, ["--no-timing"])  # nodes' services only place the gen runs
-        front.wait_for_nodes(router)
+        _wait_for_nodes(router)
         counts = campaign.run_gen(router, args, extra, out)
     else:
         token = open(args.token_file).read().strip() if args.token_file else os.environ.get("KVAULT_SERVE_TOKEN")
         router = _router(args, extra)
-        front.wait_for_nodes(router)
+        _wait_for_nodes(router)
         front.serve_front(router, args.host, args.port, token,
                           ready=lambda url: print(json.dumps({"listening": url}), flush=True))
         return 0

@@ -7,7 +7,10 @@ it is always sent with; for gen one task each) and `done.jsonl` (one line per un
 whose result is in the driver's store, appended after the import). Started again with
 the same flags, a campaign sends only the units not in done.jsonl; a unit done but
 not yet marked is sent again with its key and lands on its own store row (the store's
-key), so a killed driver loses nothing and records nothing twice.
+key), so a killed driver loses nothing and records nothing twice. A unit the cluster
+could not verify (an infra_error: no row in the store) is not marked, so it is sent
+again too; the campaign then ends with an error saying why, as it does at once when
+no node of the cluster can take its work (a node whose service cannot start).
 """
 import json
 import os
@@ -16,6 +19,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+from ..client import problem_of
 from .recorder import Recorder
 
 LANGUAGES = {".cpp": "cpp", ".cc": "cpp", ".cu": "cuda", ".hip": "hip"}  # else detected by serve
@@ -85,35 +89,52 @@ def eval_request(unit, args):
     return request
 
 
+def _stop_if_unservable(router, args):
+    """SystemExit naming the nodes and why, when no node can take the router's work."""
+    import ray
+    why = ray.get(router.unservable.remote())
+    if why:
+        raise SystemExit("campaign %s: %s" % (args.run, why))
+
+
 def run_eval(router, args, out):
     """The eval campaign: every unit not done goes to the router; each result is
-    marked done once the router has recorded it. -> {status: count}."""
+    marked done once the router has recorded it. -> {status: count}; SystemExit
+    when units could not be verified (module doc)."""
     import ray
     journal = Journal(args.db, args.run, "eval")
     units = journal.units(lambda: eval_units(args.suite, args.candidates))
     done = journal.done()
     todo = [u for u in units if u["unit"] not in done]
     out("campaign %s: %d unit(s), %d done before, %d to verify" % (args.run, len(units), len(done), len(todo)))
-    active, position, recorded, shown = {}, 0, len(done), None   # active: call id -> (units, indexes marked)
+    active, position, recorded, shown = {}, 0, len(done), None   # active: call id -> (units, indexes answered)
+    unverified = []                                                 # the infra_error messages
     while position < len(todo) or active:
+        _stop_if_unservable(router, args)
         # Keep about CHUNK units at the router, so the nodes never wait for the driver.
         while position < len(todo) and sum(len(u) - len(m) for u, m in active.values()) < CHUNK:
             chunk = todo[position:position + CHUNK // 2]
             position += len(chunk)
             active[ray.get(router.submit.remote([eval_request(u, args) for u in chunk]))] = (chunk, set())
-        for call, (chunk, marked) in list(active.items()):
+        for call, (chunk, answered) in list(active.items()):
             snapshot = ray.get(router.poll.remote(call, POLL_S / len(active)))
             for i, result in enumerate(snapshot["results"]):
-                if result is not None and i not in marked:
-                    marked.add(i)
+                if result is not None and i not in answered:
+                    answered.add(i)
+                    if problem_of(result) == "infrastructure":
+                        unverified.append(result.get("message") or "infra_error")
+                        continue
                     journal.mark(chunk[i]["unit"], result.get("status", "infra_error"))
                     recorded += 1
-            if len(marked) == len(chunk):
+            if len(answered) == len(chunk):
                 ray.get(router.forget.remote(call))
                 del active[call]
         if recorded != shown:
             out("  %d/%d" % (recorded, len(units)))
             shown = recorded
+    if unverified:
+        raise SystemExit("campaign %s: %d unit(s) not verified, sent again when the campaign is started again; "
+                         "the first: %s" % (args.run, len(unverified), unverified[0]))
     return Counter(journal.done().values())
 
 
@@ -132,6 +153,7 @@ def run_gen(router, args, gen_flags, out):
     out("campaign %s: %d task(s), %d done before, %d to generate" % (args.run, len(units), len(done), len(todo)))
     running, recorder = {}, Recorder(str(Path(args.db).resolve()))
     while todo or running:
+        _stop_if_unservable(router, args)
         nodes = ray.get(router.node_handles.remote())
         busy = {node_id for node_id, _ in running.values()}
         for node_id, handle in nodes.items():

@@ -13,6 +13,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ..client import MAX_BATCH, MAX_WAIT_S, problem_of
+from ..errors import InfrastructureError
 
 FORWARDED = ("/run_code_batch", "/run_code", "/evaluate")
 MAX_BODY_BYTES = 32 << 20
@@ -216,11 +217,14 @@ def serve_front(router, host="127.0.0.1", port=8470, token=None, ready=None):
 
 
 def wait_for_nodes(router, count=1, timeout_s=600):
-    """Blocks until `count` node services answer (or raises TimeoutError)."""
+    """Blocks until `count` node services answer; InfrastructureError naming the nodes
+    and why when no node can serve (router.unservable), TimeoutError after timeout_s."""
     import ray
     deadline = time.monotonic() + timeout_s
     stats = ray.get(router.stats.remote())
     while len(stats["nodes"]) < count:
+        if stats["unservable"]:
+            raise InfrastructureError(stats["unservable"])
         if time.monotonic() > deadline:
             raise TimeoutError("fewer than %d node services answered in %d s; nodes not serving: %s"
                                % (count, timeout_s, stats["lost"] or "none reported"))

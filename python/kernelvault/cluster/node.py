@@ -165,11 +165,16 @@ class NodeService:
         return argv + self.serve_args
 
     def _start(self):
-        """Starts serve and waits for its listening line; InfrastructureError if it fails."""
-        log = open(os.path.join(self.folder, "serve.log"), "a")
-        process = subprocess.Popen(self._command(), stdout=subprocess.PIPE, stderr=log, text=True,
-                                   env=kvault_env(), cwd=self.folder, preexec_fn=_die_with_parent)
-        log.close()
+        """Starts serve and waits for its listening line; InfrastructureError with the
+        last line serve logged (why it stopped) if it fails."""
+        log_path = os.path.join(self.folder, "serve.log")
+        with open(log_path, "a") as log:
+            logged_before = log.tell()
+            try:
+                process = subprocess.Popen(self._command(), stdout=subprocess.PIPE, stderr=log, text=True,
+                                           env=kvault_env(), cwd=self.folder, preexec_fn=_die_with_parent)
+            except OSError as e:  # no kvault binary (paths.py says what it tried), or one that cannot run
+                raise InfrastructureError("starting kvault serve: %s" % e) from None
         first = {}
         reader = threading.Thread(target=lambda: first.setdefault("line", process.stdout.readline()), daemon=True)
         reader.start()
@@ -179,8 +184,8 @@ class NodeService:
         except (ValueError, KeyError, TypeError):
             process.kill()
             process.wait()
-            raise InfrastructureError("kvault serve did not start (exit %s); see %s/serve.log"
-                                      % (process.poll(), self.folder)) from None
+            raise InfrastructureError("kvault serve did not start (exit %s): %s (%s)"
+                                      % (process.poll(), _last_line(log_path, logged_before), log_path)) from None
         with self._lock:
             self._process, self._url = process, url
 
@@ -211,6 +216,14 @@ class NodeService:
         if code != 0:
             raise InfrastructureError("kvault export on the node: %s" % err.strip())
         return [line for line in out.splitlines() if line.strip()]
+
+
+def _last_line(path, offset):
+    """The last line written to the file `path` after `offset`."""
+    with open(path, errors="replace") as f:
+        f.seek(offset)
+        lines = [line.strip() for line in f.read().splitlines() if line.strip()]
+    return lines[-1][:500] if lines else "it logged nothing"
 
 
 def _key(line):

@@ -16,7 +16,12 @@ Failures. A node whose actor dies (the node was removed or crashed) loses nothin
 its groups in flight go back to the front of the queue, with the same idempotency
 keys, and another node verifies them. A result whose error is of kind
 "infrastructure" is retried the same way, at most `max_attempts` times, then
-delivered as it is (the caller's client raises it, never scores it).
+delivered as it is (the caller's client raises it, never scores it). A node whose
+service raised while it was made (no kvault binary, a serve that exits at start) is
+not asked again: made again, it would fail again. It is reported (stats "failed");
+when every node that should take the work is such a node, nothing could ever verify
+the queue, so each queued request is delivered an infra_error naming the nodes and
+why (`unservable`), and so is every request submitted while it lasts.
 
 Recording. A group's results are delivered only after their store rows, which the
 node hands back with them, are imported into the driver's store (`kvault import`,
@@ -29,6 +34,7 @@ wrapping a Router is threaded). One dispatcher thread owns the nodes and the fut
 """
 import hashlib
 import json
+import re
 import threading
 import time
 import uuid
@@ -111,6 +117,8 @@ class Router:
         self._inflight = {}                      # verify future -> (node id, [items], sent at)
         self._overhead_s, self._overhead_requests = 0.0, 0  # dispatcher thread only
         self.lost_why = {}                       # node id -> why it was last taken out
+        self.failed = {}                         # node id -> why its service could not be made (not asked again)
+        self._eligible = {}                      # node id -> address: the nodes for this work, at the last discovery
         self.kind = None                         # "gpu" | "cpu" (placement.work_kind), at first discovery
         self.counters = {"delivered": 0, "resubmitted": 0, "nodes_lost": 0, "imported_rows": 0}
         self._stop = threading.Event()
@@ -196,7 +204,18 @@ class Router:
                              "warm_tasks": len(n.warm)} for n in list(self._nodes.values())}
         overhead_ms = 1000 * self._overhead_s / self._overhead_requests if self._overhead_requests else None
         return {"kind": self.kind, "nodes": nodes, "queued": queued, "starting": len(self._starting), "lost": dict(self.lost_why),
-                "overhead_ms_per_request": overhead_ms, **self.counters}
+                "failed": dict(self.failed), "unservable": self.unservable(), "overhead_ms_per_request": overhead_ms,
+                **self.counters}
+
+    def unservable(self):
+        """Why no node can take this router's work, or None: at the last discovery
+        every node that should take it had a service that could not be made."""
+        eligible = self._eligible
+        if not eligible or any(node_id not in self.failed for node_id in eligible):
+            return None
+        nodes = ["node %s (%s): %s" % (node_id[:12], address, self.failed[node_id])
+                 for node_id, address in sorted(eligible.items())]
+        return "no node of the cluster can verify: " + "; ".join(nodes)
 
     def forward(self, method, path, body):
         """One call of a protocol the router does not split (AMD's /run_code_batch,
@@ -240,6 +259,9 @@ class Router:
             if time.monotonic() >= next_discovery:
                 self._discover(ray)
                 next_discovery = time.monotonic() + self.discover_s
+                why = self.unservable()
+                if why:
+                    self._fail_queued(why)
             self._dispatch()
             futures = list(self._starting) + list(self._inflight)
             if not futures:
@@ -258,26 +280,31 @@ class Router:
                       (not self.resource or (node.get("Resources") or {}).get(self.resource, 0) > 0)]
         if self.kind is None:
             self.kind = work_kind(self.serve_args, any(_gpus(node) > 0 for node in candidates))
-        alive = set()
+        eligible = {}
         for node in candidates:
             if not serves_work(self.kind, _gpus(node)):
                 continue
             node_id = node["NodeID"]
-            alive.add(node_id)
-            known = node_id in self._nodes or any(n == node_id for n, _ in self._starting.values())
+            eligible[node_id] = node.get("NodeManagerAddress", "?")
+            known = node_id in self._nodes or node_id in self.failed or \
+                any(n == node_id for n, _ in self._starting.values())
             if not known:
                 handle = start_node_service(node_id, _gpus(node), self.serve_args, self.kind, self.node_folder)
                 self._starting[handle.info.remote()] = (node_id, handle)
+        self._eligible = eligible
         for node_id in list(self._nodes):
-            if node_id not in alive:
+            if node_id not in eligible:
                 self._lose_node(node_id, "the node left the cluster")
 
     def _node_ready(self, ray, future):
         node_id, handle = self._starting.pop(future)
         try:
             info = ray.get(future)
-        except Exception as e:  # noqa: BLE001 - a service that cannot start is tried again at the next discovery
-            self.lost_why[node_id] = "its service did not start: %s" % str(e).strip().splitlines()[-1][:500]
+        except Exception as e:  # noqa: BLE001 - a service whose serve is not ready is asked again at the next discovery
+            last = str(e).strip().splitlines()[-1]   # a Ray error ends with the error raised on the node
+            self.lost_why[node_id] = "its service did not start: %s" % re.sub(r"^[\w.]+: ", "", last)[:500]
+            if getattr(e, "actor_init_failed", False):   # ray's RayActorError: the service raised while made
+                self.failed[node_id] = self.lost_why[node_id]
             return
         self._nodes[node_id] = _Node(node_id, handle, info)
 
@@ -366,6 +393,14 @@ class Router:
             if owner == node_id:
                 del self._inflight[future]
                 self._requeue(items, "node %s lost: %s" % (node_id[:12], why))
+
+    def _fail_queued(self, why):
+        """Delivers every queued request an infra_error saying why."""
+        with self._lock:
+            items = [item for queue in self._pending.values() for item in queue]
+            self._pending.clear()
+        for item in items:
+            self._deliver(item, infrastructure_result(why))
 
     def _requeue(self, items, why):
         """Puts items back at the front of the queue, or delivers an infra_error for

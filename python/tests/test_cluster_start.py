@@ -1,0 +1,259 @@
+"""A node that cannot start its service is reported, never started again in a loop:
+where a node finds `kvault` (kernelvault.cluster.paths), what a serve that exits at
+start says, the router's bookkeeping of such a node (no Ray), and an eval campaign on
+a local Ray whose node has no binary, which ends at once naming the node and the
+reason. Then a one-node campaign that verifies two candidates with the package as
+this Python imports it: scripts/test-installed.sh runs this file against a wheel
+installed in a fresh venv, with KVAULT_BIN pointing at build/kvault.
+"""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+import kernelvault
+from kernelvault.cluster import paths, placement
+from kernelvault.cluster.node import NodeService
+from kernelvault.cluster.router import Router
+from kernelvault.errors import InfrastructureError
+
+ROOT = Path(__file__).resolve().parents[2]
+PATHS_SOURCE = Path(paths.__file__).read_text()
+TASK = '''import torch
+import torch.nn as nn
+
+KVAULT_META = {"input_distributions": []}
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(256)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+WHY_NO_RAY = None if importlib.util.find_spec("ray") else "ray is not installed (pip install './python[cluster]')"
+needs_ray = pytest.mark.skipif(WHY_NO_RAY is not None, reason=WHY_NO_RAY or "")
+
+
+def _executable(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def _paths_module_at(path):
+    """paths.py loaded from a copy at `path` (a fake tree or site-packages)."""
+    path.parent.mkdir(parents=True)
+    path.write_text(PATHS_SOURCE)
+    spec = importlib.util.spec_from_file_location("kvault_paths_copy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---- where a node finds kvault ---------------------------------------------------
+
+def test_kvault_is_kvault_bin_then_the_trees_build_then_path(tmp_path, monkeypatch):
+    given, built, on_path = (_executable(tmp_path / "given/kvault"), _executable(tmp_path / "tree/build/kvault"),
+                             _executable(tmp_path / "bin/kvault"))
+    monkeypatch.setattr(paths, "SOURCE_ROOT", tmp_path / "tree")
+    monkeypatch.setenv("PATH", str(on_path.parent))
+    monkeypatch.setenv("KVAULT_BIN", str(given))
+    assert paths.kvault_binary() == str(given)
+    monkeypatch.delenv("KVAULT_BIN")
+    assert paths.kvault_binary() == str(built)
+    built.unlink()                                           # a tree not built
+    assert paths.kvault_binary() == str(on_path)
+    monkeypatch.setattr(paths, "SOURCE_ROOT", None)          # an installed package
+    assert paths.kvault_binary() == str(on_path)
+
+
+def test_no_kvault_says_what_was_tried_and_how_to_fix_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "SOURCE_ROOT", tmp_path / "tree")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("KVAULT_BIN", raising=False)
+    with pytest.raises(FileNotFoundError) as error:
+        paths.kvault_binary()
+    message = str(error.value)
+    assert str(tmp_path / "tree/build/kvault") in message and "kvault on PATH" in message, message
+    assert "set KVAULT_BIN" in message and "put it on PATH" in message, message
+    monkeypatch.setenv("KVAULT_BIN", str(tmp_path / "missing/kvault"))
+    with pytest.raises(FileNotFoundError, match="KVAULT_BIN=.*missing/kvault is not an executable file"):
+        paths.kvault_binary()
+
+
+def test_the_tree_is_where_the_package_sits_beside_its_project_file(tmp_path, monkeypatch):
+    tree = tmp_path / "tree"
+    (tree / "python").mkdir(parents=True)
+    (tree / "python/pyproject.toml").write_text("")
+    in_tree = _paths_module_at(tree / "python/kernelvault/cluster/paths.py")
+    installed = _paths_module_at(tmp_path / "venv/lib/python3/site-packages/kernelvault/cluster/paths.py")
+    assert in_tree.SOURCE_ROOT == tree.resolve() and installed.SOURCE_ROOT is None
+    monkeypatch.delenv("KVAULT_PYTHON", raising=False)
+    assert "KVAULT_PYTHON" not in in_tree.kvault_env()        # a tree without .venv
+    _executable(tree / ".venv/bin/python")
+    assert in_tree.kvault_env()["KVAULT_PYTHON"] == str(tree.resolve() / ".venv/bin/python")
+    assert "KVAULT_PYTHON" not in installed.kvault_env()
+    monkeypatch.setenv("KVAULT_PYTHON", "/opt/py/bin/python")
+    assert in_tree.kvault_env()["KVAULT_PYTHON"] == "/opt/py/bin/python"
+
+
+def test_a_serve_that_exits_at_start_says_why(tmp_path, monkeypatch):
+    fake = tmp_path / "kvault"
+    fake.write_text("#!/bin/sh\necho 'kvault: no CUDA device on this host' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("KVAULT_BIN", str(fake))
+    with pytest.raises(InfrastructureError, match=r"did not start \(exit 2\): kvault: no CUDA device on this host"):
+        NodeService(["--backend", "cuda"], folder=str(tmp_path / "node"))
+
+
+# ---- the router: a service that could not be made is not made again --------------
+
+class _MadeAndFailed(Exception):
+    """What ray.get raises for a service whose constructor raised (RayActorError)."""
+    actor_init_failed = True
+
+
+class _FakeRay:
+    def __init__(self, nodes):
+        self._nodes = nodes
+
+    def nodes(self):
+        return self._nodes
+
+    def get(self, future):
+        raise future
+
+
+def _bare_router():
+    router = Router.__new__(Router)            # no dispatcher thread, no Ray
+    router.serve_args, router.resource, router.node_folder, router.kind = ["--backend", "cpu"], None, None, None
+    router._nodes, router._starting, router._eligible, router.failed, router.lost_why = {}, {}, {}, {}, {}
+    router._lock, router._pending, router._calls = threading.Lock(), {}, {}
+    router.counters = {"delivered": 0}
+    return router
+
+
+def test_a_node_whose_service_cannot_be_made_is_reported_not_made_again(monkeypatch):
+    node_id = "a1b2c3d4e5f6" + "0" * 44
+    fake_ray = _FakeRay([{"NodeID": node_id, "Alive": True, "NodeManagerAddress": "10.0.0.7", "Resources": {"CPU": 4}}])
+    answers = [Exception("InfrastructureError: no lane became ready"),
+               _MadeAndFailed("kernelvault.errors.InfrastructureError: starting kvault serve: no kvault binary")]
+    made = []
+
+    class Handle:
+        class info:  # noqa: N801 - the actor method's shape: handle.info.remote()
+            @staticmethod
+            def remote():
+                return answers[len(made) - 1]
+
+    def start_node_service(*args):
+        made.append(args)
+        return Handle
+
+    monkeypatch.setattr(placement, "start_node_service", start_node_service)
+    router = _bare_router()
+    call_id = router.submit([{"task_source": "t", "code": "c"}])
+
+    router._discover(fake_ray)
+    router._node_ready(fake_ray, next(iter(router._starting)))     # not ready: asked again
+    assert router.unservable() is None and not router.failed
+    router._discover(fake_ray)
+    router._node_ready(fake_ray, next(iter(router._starting)))     # its constructor raised: never again
+    for _ in range(3):
+        router._discover(fake_ray)
+    assert len(made) == 2 and not router._starting
+
+    why = router.unservable()
+    assert why == ("no node of the cluster can verify: node a1b2c3d4e5f6 (10.0.0.7): its service did not "
+                   "start: starting kvault serve: no kvault binary"), why
+    router._fail_queued(why)
+    result = router.poll(call_id)["results"][0]
+    assert result["status"] == "infra_error" and result["error"]["kind"] == "infrastructure"
+    assert result["message"] == why and result["reward"] is None
+
+
+# ---- on a local Ray ------------------------------------------------------------
+
+def _suite_and_candidates(folder):
+    (folder / "suite").mkdir()
+    (folder / "candidates").mkdir()
+    (folder / "suite/tiny_relu.py").write_text(TASK)
+    for name in ("relu.cpp", "relu.wrong-abs.cpp"):
+        shutil.copy(ROOT / "examples/native/cpu" / name, folder / "candidates" / ("tiny_" + name))
+
+
+def _campaign(folder, env, monkeypatch, timeout_s):
+    """`python -m kernelvault.cluster eval` of the two candidates on a one-node local
+    Ray started with `env` -> (its exit: 0 or the SystemExit message, the node's id).
+    A campaign still running after timeout_s fails the test."""
+    import ray
+
+    from kernelvault.cluster.__main__ import main
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    # Ray's workers import the package this test imports (the tree's, or an installed one).
+    monkeypatch.setenv("PYTHONPATH", str(Path(kernelvault.__file__).resolve().parents[1]))
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    argv = ["eval", "--suite", str(folder / "suite"), "--candidates", str(folder / "candidates"),
+            "--db", str(folder / "campaign.db"), "--backend", "cpu", "--no-timing", "--policy", "custom_kernel",
+            "--run", "one"]
+    ray.init(num_cpus=1, namespace="test-cluster-start", include_dashboard=False, log_to_driver=False)
+    answer = {}
+
+    def run():
+        try:
+            answer["exit"] = main(argv)
+        except SystemExit as e:
+            answer["exit"] = str(e)
+
+    try:
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        thread.join(timeout=timeout_s)
+        assert not thread.is_alive(), "the campaign did not end in %d s" % timeout_s
+        return answer["exit"], ray.get_runtime_context().get_node_id()
+    finally:
+        ray.shutdown()
+
+
+@needs_ray
+def test_a_campaign_whose_node_has_no_kvault_ends_naming_the_node(tmp_path, monkeypatch):
+    _suite_and_candidates(tmp_path)
+    missing = tmp_path / "missing/kvault"
+    message, node_id = _campaign(tmp_path, {"KVAULT_BIN": str(missing)}, monkeypatch, timeout_s=60)
+    assert isinstance(message, str) and message.startswith("campaign one: no node of the cluster can verify: "), message
+    assert "node %s" % node_id[:12] in message and "KVAULT_BIN=%s is not an executable file" % missing in message
+    assert not (tmp_path / "campaign.db.campaigns/one/done.jsonl").exists()   # nothing marked: all sent again
+
+
+@needs_ray
+def test_a_one_node_campaign_verifies(tmp_path, monkeypatch):
+    env = {"KVAULT_CACHE_DIR": os.environ.get("KVAULT_CACHE_DIR") or str(ROOT / "build/test-cache")}
+    try:
+        kvault = paths.kvault_binary()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    if os.environ.get("KVAULT_PYTHON") is None and (ROOT / ".venv/bin/python").exists():
+        env["KVAULT_PYTHON"] = str(ROOT / ".venv/bin/python")
+    env["KVAULT_BIN"] = kvault
+    _suite_and_candidates(tmp_path)
+    code, _ = _campaign(tmp_path, env, monkeypatch, timeout_s=300)
+    assert code == 0, code
+    run = subprocess.run([kvault, "export", "--db", str(tmp_path / "campaign.db")], capture_output=True, text=True,
+                         check=True)
+    rows = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    assert sorted(row["status"] for row in rows) == ["mismatch", "passed"], rows
