@@ -166,8 +166,8 @@ std::string CheckNode(const Json& node, size_t num_tensors, int depth, const std
 
 }  // namespace
 
-Result<TensorFile> TensorFile::Open(const std::string& path) {
-  auto map = MappedFile::Open(path);
+Result<TensorFile> TensorFile::Open(const std::string& path, uint64_t max_bytes) {
+  auto map = MappedFile::Open(path, max_bytes);
   if (!map) return Error{map.error()};
   TensorFile file;
   file.name_ = path;

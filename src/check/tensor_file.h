@@ -39,14 +39,18 @@ struct TensorInfo {
 
 class TensorFile {
  public:
-  // Maps and validates `path`. Messages start with the path.
-  static Result<TensorFile> Open(const std::string& path);
+  // Maps and validates `path`: a regular file of at most `max_bytes`
+  // (MappedFile::Open). Messages start with the path.
+  static Result<TensorFile> Open(const std::string& path,
+                                 uint64_t max_bytes = std::numeric_limits<uint64_t>::max());
   // Validates an in-memory file (tests, fuzzing). `name` prefixes messages.
   static Result<TensorFile> FromBytes(std::string bytes, const std::string& name = "<memory>");
 
   // The validated tree: every node has a known kind, every tensor index is valid,
   // depth <= kMaxTensorTreeDepth (see docs/tensor-file.md for the node grammar).
   const Json& tree() const { return tree_; }
+  // The file's size in bytes.
+  size_t file_bytes() const { return map_.size(); }
   size_t num_tensors() const { return tensors_.size(); }
   // REQUIRES: i < num_tensors().
   const TensorInfo& tensor(size_t i) const { return tensors_[i]; }

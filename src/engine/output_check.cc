@@ -44,7 +44,7 @@ ComparedOutputs CompareFiles(const OutputFiles& files, const Tolerance& toleranc
     return out;
   }
   for (const std::string& path : files.candidate) {
-    auto cand = TensorFile::Open(path);
+    auto cand = TensorFile::Open(path, CandidateOutputLimit(ref->file_bytes()));
     if (!cand) {
       // Its worker said it wrote this file, atomically; candidate code runs in that
       // worker and can remove, replace or corrupt it: its doing, not the engine's.
@@ -58,6 +58,8 @@ ComparedOutputs CompareFiles(const OutputFiles& files, const Tolerance& toleranc
 }
 
 }  // namespace
+
+uint64_t CandidateOutputLimit(uint64_t reference_bytes) { return 2 * reference_bytes + (uint64_t{1} << 20); }
 
 std::optional<RunFault> InputDigestVerdict(const std::string& reference_digest,
                                            const std::string& candidate_digest,

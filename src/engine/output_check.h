@@ -41,6 +41,11 @@ struct RunFault {
 // agree (make_again is not called); else `crash` when the reference worker reproduces
 // its own digest (the candidate's worker reported inputs it did not make), `task_error`
 // when it does not or cannot (the task's inputs are not a function of the seed).
+// The most bytes a candidate's output file is read to: twice the reference's output
+// file plus 1 MiB. Larger is not the reference's output, and would cost memory (a
+// sparse file reported as an output read gigabytes).
+uint64_t CandidateOutputLimit(uint64_t reference_bytes);
+
 std::optional<RunFault> InputDigestVerdict(const std::string& reference_digest,
                                            const std::string& candidate_digest,
                                            const std::function<Result<std::string>()>& make_again);

@@ -6,6 +6,7 @@
 
 #include "check/dtype.h"
 #include "check/tensor_file.h"
+#include "engine/output_check.h"
 #include "worker/protocol.h"
 
 namespace kvault {
@@ -117,7 +118,8 @@ Result<HandoffComparison> DeviceOffer::Compare(const Tolerance& tolerance, const
     } else {
       // The engine's Compare is the rule; the device found a difference worth its words.
       auto ref = TensorFile::Open(ref_out);
-      auto cand = TensorFile::Open(cand_out);
+      auto cand = ref ? TensorFile::Open(cand_out, CandidateOutputLimit(ref->file_bytes()))
+                      : Result<TensorFile>(Error{"no reference"});
       if (!ref || !cand)
         return Error{"the outputs of a call that differs on the device are unreadable: " +
                      (ref ? cand.error() : ref.error())};

@@ -31,9 +31,6 @@ constexpr size_t kComparedPerRound = 3;
 // it (outputs of about 800 MiB a call) timed samples are not compared (docs/timing.md,
 // "Known limits").
 constexpr uintmax_t kKeptSampleBytes = uintmax_t{8} << 30;
-// A candidate's sample output file is read only up to twice the reference's plus this;
-// larger is not the reference's output, and would cost memory.
-constexpr uintmax_t kReadSlackBytes = 1 << 20;
 // Added to the spread of the reference's overhead in the engine clock's bound
 // (TimingSettings::clock_slack): below timer resolution on any host.
 constexpr double kClockFloorMs = 0.02;
@@ -793,7 +790,7 @@ void CaseTimer::QueueRoundComparisons(int round) {
       }
       const std::string path = SamplePath(SideOf(c), round, i);
       comparisons_->Add({.side = SideOf(c), .round = round, .index = i, .reference = reference, .candidate = path,
-                         .most_bytes = 2 * reference_bytes + kReadSlackBytes,
+                         .most_bytes = CandidateOutputLimit(reference_bytes),
                          .sha256 = std::move(c.written[i])});
       c.written[i].clear();  // queued: its job reads and removes the file
     }

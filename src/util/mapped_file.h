@@ -7,6 +7,8 @@
 // afterwards (a candidate's worker, in its own folder) changes nothing here and cannot
 // fault a read (SIGBUS). A symbolic link is refused (O_NOFOLLOW on the last component).
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "util/result.h"
@@ -15,8 +17,12 @@ namespace kvault {
 
 class MappedFile {
  public:
-  // Maps `path`. An empty file yields size() == 0 and data() == nullptr.
-  static Result<MappedFile> Open(const std::string& path);
+  // Maps `path`. An empty file yields size() == 0 and data() == nullptr. Only a
+  // regular file of at most `max_bytes` is read: it is opened without blocking (a FIFO
+  // a candidate left in its place would otherwise hold this thread until a writer
+  // came) and its size checked before any byte is read (a sparse file of gigabytes).
+  static Result<MappedFile> Open(const std::string& path,
+                                 uint64_t max_bytes = std::numeric_limits<uint64_t>::max());
 
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;

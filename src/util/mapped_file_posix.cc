@@ -14,10 +14,10 @@
 
 namespace kvault {
 
-Result<MappedFile> MappedFile::Open(const std::string& path) {
+Result<MappedFile> MappedFile::Open(const std::string& path, uint64_t max_bytes) {
   // Not through a symbolic link: a candidate's worker could point its output file at
   // a file it cannot read itself (a reference output), which this process can.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd) {
     if (errno == ELOOP) return Error{"cannot open " + path + ": a symbolic link (refused)"};
     return Error{"cannot open " + path + ": " + std::strerror(errno)};
@@ -25,6 +25,9 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Error{"cannot stat " + path + ": " + std::strerror(errno)};
   if (!S_ISREG(st.st_mode)) return Error{"cannot map " + path + ": not a regular file"};
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return Error{"cannot map " + path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+                 std::to_string(max_bytes) + " expected at most"};
   size_t size = static_cast<size_t>(st.st_size);
   if (size == 0) return MappedFile();
   // Read into memory of this process's own, not a mapping of the file: a file mapped

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -47,6 +48,26 @@ TEST(MappedFileTest, ASymbolicLinkIsRefused) {
   ASSERT_FALSE(m);
   EXPECT_NE(m.error().find("symbolic link"), std::string::npos) << m.error();
   EXPECT_TRUE(MappedFile::Open(dir->Join("secret")));
+}
+
+// What a candidate's worker can leave where an output should be: a FIFO (opening it
+// for reading would wait for a writer forever) and a sparse file of gigabytes (read
+// whole, it would cost that much memory). Both are refused at once.
+TEST(MappedFileTest, AFifoOrAFileOverTheBoundIsRefusedWithoutWaitingOrReading) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir);
+  ASSERT_EQ(::mkfifo(dir->Join("fifo").c_str(), 0600), 0);
+  auto fifo = MappedFile::Open(dir->Join("fifo"));
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().find("not a regular file"), std::string::npos) << fifo.error();
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("sparse"), ""));
+  ASSERT_EQ(::truncate(dir->Join("sparse").c_str(), off_t{8} << 30), 0);
+  auto sparse = MappedFile::Open(dir->Join("sparse"), 1 << 20);
+  ASSERT_FALSE(sparse);
+  EXPECT_NE(sparse.error().find("more than the 1048576 expected at most"), std::string::npos) << sparse.error();
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("small"), "abc"));
+  EXPECT_TRUE(MappedFile::Open(dir->Join("small"), 3));
+  EXPECT_FALSE(MappedFile::Open(dir->Join("small"), 2));
 }
 
 TEST(MappedFileTest, TruncatingTheFileAfterOpenChangesNothing) {
