@@ -516,6 +516,14 @@ bool Verifier::CheckFormat(Attempt& a) {
 }
 
 void Verifier::CompileOnly(Attempt& a) {
+  if (CallsLoadInline(a.candidate)) {  // noted in a device-less worker, each call compiled
+    if (!BuildInlineModules(a)) return;
+    a.v.status = OutcomeStatus::kCompiled;
+    a.v.compiled = true;
+    a.v.message = "compiled " + std::to_string(a.inline_modules.size()) + " load_inline call(s) for " +
+                  a.v.build.value("arch", std::string("the host"));
+    return;
+  }
   if (!a.compiled_format) {
     a.v = Outcome(OutcomeStatus::kCompiled, "Python candidates are built when loaded; nothing to compile");
     a.v.compiled = true;

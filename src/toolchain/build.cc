@@ -53,7 +53,7 @@ Result<KeyHasher> BuildKey(const BuildRequest& req, const CompilerSetup& setup,
   CommandSlots slots{"<source>", "<module>", "<output>"};
   if (ext.kind == ExtBuild::Kind::kLite) {
     slots.ext_include_dir = "<include_lite>";
-    slots.link_object = "<lite.o>";
+    if (!req.compile_only) slots.link_object = "<lite.o>";
     slots.ext_defines = ext.defines;
   }
   auto cmd = AssembleCommand(req, setup, slots);
@@ -309,7 +309,9 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
     ExtBuild lite{ExtBuild::Kind::kLite, LiteDir(req), "", {}};
     lite_note = LiteExtExcluded(req, setup, *source, lite.include_dir);
     if (lite_note.empty()) {
-      auto object = EnsureLiteExt(req, setup, identity, lite.include_dir, c.cache_root, timeout);
+      // A compile-only build links nothing: the headers are all it needs of the lite way.
+      auto object = req.compile_only ? Result<std::string>(std::string())
+                                     : EnsureLiteExt(req, setup, identity, lite.include_dir, c.cache_root, timeout);
       lite.link_object = object ? *object : "";
       lite.defines = LiteExtDefines(*source);
       auto lite_key = object ? BuildKey(req, setup, *source, identity, lite) : Result<KeyHasher>(Error{object.error()});

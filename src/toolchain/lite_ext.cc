@@ -46,7 +46,6 @@ std::string DefaultIncludeLiteDir() {
 std::string LiteExtExcluded(const BuildRequest& req, const CompilerSetup& setup, const std::string& source,
                             const std::string& include_lite_dir) {
   if (req.kind != SourceKind::kTorchExtension) return "native sources have no binding";
-  if (req.compile_only) return "a compile-only build links nothing";
   if (setup.tool == Tool::kHipcc || req.language == Language::kHip)
     return "the lite extension build is for g++ and nvcc on C++ and CUDA sources";
   static const std::regex include_line(R"(^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]*)[>"])");

@@ -33,7 +33,7 @@ bool LiteExtEnabled();
 std::string DefaultIncludeLiteDir();
 
 // Why the lite build does not apply to `source` ("" when it does): not g++ or nvcc on
-// a CUDA or C++ source, a native or compile-only build, a local include, or an
+// a CUDA or C++ source, a native build, a local include, or an
 // #include of a PyTorch or pybind11 header (torch/, ATen/, c10/, caffe2/, pybind11/,
 // Python.h) that `include_lite_dir` does not hold (c10/util/Half.h and BFloat16.h are
 // PyTorch's own and allowed).
