@@ -1,0 +1,23 @@
+# KernelBench files in the habits of model-written CUDA (examples/kernelbench/*.llm-habits.py
+# meant for the cuda backend) on a machine with nvcc and no GPU: `verify --compile-only`
+# notes their load_inline calls in a device-less worker and compiles each one ahead, the
+# lite way (a few seconds, not a minute of PyTorch's headers); a flag off nvcc's
+# allow-list is a compile_error naming it.
+source "$(dirname "$0")/lib.sh"
+command -v "${KVAULT_NVCC:-nvcc}" >/dev/null || skip "nvcc not installed"
+need_torch
+ex="$KVAULT_SOURCE_ROOT/examples"
+for stem in relu softmax; do
+  c="$ex/kernelbench/$stem.llm-habits.py"
+  "$KVAULT" verify --task "$ex/suite/$stem.py" --candidate "$c" --backend cuda --arch sm_90 \
+    --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
+  [ "$(json_get "$TMP/o.json" 'j["status"]')" = compiled ] || { cat "$TMP/o.json"; fail "$c not compiled"; }
+  json_get "$TMP/o.json" 'all(n["built"] and n["lite_ext"] for n in j["build"]["inline"]) and len(j["build"]["inline"]) == 1' \
+    | grep -qx True || { cat "$TMP/o.json"; fail "$c: its load_inline call was not built ahead the lite way"; }
+done
+"$KVAULT" verify --task "$ex/suite/vector_add.py" --candidate "$ex/kernelbench/vector_add.flag-ccbin.py" \
+  --backend cuda --arch sm_90 --compile-only --json > "$TMP/f.json" || fail "verify exited $? for the -ccbin cheat"
+[ "$(json_get "$TMP/f.json" 'j["status"]')" = compile_error ] || { cat "$TMP/f.json"; fail "-ccbin was not refused"; }
+json_get "$TMP/f.json" 'j["message"]' | grep -q "flag '-ccbin' is not allowed for nvcc" ||
+  { cat "$TMP/f.json"; fail "the refused flag is not named"; }
+echo "ok"
