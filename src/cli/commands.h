@@ -31,6 +31,10 @@ struct CommonFlags {
   int load_timeout_s = 0;
   // any | custom_kernel | task (the task's KVAULT_META policy); gen: empty, by --mode.
   std::string policy = kPolicyTask;
+  // task (each task's own, docs/task-format.md) | kernelbench (atol = rtol = 1e-2, as
+  // KernelBench's harness); --atol / --rtol set one of them for every task.
+  std::string tolerance = "task";
+  std::optional<double> atol, rtol;
 };
 
 // Resolves flags and environment into engine options; prints the reason and returns

@@ -30,6 +30,14 @@ void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f, bool with_json = true
                       (f.policy.empty() ? std::string("custom_kernel; task for --mode modu2func") : f.policy) +
                       ")")
       ->check(CLI::IsMember({"any", "custom_kernel", kvault::kPolicyTask}));
+  app->add_option("--tolerance", f.tolerance,
+                  "task (each task's own) | kernelbench (atol = rtol = 1e-2, as KernelBench's harness) "
+                  "(Default: task)")
+      ->check(CLI::IsMember({"task", "kernelbench"}));
+  app->add_option("--atol", f.atol, "absolute tolerance for every task's outputs (overrides --tolerance)")
+      ->check(CLI::Range(0.0, 1e9));
+  app->add_option("--rtol", f.rtol, "relative tolerance for every task's outputs (overrides --tolerance)")
+      ->check(CLI::Range(0.0, 1e9));
 }
 
 }  // namespace

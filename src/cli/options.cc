@@ -71,6 +71,9 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
   o.compile_only = compile_only;
   o.skip_timing = flags.no_timing;
   o.policy = flags.policy;
+  if (flags.tolerance == "kernelbench") o.rtol = o.atol = kKernelBenchTolerance;
+  if (flags.atol) o.atol = *flags.atol;
+  if (flags.rtol) o.rtol = *flags.rtol;
   if (flags.run_timeout_s > 0)
     o.timeouts.run = std::chrono::seconds(flags.run_timeout_s);
   if (flags.load_timeout_s > 0) o.timeouts.load = std::chrono::seconds(flags.load_timeout_s);

@@ -2,6 +2,7 @@
 // Settings of one verification. Every field has a default that works on the CPU
 // backend; the CLI fills them from flags and the environment (docs/cli.md).
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "reward/reward.h"
@@ -65,6 +66,10 @@ inline std::string AppliedPolicy(const std::string& choice, const std::string& t
   return choice == kPolicyTask ? task_policy : choice;
 }
 
+// KernelBench's harness compares outputs with atol = rtol = 1e-2 (its leaderboard
+// runs): `--tolerance kernelbench`.
+constexpr double kKernelBenchTolerance = 1e-2;
+
 struct EngineOptions {
   Backend backend = Backend::kCpu;
   std::string arch;             // "" = the device's own
@@ -98,6 +103,9 @@ struct EngineOptions {
   // "custom_kernel". The CLI's --policy; `gen` defaults to custom_kernel (task for
   // modu2func).
   std::string policy = "task";
+  // The tolerance of every task's outputs when set (the CLI's --tolerance, --atol,
+  // --rtol), in place of the task's own and the dtype's default (check/compare.h).
+  std::optional<double> rtol, atol;
   // Fork candidate workers from a pre-imported zygote (worker/zygote.h) instead of
   // starting each from scratch. The CLI reads KVAULT_ZYGOTE (on|off, default on).
   bool zygote = false;

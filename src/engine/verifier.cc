@@ -547,6 +547,8 @@ bool Verifier::DescribeTask(Attempt& a) {
   }
   a.policy = AppliedPolicy(options_.policy, info->policy);
   a.checked = WithFormatTolerances(*info, a.candidate.format);
+  if (options_.rtol) a.checked->rtol = options_.rtol;
+  if (options_.atol) a.checked->atol = options_.atol;
   a.info = std::move(*info);
   clock_.Lap("describe");
   session_.Prestart();  // the candidate's worker starts while the candidate builds

@@ -143,4 +143,15 @@ for p in $(cat "$TMP/cxx.pids"); do ! kill -0 "$p" 2>/dev/null || fail "the comp
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --policy kernels \
   > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--policy kernels must exit 2"
+# --tolerance kernelbench: KernelBench's harness's 1e-2 for every task; --atol/--rtol
+# set one; a value outside the list is misuse.
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$ex/cpu/relu.wrong-abs.cpp" --backend cpu --no-timing \
+  --tolerance kernelbench --json > "$TMP/tk.json" || fail "verify --tolerance kernelbench failed"
+json_get "$TMP/tk.json" 'j["message"]' | grep -q "beyond rtol=0.01 atol=0.01" || fail "kernelbench tolerance: $(cat "$TMP/tk.json")"
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$ex/cpu/relu.wrong-abs.cpp" --backend cpu --no-timing \
+  --tolerance kernelbench --atol 0.5 --json > "$TMP/ta.json" || fail "verify --atol failed"
+json_get "$TMP/ta.json" 'j["message"]' | grep -q "beyond rtol=0.01 atol=0.5" || fail "--atol: $(cat "$TMP/ta.json")"
+"$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$ex/cpu/relu.cpp" --backend cpu --tolerance loose \
+  > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--tolerance loose must exit 2"
 echo "ok"
