@@ -176,7 +176,18 @@ std::optional<ServeOutcome> VerificationService::FromStore(const Job& job, const
   if (!found || !found->has_value()) return std::nullopt;
   const AttemptRecord& r = **found;
   if (!ErrorKind(r.status).empty()) return std::nullopt;  // not the candidate's outcome: verify again
-  if (policy != kPolicyTask && !r.policy.empty() && r.policy != policy) return std::nullopt;
+  // A record answers only a request of the policy it was made under. `task` means the
+  // task's own, known once a lane of this server has verified the task under it; until
+  // then the request is verified (a record of another policy was answering it: a
+  // PyTorch answer passed under `any` was a task's custom_kernel pass).
+  std::string wanted = policy;
+  if (policy == kPolicyTask) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto known = task_policies_.find(job.task.hash);
+    if (known == task_policies_.end()) return std::nullopt;
+    wanted = known->second;
+  }
+  if (r.policy != wanted) return std::nullopt;
   return OutcomeFromRecord(r, /*from_store=*/true);
 }
 
@@ -470,6 +481,10 @@ void VerificationService::Verify(Lane& lane, Job& job) {
   }
   std::error_code ec;
   std::filesystem::remove(job.candidate->path, ec);
+  if (job.policy == kPolicyTask && !rec.policy.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    task_policies_[job.task.hash] = rec.policy;
+  }
   ServeOutcome o = OutcomeFromRecord(rec, /*from_store=*/false);
   o.phases = v.phases;
   metrics_.CountVerification(o.status, lane.device, v.phases, false);

@@ -131,6 +131,8 @@ class VerificationService {
   Json hello_;        // the first lane's hello, for build requests
 
   mutable std::mutex mu_;
+  // The policy `task` resolved to for each task hash a lane verified under it (FromStore).
+  std::map<std::string, std::string> task_policies_;
   std::condition_variable work_, changed_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::map<std::string, std::shared_ptr<Job>> jobs_;     // by content key

@@ -283,6 +283,16 @@ def check_policy(s):
                                                      "run": "policy-any"})
     check(status == 200 and body["status"] == "passed" and body["policy"] == "any",
           f"policy any: {status} {body.get('status')} {body.get('policy')} {str(body.get('message'))[:200]}")
+    # The same bytes under `task`, in the same run, where the task asks for its own
+    # kernels: not answered by the record made under `any`.
+    strict = TINY + '\nKVAULT_META = {"policy": "custom_kernel"}\n'
+    request = {**CANDIDATES["torch-op"][0], "task_source": strict, "policy": "any", "run": "policy-task"}
+    status, _, body = s.call("POST", "/v1/verify", request)
+    check(status == 200 and body["status"] == "passed", f"policy any on a strict task: {status} {body.get('status')}")
+    status, _, body = s.call("POST", "/v1/verify", {**request, "policy": "task"})
+    check(status == 200 and body["status"] == "policy_violation" and not body["from_store"]
+          and body["policy"] == "custom_kernel",
+          f"policy task after any: {status} {body.get('status')} {body.get('policy')} from_store={body.get('from_store')}")
 
 
 def check_errors(s):
