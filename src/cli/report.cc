@@ -30,7 +30,8 @@ void PrintVerification(std::ostream& out, const std::string& task, const std::st
   if (v.speedup) out << "  speedup " << Fixed(*v.speedup, 2) << "x";
   if (v.reference_ms) out << "  (reference " << OptMs(v.reference_ms) << ", candidate "
                           << OptMs(v.candidate_ms) << ")";
-  out << "  reward " << (v.reward ? Fixed(*v.reward, 3) : std::string("null"));
+  if (v.reward || v.status != OutcomeStatus::kCompiled)  // a compile-only check earns none
+    out << "  reward " << (v.reward ? Fixed(*v.reward, 3) : std::string("null"));
   out << "  [" << Fixed(v.seconds, 1) << " s]\n  " << v.message << "\n";
   if (!v.diagnostics.empty() && v.status != OutcomeStatus::kPassed) {
     std::string d = v.diagnostics.substr(0, 2000);

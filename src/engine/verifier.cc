@@ -492,7 +492,8 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
 }
 
 Verification Verifier::Finish(Verification v) {
-  if (IsInfrastructure(v.status)) {
+  // A compile-only check judged nothing a reward is for (no run, no comparison).
+  if (IsInfrastructure(v.status) || options_.compile_only) {
     v.reward.reset();
     return v;
   }

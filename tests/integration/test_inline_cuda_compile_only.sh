@@ -12,6 +12,7 @@ for stem in relu softmax; do
   "$KVAULT" verify --task "$ex/suite/$stem.py" --candidate "$c" --backend cuda --arch sm_90 \
     --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
   [ "$(json_get "$TMP/o.json" 'j["status"]')" = compiled ] || { cat "$TMP/o.json"; fail "$c not compiled"; }
+  [ "$(json_get "$TMP/o.json" 'j["reward"]')" = None ] || fail "$c: a compile-only check with a reward"
   json_get "$TMP/o.json" 'all(n["built"] and n["lite_ext"] for n in j["build"]["inline"]) and len(j["build"]["inline"]) == 1' \
     | grep -qx True || { cat "$TMP/o.json"; fail "$c: its load_inline call was not built ahead the lite way"; }
 done
