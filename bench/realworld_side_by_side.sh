@@ -23,7 +23,8 @@
 #                (examples/kernelbench/*.llm-habits.py, *.flag-*.py for cuda)
 # Environment: KVAULT (default .carry/kvault; .carry/lib goes on LD_LIBRARY_PATH),
 # KVAULT_PYTHON (python3), LANES (6), KB_PYTHONPATH (pydantic for the KernelBench side).
-# Writes $OUT/realworld.tar.gz (each part's eval JSON, store, log) and $OUT/env.txt;
+# Writes $OUT/realworld.tar.gz (each part's eval JSON, store, log; remade after each
+# part) and $OUT/env.txt;
 # bench/realworld_summary.py reads them.
 set -u
 devset=$(cd "${1:?usage: $0 DEVSET KERNELBENCH}" && pwd)
@@ -87,5 +88,7 @@ for a in json.load(open(sys.argv[1]))["attempts"]:
     print(a["candidate"].rsplit("/", 1)[-1], a["status"], a["speedup"], a["message"][:160])' "$res/examples.json" ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
+  # After every part: a call cut short at its limit still brings back what was done
+  # (a device call returns 8 files at most).
+  tar -czf "$out/realworld.tar.gz" -C "$out" realworld
 done
-tar -czf "$out/realworld.tar.gz" -C "$out" realworld
