@@ -72,6 +72,11 @@ int RunScore(const ScoreFlags& flags) {
   for (const auto& t : samples.unknown_tasks)
     std::cerr << "kvault score: task '" << t << "' of run " << flags.runs[0] << " is not in the suite (ignored)\n";
   score::RunScore s = score::ScoreSuite(samples, o);
+  if (s.short_tasks > 0)  // pass@k's estimator needs n >= k samples; with fewer it says 1 on any pass
+    std::cerr << "kvault score: warning: " << s.short_tasks << " of " << s.scored
+              << " scored task(s) have fewer samples than k = " << o.ks.back() << ": their pass@"
+              << o.ks.back() << " is 1 when any sample passed, not an estimate (draw at least " << o.ks.back()
+              << " samples a task)\n";
   if (flags.json) {
     Json j = score::ScoreJson(s, true);
     j["run"] = flags.runs[0];

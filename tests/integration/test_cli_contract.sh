@@ -65,6 +65,10 @@ cp "$TMP/cand.py" "$TMP/samples/relu.sample_11.py"
 "$KVAULT" score --suite "$TMP/one" --run samples --db "$TMP/s.db" --k 1 --json > "$TMP/score.json" || fail "score of samples"
 [ "$(json_get "$TMP/score.json" 'j["per_task"][0]["samples"], j["corr_at_k"]["1"]')" = "3 1.0" ] ||
   fail "samples: $(cat "$TMP/score.json")"
+# pass@5 over 3 samples is no estimate: said on stderr, the score still printed.
+"$KVAULT" score --suite "$TMP/one" --run samples --db "$TMP/s.db" --k 1,5 > /dev/null 2> "$TMP/k.txt" ||
+  fail "score --k 1,5"
+grep -q "1 of 1 scored task(s) have fewer samples than k = 5" "$TMP/k.txt" || fail "no warning for k > samples: $(cat "$TMP/k.txt")"
 # export: the same rows as JSON Lines, CSV and Parquet (pyarrow, else a clear exit 2).
 "$KVAULT" export --run samples --db "$TMP/s.db" > "$TMP/x.jsonl" || fail "export jsonl"
 [ "$(python3 -c "import json,sys; print(sorted(json.loads(l)['sample'] for l in open(sys.argv[1])))" "$TMP/x.jsonl")" = \
