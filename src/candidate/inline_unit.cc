@@ -98,6 +98,12 @@ Result<CheckedFlags> CheckFlags(const Json& call) {
   return CheckedFlags{std::move(*host), std::move(*device), std::move(*link)};
 }
 
+// True when `line` is an #include directive.
+bool IsIncludeLine(const std::string& line) {
+  static const std::regex kInclude(R"(\s*#\s*include\s*[<"][^>"]*[>"]\s*)");
+  return std::regex_match(line, kInclude);
+}
+
 }  // namespace
 
 std::string RefusedInlineFlag(const Json& call) {
@@ -106,20 +112,28 @@ std::string RefusedInlineFlag(const Json& call) {
   return flags ? "" : flags.error();
 }
 
-bool IsIncludeLine(const std::string& line) {
-  static const std::regex kInclude(R"(\s*#\s*include\s*[<"][^>"]*[>"]\s*)");
-  return std::regex_match(line, kInclude);
+std::vector<std::string> IncludeLines(const std::string& cpp) {
+  std::vector<std::string> out;
+  // CodeOnly keeps the lines, so a line whose code starts with '#' is a directive and
+  // the original line says which (an #include inside a comment is none).
+  const std::vector<std::string> code_lines = Split(CodeOnly(cpp), '\n'), lines = Split(cpp, '\n');
+  for (size_t i = 0; i < code_lines.size(); ++i) {
+    const size_t at = code_lines[i].find_first_not_of(" \t\r");
+    if (at != std::string::npos && code_lines[i][at] == '#' && IsIncludeLine(lines[i])) out.push_back(lines[i]);
+  }
+  return out;
 }
 
 bool DeclaresOnly(const std::string& cpp) {
   const std::string code = CodeOnly(cpp);
   if (code.find_first_of("{}") != std::string::npos) return false;
   // CodeOnly keeps the lines, so the original line says what a directive is.
-  static const std::regex kAllowedDirective(R"(\s*#\s*(include\s*[<"][^>"]*[>"]|pragma\s+once)\s*)");
+  static const std::regex kPragmaOnce(R"(\s*#\s*pragma\s+once\s*)");
   const std::vector<std::string> code_lines = Split(code, '\n'), lines = Split(cpp, '\n');
   for (size_t i = 0; i < code_lines.size(); ++i) {
     const size_t at = code_lines[i].find_first_not_of(" \t\r");
-    if (at != std::string::npos && code_lines[i][at] == '#' && !std::regex_match(lines[i], kAllowedDirective))
+    if (at != std::string::npos && code_lines[i][at] == '#' && !IsIncludeLine(lines[i]) &&
+        !std::regex_match(lines[i], kPragmaOnce))
       return false;
   }
   // A raw string literal would hide braces from CodeOnly's simple scan: not declarations.
@@ -178,8 +192,7 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
   // that repeats a definition's default arguments is an error within one unit.
   std::vector<std::string> unit_lines{"#include <torch/extension.h>"};
   for (const std::string& s : *cpp)
-    for (const std::string& line : Split(s, '\n'))
-      if (IsIncludeLine(line)) unit_lines.push_back(line);
+    for (const std::string& line : IncludeLines(s)) unit_lines.push_back(line);
   unit_lines.insert(unit_lines.end(), {"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"});
   unit_lines.insert(unit_lines.end(), cuda->begin(), cuda->end());
   unit_lines.insert(unit_lines.end(), bindings->begin(), bindings->end());

@@ -39,8 +39,8 @@ Result<InlineUnit> InlineUnitFor(const Json& call);
 // the candidate's compile_error), or "" when none is.
 std::string RefusedInlineFlag(const Json& call);
 
-// True when `line` is an #include directive.
-bool IsIncludeLine(const std::string& line);
+// The #include directives of `cpp` (C++ text), outside comments and strings, in order.
+std::vector<std::string> IncludeLines(const std::string& cpp);
 
 // True when `cpp` (C++ text) holds declarations only, as InlineUnitFor requires.
 bool DeclaresOnly(const std::string& cpp);

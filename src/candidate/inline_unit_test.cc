@@ -118,11 +118,13 @@ TEST(InlineUnit, FlagsAsModelsWriteThem) {
 // cpp_sources that repeat the definition's default argument, as models write them:
 // the unit holds the definition once, the declaring text only by its includes.
 TEST(InlineUnit, ADeclarationWithDefaultArgumentsIsNotRepeated) {
-  Json call = Call(Json::array({"#include <vector>\ntorch::Tensor f(torch::Tensor x, float eps = 1e-5f);"}),
+  Json call = Call(Json::array({"#include <vector>\n/*\n#include <gone.h>\n*/\n"
+                                 "torch::Tensor f(torch::Tensor x, float eps = 1e-5f);"}),
                    Json::array({"torch::Tensor f(torch::Tensor x, float eps = 1e-5f) { return x; }"}));
   auto unit = InlineUnitFor(call);
   ASSERT_TRUE(unit) << unit.error();
   EXPECT_NE(unit->source.find("#include <vector>"), std::string::npos);
+  EXPECT_EQ(unit->source.find("gone.h"), std::string::npos);  // commented out
   EXPECT_EQ(unit->source.find("eps = 1e-5f);"), std::string::npos);
   EXPECT_LT(unit->source.find("{ return x; }"), unit->source.find("PYBIND11_MODULE"));
 }

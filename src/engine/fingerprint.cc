@@ -9,6 +9,18 @@
 #include "worker/protocol.h"
 
 namespace kvault {
+
+void AddWorkerSoftware(KeyHasher& h, const Json& hello) {
+  namespace field = protocol::field;
+  const Json device = hello.contains(field::kDevice) && hello[field::kDevice].is_object() ? hello[field::kDevice]
+                                                                                          : Json::object();
+  h.Add("device", device.value(field::kName, std::string()));
+  h.Add("arch", device.value(field::kArch, std::string()));
+  h.Add("torch", hello.value(field::kTorch, std::string()));
+  h.Add("python", hello.value(field::kPython, std::string()));
+  h.Add("worker_source", hello.value(field::kWorkerSource, std::string()));  // it makes the inputs
+}
+
 namespace {
 // Tool discovery runs each compiler's --version: do it once per process.
 const Json& Toolchains() {

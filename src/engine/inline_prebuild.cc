@@ -43,7 +43,7 @@ void InlinePrebuild::Submit(const Candidate& candidate, const std::string& task_
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
-    queue_.push_back(Item{candidate.path, task_path, Sha256Hex(candidate.source)});
+    queue_.push_back(Item{candidate.path, task_path, candidate.hash});
   }
   queued_.notify_one();
 }
@@ -81,7 +81,7 @@ void InlinePrebuild::Work() {
 void InlinePrebuild::Note(DeviceSession& session, const Item& item, const std::string& folder) {
   // Calls a lane noted of the same file before are built without running it again.
   std::optional<NotedInlineCalls> kept;
-  if (auto task_hash = Sha256FileHex(item.task_path))
+  if (auto task_hash = Sha256FileHex(item.task_path); task_hash && !item.candidate_hash.empty())
     kept = LookupInlineCalls(options_.cache_dir, InlineCallsKey(item.candidate_hash, *task_hash, hello_));
   InlineRecord record;
   if (kept) {

@@ -62,7 +62,7 @@ class InlinePrebuild {
  private:
   struct Item {
     std::string candidate_path, task_path;
-    std::string candidate_hash;  // SHA-256 of its bytes (InlineCallsKey)
+    std::string candidate_hash;  // Candidate::hash (InlineCallsKey)
   };
   void Work();
   // Notes one file in `session`'s candidate worker and queues its calls' builds.

@@ -2,8 +2,8 @@
 
 #include "cache/cache.h"
 #include "engine/candidate_build.h"
+#include "engine/fingerprint.h"
 #include "engine/worker_outcome.h"
-#include "util/sha256.h"
 #include "worker/protocol.h"
 
 namespace kvault {
@@ -32,19 +32,12 @@ constexpr char kInlineCallsKind[] = "inline_calls";
 }  // namespace
 
 std::string InlineCallsKey(const std::string& candidate_hash, const std::string& task_hash, const Json& hello) {
-  namespace field = protocol::field;
-  const Json device = hello.contains(field::kDevice) && hello[field::kDevice].is_object() ? hello[field::kDevice]
-                                                                                          : Json::object();
   KeyHasher h;
   h.Add("inline_calls", "1");
   h.Add("protocol", std::to_string(protocol::kVersion));
   h.Add("candidate", candidate_hash);
   h.Add("task", task_hash);
-  h.Add("device", device.value(field::kName, std::string()));
-  h.Add("arch", device.value(field::kArch, std::string()));
-  h.Add("torch", hello.value(field::kTorch, std::string()));
-  h.Add("python", hello.value(field::kPython, std::string()));
-  h.Add("worker_source", hello.value(field::kWorkerSource, std::string()));
+  AddWorkerSoftware(h, hello);
   return h.Hex();
 }
 

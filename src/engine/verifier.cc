@@ -15,6 +15,7 @@
 #include "engine/output_layout.h"
 #include "engine/plausibility_recheck.h"
 #include "engine/gpu_sensors.h"
+#include "engine/fingerprint.h"
 #include "engine/inline_record.h"
 #include "engine/timed_case.h"
 #include "engine/timing_lock.h"
@@ -182,11 +183,7 @@ std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int see
   h.Add("seed", std::to_string(seed));
   if (distribution != kTaskInputs) h.Add("distribution", distribution);
   h.Add("backend", std::string(ToString(options_.backend)));
-  h.Add("device", hello[field::kDevice].value(field::kName, std::string()));
-  h.Add("arch", hello[field::kDevice].value(field::kArch, std::string()));
-  h.Add("torch", hello.value(field::kTorch, std::string()));
-  h.Add("python", hello.value(field::kPython, std::string()));
-  h.Add("worker_source", hello.value(field::kWorkerSource, std::string()));  // it makes the inputs
+  AddWorkerSoftware(h, hello);
   return h.Hex();
 }
 
@@ -625,8 +622,9 @@ bool Verifier::BuildInlineModules(Attempt& a) {
 // crashed or hung (its load would too: a.v holds that) or no worker could note them.
 std::optional<NotedInlineCalls> Verifier::NoteInlineCalls(Attempt& a) {
   auto hello = session_.Hello();
-  const std::string key =
-      hello && !a.task.hash.empty() ? InlineCallsKey(Sha256Hex(a.candidate.source), a.task.hash, *hello) : "";
+  const std::string key = hello && !a.candidate.hash.empty() && !a.task.hash.empty()
+                              ? InlineCallsKey(a.candidate.hash, a.task.hash, *hello)
+                              : "";
   if (!key.empty())
     if (auto kept = LookupInlineCalls(options_.cache_dir, key)) return kept;
   auto w = session_.Get(WorkerRole::kCandidate);

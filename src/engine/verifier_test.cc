@@ -205,6 +205,7 @@ TEST_F(InlineRecordTest, AFileThatCallsAtImportOrStopsEarlyIsNotedOnce) {
   EXPECT_EQ(records_.size(), 1u);
   records_.clear();
   candidate_.source += "\n# another file";
+  candidate_.hash = "another file's hash";
   record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array()}, {"stopped", "ValueError"}}); };
   EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
   EXPECT_EQ(records_.size(), 1u);

@@ -150,14 +150,12 @@ Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::strin
       R"(c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python))");
   static const std::regex kSearchedAnyway(
       R"(-L(/usr/local/cuda(-[0-9.]+)?(/targets/[a-z0-9_-]+)?/lib(64)?|/usr/lib(64)?|/usr/lib/x86_64-linux-gnu)/?)");
-  std::vector<std::vector<std::string>> groups;
+  std::vector<std::string> flags;
   for (const std::string& flag : Tokens(given)) {
     if (std::regex_match(flag, kSearchedAnyway)) continue;
     if (!std::regex_match(flag, kLibrary)) return Error{Refused(flag, "the linker")};
-    AddOnce(groups, {flag});
+    if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
   }
-  std::vector<std::string> flags;
-  for (const auto& group : groups) flags.push_back(group.front());
   return flags;
 }
 
