@@ -221,9 +221,31 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
 }
 
 bool Verifier::CheckRun(const RunPlan& run, const Json& hello, Verification& v) {
+  const Verification before = v;
+  if (RunSteps(run, hello, v)) return true;
+  if (!AloneAfterOutOfMemory(v, before, run.where)) return false;
+  const bool ok = RunSteps(run, hello, v);
+  EndTurn();
+  return ok;
+}
+
+bool Verifier::RunSteps(const RunPlan& run, const Json& hello, Verification& v) {
   RunState state;
   return MakeReference(run, hello, state, v) && RunCandidate(run, state, v) && CheckInputs(run, state, v) &&
          CompareRun(run, state, v);
+}
+
+bool Verifier::AloneAfterOutOfMemory(Verification& v, const Verification& before, const std::string& where) {
+  // The reference worker runs only task code and says out of memory as a task error.
+  const bool out_of_memory =
+      v.status == OutcomeStatus::kOom ||
+      (v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos);
+  if (!out_of_memory || holding_.held()) return false;  // already alone: the verdict stands
+  const std::string first = v.message;
+  v = before;
+  holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
+  v.cases.push_back(Json{{"kind", "alone_after_oom"}, {"where", where}, {"first", first.substr(0, 400)}});
+  return true;
 }
 
 Json Verifier::RunPlan::Record() const {
@@ -404,12 +426,22 @@ bool Verifier::Timed(const TaskInfo& task) const {
 std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verification& v,
                                                     const std::string& scratch) {
   if (!Timed(task)) return std::nullopt;
-  auto hold = UseDevice();  // like a correctness run: not while another lane times
-  PreparedCase prepared =
-      PrepareCase(session_, TimingRequest(task, task.PerformanceCases()[0], scratch));
+  const TimedCaseRequest req = TimingRequest(task, task.PerformanceCases()[0], scratch);
+  const Verification before = v;
+  PreparedCase prepared;
+  {
+    auto hold = UseDevice();  // like a correctness run: not while another lane times
+    prepared = PrepareCase(session_, req);
+  }
   if (prepared.failure) {
     Settle(v, std::move(*prepared.failure));
-    return std::nullopt;
+    if (!AloneAfterOutOfMemory(v, before, "timing preparation")) return std::nullopt;
+    prepared = PrepareCase(session_, req);
+    EndTurn();
+    if (prepared.failure) {
+      Settle(v, std::move(*prepared.failure));
+      return std::nullopt;
+    }
   }
   return prepared;
 }

@@ -134,8 +134,15 @@ class Verifier {
     std::string out, repeat_out;  // the candidate's outputs of its checked and repeated calls
     Json reply;            // the candidate's worker's reply to `run`
   };
-  // A correctness run: each step returns false once v holds the outcome.
+  // A correctness run: each step returns false once v holds the outcome. A run that
+  // ran out of memory beside other lanes runs again with the device to itself
+  // (AloneAfterOutOfMemory); only then is the verdict the candidate's or the task's.
   bool CheckRun(const RunPlan& run, const Json& hello, Verification& v);
+  bool RunSteps(const RunPlan& run, const Json& hello, Verification& v);
+  // Whether `v` ran out of memory while other lanes could hold the device's memory;
+  // if so, takes the device to itself (holding_, released by EndTurn), notes why in
+  // v's records and restores `before`, so the step can run again.
+  bool AloneAfterOutOfMemory(Verification& v, const Verification& before, const std::string& where);
   // 1. The reference's output: from the reference cache, or made again and offered on
   //    the device.
   bool MakeReference(const RunPlan& run, const Json& hello, RunState& state, Verification& v);

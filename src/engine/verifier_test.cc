@@ -501,6 +501,58 @@ TEST_F(VerifierTest, RuntimeErrorKindsMapToStatuses) {
   }
 }
 
+// Other lanes may hold the device's memory: a run that runs out of it runs again with
+// the device to itself, and only that run's outcome is the candidate's.
+TEST_F(VerifierTest, OutOfMemoryBesideOthersRunsAgainAlone) {
+  int calls = 0;
+  run_ = [&calls](const Json& r) {
+    if (++calls == 1) {
+      WorkerReply oom;
+      oom.response = Json{{"ok", false}, {"kind", "oom"}, {"message", "CUDA out of memory"}};
+      return oom;
+    }
+    WriteOutput(r["out"], {0, 1, 2});
+    WriteOutput(r["repeat_out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  int retried = 0;
+  for (const Json& rec : v.cases) retried += rec.value("kind", std::string()) == "alone_after_oom";
+  EXPECT_EQ(retried, 1);
+  EXPECT_EQ(DeviceGate::For("cpu")->shared_holders(), 0);  // the device given back
+
+  calls = 0;
+  run_ = [&calls](const Json&) {  // out of memory alone too: the candidate's
+    ++calls;
+    WorkerReply oom;
+    oom.response = Json{{"ok", false}, {"kind", "oom"}, {"message", "CUDA out of memory"}};
+    return oom;
+  };
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom);
+  EXPECT_EQ(calls, 2);
+}
+
+TEST_F(VerifierTest, ReferenceOutOfMemoryBesideOthersRunsAgainAlone) {
+  int calls = 0;
+  extra_script_ = [&calls](FakeWorker& w) {
+    w.Handle("reference", [&calls](const Json& r) {
+      if (++calls == 1) {
+        WorkerReply oom;
+        oom.response = Json{{"ok", false}, {"kind", "task_error"},
+                            {"message", "reference: OutOfMemoryError: CUDA out of memory"}};
+        return oom;
+      }
+      WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_GE(calls, 2);
+}
+
 TEST_F(VerifierTest, BrokenTaskIsATaskErrorWithoutReward) {
   describe_.response = Json{{"ok", false}, {"kind", "task_error"}, {"message", "task defines no class Model"}};
   Verification v = Verify();
