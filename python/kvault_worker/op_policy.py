@@ -67,6 +67,12 @@ chunk detach alias flatten unflatten movedim contiguous clone copy_ _to_copy to
 lift_fresh lift_fresh_copy resize_ set_ _copy_from _copy_from_and_resize
 is_same_size record_stream resolve_conj resolve_neg
 """.split())
+# Queries that PyTorch's implementations of the allowed operators make beneath them
+# (a copy to the device asks whether its source is pinned, a fill by a 0-dim tensor
+# reads its value): allowed only there, never called by the candidate directly.
+NESTED_ALLOWED = frozenset("""
+is_pinned _pin_memory pin_memory item _local_scalar_dense _has_compatible_shallow_copy_type
+""".split())
 
 
 class OperatorTrace(TorchDispatchMode):
@@ -125,6 +131,13 @@ def _field(node, key):
         if isinstance(attr, dict) and attr.get("name") == key:
             return attr.get("value")
     return None
+
+
+def _start_order(node):
+    """A node's place in the order operators started: trace nodes are numbered when
+    they start and written when they end (an operator after the ones it called)."""
+    key = node.get("id")
+    return key if isinstance(key, int) else 0
 
 
 def _input_shapes(node):
@@ -194,11 +207,11 @@ class ProcessOperators:
                 pass
             self._path = None
 
-    def outermost(self):
-        """Names of the operators not called by another operator, in trace order
-        (nested calls are an operator's own implementation). Only nodes of real
-        operators count (with a schema): a RecordFunction label (`RECORD_FUNCTION`,
-        `record_function`) names nothing and hides nothing beneath it."""
+    def _ops(self):
+        """(node, parent operator node or None) for every operator node of the trace,
+        in trace order. Only nodes of real operators count (with a schema): a
+        RecordFunction label (`RECORD_FUNCTION`, `record_function`) names nothing and
+        hides nothing beneath it; its parent operator is looked for above it."""
         by_id = {n.get("id"): n for n in self.nodes}
         memo = {}
 
@@ -215,8 +228,8 @@ class ProcessOperators:
             p = node.get("parent", node.get("ctrl_deps"))
             return by_id.get(p) if p != node.get("id") else None
 
-        def under_op(node):
-            chain, found = [], False
+        def op_above(node):
+            chain, found = [], None
             current = parent(node)
             while current is not None and len(chain) < 100000:
                 key = current.get("id")
@@ -225,22 +238,49 @@ class ProcessOperators:
                     break
                 chain.append(key)
                 if is_op(current):
-                    found = True
+                    found = current
                     break
                 current = parent(current)
             for key in chain:
-                memo[key] = found or memo.get(key, False)
+                memo.setdefault(key, found)
             return found
 
-        return [str(n.get("name")) for n in self.nodes if is_op(n) and not under_op(n)]
+        return [(n, op_above(n)) for n in self.nodes if is_op(n)]
+
+    def outermost(self):
+        """Names of the operators not called by another operator, in trace order."""
+        return [str(n.get("name")) for n, above in self._ops() if above is None]
 
     def forbidden(self):
-        """Computing operators among the outermost, each once, in the order first
-        seen; ATen's without their namespace."""
-        seen = []
-        for name in self.outermost():
+        """Computing operators, each once, in the order first seen; ATen's without
+        their namespace. Every operator is judged, however deeply nested: one called
+        beneath an allowed operator (by a tensor subclass's or a dispatch mode's
+        `__torch_dispatch__`, a kernel registered for an ATen operator, a new overload
+        of one) is computing in its name. Beneath an allowed operator the queries
+        PyTorch's own implementations make (NESTED_ALLOWED) are allowed too; beneath a
+        forbidden one nothing more is reported (its implementation)."""
+        ops = self._ops()
+        above_of = {id(node): above for node, above in ops}
+        wrong = {}  # id(node) -> whether the operator itself is not allowed where it is
+        for node, above in ops:
+            name = str(node.get("name"))
             short = name[len("aten::"):] if name.startswith("aten::") else name
-            if short not in ALLOWED or not name.startswith("aten::"):
+            wrong[id(node)] = not (name.startswith("aten::") and (
+                short in ALLOWED or (above is not None and short in NESTED_ALLOWED)))
+
+        def inside_wrong(node):
+            current, depth = above_of.get(id(node)), 0
+            while current is not None and depth < 100000:
+                if wrong.get(id(current)):
+                    return True
+                current, depth = above_of.get(id(current)), depth + 1
+            return False
+
+        seen = []
+        for node, _ in sorted(ops, key=lambda pair: _start_order(pair[0])):
+            if wrong[id(node)] and not inside_wrong(node):
+                name = str(node.get("name"))
+                short = name[len("aten::"):] if name.startswith("aten::") else name
                 if short not in seen:
                     seen.append(short)
         return seen

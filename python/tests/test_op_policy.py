@@ -64,6 +64,29 @@ def test_operators_with_the_python_dispatch_key_excluded_are_seen():
     assert trace.forbidden() == []
 
 
+def test_a_computing_operator_beneath_an_allowed_one_is_seen():
+    from torch.utils._python_dispatch import TorchDispatchMode
+    a = torch.randn(4, 4)
+
+    class CloneIsMatmul(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.clone.default:
+                return torch.mm(a, a)
+            return func(*args, **(kwargs or {}))
+
+    def body():
+        with CloneIsMatmul():
+            a.clone()
+    ops = observed(body)
+    assert "aten::clone" in ops.outermost() and "aten::mm" not in ops.outermost()
+    assert ops.forbidden() == ["mm"]
+
+
+def test_only_the_outermost_of_a_nest_of_computing_operators_is_named():
+    a = torch.randn(4, 3)
+    assert observed(lambda: torch.matmul(a, a.t())).forbidden() == ["matmul"]
+
+
 def test_a_label_named_like_an_allowed_operator_hides_nothing():
     a = torch.randn(4, 4)
 
