@@ -100,7 +100,7 @@ int RunExport(const ExportFlags& flags) {
       std::cerr << "kvault export: " << records.error() << "\n";
       return kExitInfra;
     }
-    const exporting::RunContext context{GenRunModel(db, run)};
+    const exporting::RunContext context{GenRunSetting(db, run, "model")};
     for (const AttemptRecord& r : *records)
       if (Selected(r, flags, *since)) rows.push_back(exporting::AttemptRow(r, context));
   }

@@ -179,7 +179,8 @@ int RunGen(const GenFlags& flags) {
                                 {"offsprings", loop->offsprings}, {"iterations", loop->iterations},
                                 {"ancestors", loop->ancestors},   {"perf_debug", loop->max_perf_debug},
                                 {"backend", std::string(ToString(options->backend))},
-                                {"policy", options->policy}};
+                                {"policy", options->policy},
+                                {"suite", std::filesystem::absolute(flags.suite).lexically_normal().string()}};
 
   const std::string db_path = ResolveDbPath(flags.db);
   auto store = Store::Open(db_path);

@@ -89,8 +89,10 @@ int main(int argc, char** argv) {
     cmd->add_option("--seed", f.seed, "bootstrap seed (Default: 20250131)");
   };
   auto* score = app.add_subcommand("score", "pass@k, Comp@k, Corr@k, speedups and fast_p of a run");
-  score->add_option("--suite", sf.suite, "folder of task files (the denominator)")->required();
-  score->add_option("--run", sf.runs, "run name in the store")->required()->expected(1);
+  score->add_option("--suite", sf.suite,
+                    "folder of task files, the denominator (Default: the suite `gen` recorded for the run, "
+                    "else the tasks it attempted)");
+  score->add_option("--run", sf.runs, "run name in the store (Default: default)")->expected(1);
   score->add_flag("--json", sf.json, "machine-readable output");
   add_score_flags(score, sf);
 

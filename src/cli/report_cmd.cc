@@ -24,7 +24,7 @@ int RunReport(const ScoreFlags& flags) {
   for (size_t i = 0; i < in.runs.size(); ++i) {
     report::ReportRun r{in.runs[i], std::move(in.records[i]), {}};
     r.samples = score::GroupByTask(r.records, in.tasks, in.categories);
-    r.model = GenRunModel(ResolveDbPath(flags.db), r.name);
+    r.model = GenRunSetting(ResolveDbPath(flags.db), r.name, "model");
     runs.push_back(std::move(r));
   }
   std::string html = report::BuildReport(runs, o);

@@ -60,7 +60,9 @@ score::ScoreOptions MakeScoreOptions(const ScoreFlags& flags) {
   return o;
 }
 
-int RunScore(const ScoreFlags& flags) {
+int RunScore(const ScoreFlags& given) {
+  ScoreFlags flags = given;
+  if (flags.runs.empty()) flags.runs = {kDefaultRun};
   if (flags.runs.size() != 1 || flags.ks.empty()) {
     std::cerr << "kvault score: give one --run and at least one k\n";
     return kExitMisuse;
@@ -80,7 +82,7 @@ int RunScore(const ScoreFlags& flags) {
   if (flags.json) {
     Json j = score::ScoreJson(s, true);
     j["run"] = flags.runs[0];
-    j["suite"] = flags.suite;
+    j["suite"] = in.suite.empty() ? Json(nullptr) : Json(in.suite);
     j["unknown_tasks"] = samples.unknown_tasks;
     j["statuses"] = samples.statuses;
     j["bootstrap"] = {{"resamples", o.bootstrap.resamples}, {"seed", o.bootstrap.seed},

@@ -1,7 +1,9 @@
 #include "cli/score_input.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <set>
 
 #include "cli/commands.h"
@@ -10,6 +12,36 @@
 #include "util/files.h"
 
 namespace kvault::cli {
+
+namespace {
+
+// One NameServeTasks over every run's records together, so that a label is read the
+// same way in each run (compare pairs tasks by name).
+void NameServeTasks(std::vector<std::vector<AttemptRecord>>& per_run, const std::vector<score::SuiteTask>& suite) {
+  std::vector<AttemptRecord> all;
+  for (auto& recs : per_run) all.insert(all.end(), std::make_move_iterator(recs.begin()), std::make_move_iterator(recs.end()));
+  score::NameServeTasks(all, suite);
+  size_t at = 0;
+  for (auto& recs : per_run)
+    for (AttemptRecord& r : recs) r = std::move(all[at++]);
+}
+
+// The suite gen recorded for every one of `runs` (one folder, still there), else "".
+std::string RecordedSuite(const std::string& command, const std::string& db, const std::vector<std::string>& runs) {
+  std::set<std::string> suites;
+  for (const std::string& run : runs) suites.insert(GenRunSetting(db, run, "suite"));
+  if (suites.size() != 1 || suites.begin()->empty()) return "";
+  const std::string folder = *suites.begin();
+  if (!std::filesystem::is_directory(folder)) {
+    std::cerr << "kvault " << command << ": the suite recorded for the run, " << folder
+              << ", is not a folder here (give --suite)\n";
+    return "";
+  }
+  std::cerr << "kvault " << command << ": suite " << folder << " (recorded by the run)\n";
+  return folder;
+}
+
+}  // namespace
 
 int LoadScoreInput(const std::string& command, const std::optional<std::string>& db,
                    const std::vector<std::string>& runs, const std::string& suite, ScoreInput& out) {
@@ -44,20 +76,32 @@ int LoadScoreInput(const std::string& command, const std::optional<std::string>&
     }
     out.records.push_back(std::move(*records));
   }
-  if (suite.empty()) {
+  std::string folder = suite;
+  if (folder.empty()) folder = RecordedSuite(command, path, runs);
+  out.suite = folder;
+  if (folder.empty()) {
+    NameServeTasks(out.records, {});
     std::set<std::string> names;
     for (const auto& recs : out.records)
       for (const auto& t : score::TasksOf(recs)) names.insert(t);
     out.tasks.assign(names.begin(), names.end());
+    if (command == "score")
+      std::cerr << err << "no --suite and none recorded for the run: scoring the " << out.tasks.size()
+                << " task(s) it attempted (give --suite to count unattempted tasks as failures)\n";
     return kExitOk;
   }
-  auto files = DiscoverSuite(suite);
+  auto files = DiscoverSuite(folder);
   if (!files) {
     std::cerr << err << files.error() << "\n";
     return kExitMisuse;
   }
-  for (const TaskFile& t : *files) out.tasks.push_back(t.name);
-  std::string cats_path = suite + "/categories.json";
+  std::vector<score::SuiteTask> tasks;
+  for (const TaskFile& t : *files) {
+    out.tasks.push_back(t.name);
+    tasks.push_back({t.name, t.hash});
+  }
+  NameServeTasks(out.records, tasks);
+  std::string cats_path = folder + "/categories.json";
   if (FileExists(cats_path)) {
     auto text = ReadFile(cats_path);
     auto cats = text ? score::ParseCategories(*text) : Result<score::CategoryMap>(Error{text.error()});
@@ -70,14 +114,14 @@ int LoadScoreInput(const std::string& command, const std::optional<std::string>&
   return kExitOk;
 }
 
-std::string GenRunModel(const std::string& db, const std::string& run) {
+std::string GenRunSetting(const std::string& db, const std::string& run, const std::string& key) {
   auto log = GenerationLog::Open(db);
   if (!log) return "";
   auto tasks = (*log)->ListTasks(run);
   if (!tasks) return "";
   for (const GenTaskRecord& t : *tasks)
-    if (t.settings.is_object() && t.settings.value("model", Json()).is_string())
-      return t.settings["model"].get<std::string>();
+    if (t.settings.is_object() && t.settings.value(key, Json()).is_string())
+      return t.settings[key].get<std::string>();
   return "";
 }
 

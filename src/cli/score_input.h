@@ -14,17 +14,23 @@ namespace kvault::cli {
 
 struct ScoreInput {
   std::vector<std::string> runs;
-  std::vector<std::vector<AttemptRecord>> records;  // one per run
+  std::vector<std::vector<AttemptRecord>> records;  // one per run; serve's task names resolved
+  std::string suite;                                 // the suite folder used; "" for none
   std::vector<std::string> tasks;                    // suite order, or sorted names
   score::CategoryMap categories;
 };
 
-// On success returns kExitOk and fills `out`. `suite` empty: tasks from the records.
+// On success returns kExitOk and fills `out`. `suite` empty: the suite `kvault gen`
+// recorded for the runs (all of them the same folder, still readable), else the tasks
+// the records hold (said on stderr: unattempted tasks then count nowhere). Records
+// named by kvault serve (`<label>-<hash>`) are renamed to their task
+// (score::NameServeTasks).
 int LoadScoreInput(const std::string& command, const std::optional<std::string>& db,
                    const std::vector<std::string>& runs, const std::string& suite, ScoreInput& out);
 
-// The model of a `kvault gen` run, from its tasks' settings in the store at `db`;
-// "" for a run gen did not make (or a store without generation records).
-std::string GenRunModel(const std::string& db, const std::string& run);
+// A string setting `kvault gen` recorded for `run` in the store at `db` ("model",
+// "suite", ...); "" for a run gen did not make, a store without generation records,
+// or a setting it did not record.
+std::string GenRunSetting(const std::string& db, const std::string& run, const std::string& key);
 
 }  // namespace kvault::cli

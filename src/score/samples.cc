@@ -72,6 +72,54 @@ SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
   return out;
 }
 
+namespace {
+
+// The label of a record named by kvault serve, `<label>-<hash12>` with hash12 the
+// record's own task_hash prefix; nullopt for any other name.
+std::optional<std::string> ServeLabel(const AttemptRecord& r) {
+  constexpr size_t kHashDigits = 12;
+  const std::string& name = r.task;
+  if (name.size() < kHashDigits + 2 || r.task_hash.size() < kHashDigits) return std::nullopt;
+  const size_t dash = name.size() - kHashDigits - 1;
+  if (name[dash] != '-' || name.compare(dash + 1, kHashDigits, r.task_hash, 0, kHashDigits) != 0)
+    return std::nullopt;
+  return name.substr(0, dash);
+}
+
+std::string LastPart(const std::string& name) {
+  size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+}  // namespace
+
+void NameServeTasks(std::vector<AttemptRecord>& records, const std::vector<SuiteTask>& suite) {
+  if (suite.empty()) {
+    std::map<std::string, std::set<std::string>> contents;  // label -> task hashes
+    for (const AttemptRecord& r : records)
+      if (auto label = ServeLabel(r)) contents[*label].insert(r.task_hash);
+    for (AttemptRecord& r : records)
+      if (auto label = ServeLabel(r); label && contents[*label].size() == 1) r.task = *label;
+    return;
+  }
+  std::map<std::string, std::string> by_prefix, by_label;  // hash12 / label -> suite name
+  std::set<std::string> ambiguous;                          // labels two suite tasks share
+  for (const SuiteTask& t : suite) {
+    by_prefix.emplace(t.hash.substr(0, 12), t.name);
+    for (const std::string& label : {t.name, LastPart(t.name)}) {
+      auto [it, added] = by_label.emplace(label, t.name);
+      if (!added && it->second != t.name) ambiguous.insert(label);
+    }
+  }
+  for (AttemptRecord& r : records) {
+    auto label = ServeLabel(r);
+    if (!label) continue;
+    if (auto it = by_prefix.find(r.task_hash.substr(0, 12)); it != by_prefix.end()) r.task = it->second;
+    else if (auto named = by_label.find(*label); named != by_label.end() && !ambiguous.count(*label))
+      r.task = named->second;
+  }
+}
+
 std::vector<std::string> TasksOf(const std::vector<AttemptRecord>& records) {
   std::set<std::string> names;
   for (const AttemptRecord& r : records) names.insert(r.task);

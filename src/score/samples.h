@@ -63,6 +63,25 @@ bool NotKernelFault(const std::string& status);
 SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
                          const std::vector<std::string>& suite_tasks, const CategoryMap& categories);
 
+// A task of the suite being scored: its name and the SHA-256 (hex) of its file.
+struct SuiteTask {
+  std::string name;
+  std::string hash;
+};
+
+// `kvault serve` names the task of each attempt `<label>-<first 12 hex digits of the
+// task's hash>` (one name per task content; docs/serve.md), so a campaign's records
+// carry names no suite has. Renames such records (the suffix is the record's own
+// task_hash prefix) to the task they are of:
+//   `suite` non-empty: the suite task of that content (its hash), else the one whose
+//     name, or its part after the last '/', is the label (the same task sent with
+//     other request tolerances); else the name is left as it is (an unknown task);
+//   `suite` empty: the label, when every record of that label in `records` holds one
+//     task content; labels that several contents share keep their full names, so
+//     different tasks are never counted as one.
+// Other records are left as they are.
+void NameServeTasks(std::vector<AttemptRecord>& records, const std::vector<SuiteTask>& suite);
+
 // The distinct task names of `records`, sorted: the task list when no suite is given.
 std::vector<std::string> TasksOf(const std::vector<AttemptRecord>& records);
 

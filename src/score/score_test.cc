@@ -83,6 +83,42 @@ TEST(Samples, OrderedBySampleNameNumerically) {
   EXPECT_EQ(s.tasks[0].samples[2].id, 1);
 }
 
+// kvault serve names tasks `<label>-<hash12>`; a campaign's records score as the
+// suite's tasks, matched by content first, then by label.
+AttemptRecord ServeRec(int64_t id, const std::string& label, const std::string& hash, const std::string& status) {
+  AttemptRecord r = Rec(id, label + "-" + hash.substr(0, 12), status);
+  r.task_hash = hash;
+  return r;
+}
+
+TEST(Samples, ServeNamesScoreAsSuiteTasks) {
+  const std::string relu(64, 'a'), relu_tol(64, 'b'), gelu(64, 'c'), conv(64, 'd');
+  std::vector<AttemptRecord> recs = {ServeRec(1, "relu", relu, "passed"), ServeRec(2, "relu", relu_tol, "mismatch"),
+                                     ServeRec(3, "19_ReLU", gelu, "passed"), ServeRec(4, "other", conv, "passed"),
+                                     Rec(5, "plain-aaaaaaaaaaaa", "passed")};  // no task_hash: not serve's
+  NameServeTasks(recs, {{"relu", relu}, {"level1/19_ReLU", std::string(64, 'e')}});
+  EXPECT_EQ(recs[0].task, "relu");            // by content
+  EXPECT_EQ(recs[1].task, "relu");            // by label: other request tolerances
+  EXPECT_EQ(recs[2].task, "level1/19_ReLU");  // label = the suite name's last part
+  EXPECT_EQ(recs[3].task, "other-dddddddddddd");  // no such task: left as it was
+  EXPECT_EQ(recs[4].task, "plain-aaaaaaaaaaaa");
+  SuiteSamples s = GroupByTask(recs, {"relu", "level1/19_ReLU"}, {});
+  EXPECT_EQ(s.tasks[0].samples.size(), 2u);
+  EXPECT_EQ(s.tasks[1].samples.size(), 1u);
+}
+
+TEST(Samples, ServeNamesWithoutSuiteNeverMergeContents) {
+  const std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
+  std::vector<AttemptRecord> recs = {ServeRec(1, "relu", a, "passed"), ServeRec(2, "relu", a, "mismatch"),
+                                     ServeRec(3, "task", b, "passed"), ServeRec(4, "task", c, "passed")};
+  NameServeTasks(recs, {});
+  EXPECT_EQ(recs[0].task, "relu");
+  EXPECT_EQ(recs[1].task, "relu");
+  EXPECT_EQ(recs[2].task, "task-bbbbbbbbbbbb");  // two contents share the label "task"
+  EXPECT_EQ(recs[3].task, "task-cccccccccccc");
+  EXPECT_EQ(TasksOf(recs), (std::vector<std::string>{"relu", "task-bbbbbbbbbbbb", "task-cccccccccccc"}));
+}
+
 // Suite of 5 tasks, by hand:
 //   a: mismatch, passed 2x, passed 4x        n=3 c=2
 //   b: compile_error, mismatch               n=2 c=0 (ran)

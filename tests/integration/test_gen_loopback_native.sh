@@ -29,12 +29,13 @@ gen_format_run native "${GEN_EXAMPLES:-$KVAULT_SOURCE_ROOT/examples/native/cpu}"
 
 # Every answer is a sample: the task answered the same wrong code twice, then a correct
 # one, has 3 samples and 1 correct for `kvault score` (pass@1 1/3, not 1/2 as it would
-# be if identical answers were one sample).
-"$KVAULT" score --suite "$TMP/native/suite" --run native --db "$TMP/kv.db" --k 1,3 --json > "$TMP/score.json" ||
+# be if identical answers were one sample). The suite is the one gen recorded.
+"$KVAULT" score --run native --db "$TMP/kv.db" --k 1,3 --json > "$TMP/score.json" ||
   fail "score of the native run"
-python3 - "$TMP/native/plan.json" "$TMP/score.json" <<'PY' || fail "identical answers were not counted as samples: $(cat "$TMP/score.json")"
-import json, sys
+python3 - "$TMP/native/plan.json" "$TMP/score.json" "$TMP/native/suite" <<'PY' || fail "identical answers were not counted as samples: $(cat "$TMP/score.json")"
+import json, os, sys
 plan, score = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert score["suite"] == os.path.abspath(sys.argv[3]), score["suite"]
 task = next(t for t, p in plan.items() if p["path"] == "repeated")
 got = next(t for t in score["per_task"] if t["task"] == task)
 print(f"{task}: {got['samples']} samples, {got['correct']} correct, pass@k {got['pass_at_k']}")
