@@ -21,15 +21,30 @@ or candidate code runs) of:
   session may not gain an instance attribute that hides a method of their class
   (`channel.send = ...`), and the session's table of handlers may not change;
 - the precision switches (`allow_tf32` of matmul and cuDNN, the fp32 matmul
-  precision), so a candidate cannot make the reference lossy.
+  precision), so a candidate cannot make the reference lossy;
+- the interpreter's hooks that would run the candidate's code inside the worker's own
+  work, between the samples where no clock looks (the cache flush, the requests
+  around the samples): the trace and profile functions (`sys.settrace`,
+  `sys.setprofile`, and `threading`'s for new threads) and the garbage collector's
+  callbacks (`gc.callbacks`);
+- the worker's objects on the timing path (`guard`): the timed side, the flush
+  buffer's owner, a graph and its input sets may not change class nor gain an
+  instance attribute that hides a method, and the attributes named when guarded
+  (the flush buffer, a graph's pool of inputs) keep their object, and a tensor its
+  memory and size (`Tensor.set_` in place).
 `changes()` lists what differs now. `settle()` is called by `hello`, once the worker's
 modules are imported and the device is open. The worker checks `changes()` after
 `load`, `run` and `time`; any change is a `policy_violation`. Limits: patching done in C (e.g. an
 extension that rewrites libcudart's symbols) is not seen here.
 """
+import gc
+import os
+import signal
 import sys
+import threading
 import time
 import types
+import weakref
 
 import torch
 
@@ -53,13 +68,15 @@ _OBJECTS = {
 }
 _ATTRIBUTES = {
     "time": ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns"),
-    "torch": ("equal", "allclose", "isnan", "isinf", "empty_like", "manual_seed"),
+    "torch": ("equal", "allclose", "isnan", "isinf", "empty_like", "manual_seed", "empty", "stack",
+              "index_select", "no_grad", "randint", "Generator"),
     "torch.cuda": ("synchronize", "Event", "Stream", "current_stream", "default_stream",
                    "_sleep", "empty_cache"),
     "torch.cuda.Event": ("record", "elapsed_time", "synchronize", "query", "wait"),
     "torch.cuda.Stream": ("synchronize", "wait_stream", "wait_event", "query"),
     "torch.Tensor": ("cpu", "to", "contiguous", "clone", "copy_", "detach", "view", "numpy",
-                     "__setitem__", "untyped_storage", "storage", "data_ptr"),
+                     "__setitem__", "untyped_storage", "storage", "data_ptr", "fill_", "zero_",
+                     "index_select", "__torch_function__"),
     "torch.cuda.CUDAGraph": ("replay",),
 }
 
@@ -71,6 +88,82 @@ def _switches():
     if getter is not None:
         values["torch.get_float32_matmul_precision()"] = getter()
     return values
+
+
+# With KVAULT_WORKER_PROFILE set, every request runs under cProfile (profiling.py),
+# whose profiler is the process's profile function while it runs.
+_PROFILING = bool(os.environ.get("KVAULT_WORKER_PROFILE"))
+
+
+_SIGNALS = sorted(signal.valid_signals()) if hasattr(signal, "valid_signals") else []
+_AUDIT_HOOKS_ADDED = []  # audit hooks added after settle(): they cannot be removed
+_AUDIT_INSTALLED = []
+
+
+def _audit(event, args):
+    """The worker's audit hook (settle): notes every audit hook added after it, which
+    would run on events the worker's own work raises (ctypes calls, imports, files)."""
+    if event == "sys.addaudithook":
+        _AUDIT_HOOKS_ADDED.append(event)
+
+
+def _hooks():
+    """The interpreter's hooks that run Python code inside any of the worker's work:
+    trace and profile functions, signal handlers (a timer's signal runs its handler
+    between any two bytecodes of the worker), audit hooks added."""
+    hooks = {"sys.gettrace()": sys.gettrace(),
+             "threading trace hook": getattr(threading, "_trace_hook", None),
+             "threading profile hook": getattr(threading, "_profile_hook", None),
+             "sys.addaudithook": len(_AUDIT_HOOKS_ADDED)}
+    if not _PROFILING:
+        hooks["sys.getprofile()"] = sys.getprofile()
+    for number in _SIGNALS:
+        try:
+            hooks["signal %d handler" % number] = signal.getsignal(number)
+        except (ValueError, OSError):
+            pass
+    return hooks
+
+
+def _hook_changes(before, callbacks):
+    changed = [name for name, value in _hooks().items() if value is not before.get(name)
+               and value != before.get(name)]
+    if not _same(callbacks, list(gc.callbacks)):
+        changed.append("gc.callbacks")
+    return changed
+
+
+def _fingerprint(value):
+    """What identifies an attribute's value: the object, and for a tensor also its
+    exact class, memory and size (a tensor can be pointed at other memory in place)."""
+    if isinstance(value, torch.Tensor):
+        return (id(value), type(value), value.data_ptr(), value.numel(), value.dtype, str(value.device))
+    if isinstance(value, dict):
+        return (id(value), tuple((k, _fingerprint(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):  # its items by identity (a graph's outputs: many)
+        return (id(value), tuple(id(v) for v in value))
+    return (id(value), type(value))
+
+
+class _Guard:
+    """A worker object on the timing path, by weak reference: its class, and the
+    fingerprints of the attributes named when it was guarded."""
+    __slots__ = ("ref", "klass", "attrs")
+
+    def __init__(self, obj, attrs):
+        self.ref = weakref.ref(obj)
+        self.klass = type(obj)
+        self.attrs = {a: _fingerprint(getattr(obj, a, None)) for a in attrs}
+
+    def changes(self, name):
+        obj = self.ref()
+        if obj is None:
+            return []
+        if type(obj) is not self.klass:
+            return ["%s.__class__" % name]
+        changed = ["%s.%s" % (name, attr) for attr in _hidden_methods(obj)]
+        changed += ["%s.%s" % (name, a) for a, f in self.attrs.items() if _fingerprint(getattr(obj, a, None)) != f]
+        return changed
 
 
 _BOUND = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type)
@@ -177,6 +270,9 @@ class Snapshot:
         self._add_functions(self.attributes.items())
         self.switches = _switches()
         self.watched = {}  # name -> (object, its handlers dict or None, a copy of it)
+        self.guarded = {}  # name -> _Guard: worker objects on the timing path
+        self.hooks = _hooks()
+        self.gc_callbacks = list(gc.callbacks)
 
     def settle(self):
         """Records the worker's own definitions and the precision switches as they are
@@ -187,6 +283,11 @@ class Snapshot:
         self._add_functions(("%s.%s" % (name, m), (None, None, v)) for name, (_, members, _) in self.classes.items()
                             for m, v in members.items())
         self.switches = _switches()
+        if not _AUDIT_HOOKS_ADDED and _audit not in _AUDIT_INSTALLED:
+            sys.addaudithook(_audit)
+            _AUDIT_INSTALLED.append(_audit)
+        self.hooks = _hooks()
+        self.gc_callbacks = list(gc.callbacks)
 
     def _add_functions(self, entries):
         for name, (_, _, value) in entries:
@@ -200,6 +301,15 @@ class Snapshot:
         handlers = getattr(obj, "handlers", None)
         copy = dict(handlers) if isinstance(handlers, dict) else None
         self.watched[name] = (obj, handlers if copy is not None else None, copy)
+
+    def guard(self, name, obj, attrs=()):
+        """Guards a worker object on the timing path (its class, no instance attribute
+        hiding a method, the fingerprints of `attrs` as they are now) for as long as it
+        lives, or until guarded again under `name` or `unguard`ed."""
+        self.guarded[name] = _Guard(obj, attrs)
+
+    def unguard(self, name):
+        self.guarded.pop(name, None)
 
     def changes(self):
         """Names of everything replaced or switched since the snapshot, sorted."""
@@ -219,6 +329,12 @@ class Snapshot:
                     copy is not None and (handlers.keys() != copy.keys()
                                           or any(handlers[k] is not v for k, v in copy.items()))):
                 changed.append("%s.handlers" % name)
+        for name, guard in list(self.guarded.items()):
+            if guard.ref() is None:
+                self.guarded.pop(name, None)
+            else:
+                changed += guard.changes(name)
+        changed += _hook_changes(self.hooks, self.gc_callbacks)
         now = _switches()
         changed += ["%s (%r -> %r)" % (k, v, now.get(k)) for k, v in self.switches.items() if now.get(k) != v]
         return sorted(changed)

@@ -85,8 +85,69 @@ def test_a_patched_worker_is_a_policy_violation(worker, tmp_path, patch):
     cand = write_file(tmp_path, "cand.py", CANDIDATE % body)
     loaded = worker.call("load", task=task, candidate={"format": "kernelbench", "path": cand})
     assert loaded["ok"], loaded
+    # The patch is made in the first call: the warm-up's check (time_start warms up
+    # with warmup_ms) or the sample's finds it.
     started = worker.call("time_start", side="candidate", case=1, seed=1000, warmup_ms=0, flush=False)
-    assert started["ok"], started  # the patch is made in the first call
-    sample = worker.call("time_sample", method="monotonic_clock", seed=5)
+    sample = worker.call("time_sample", method="monotonic_clock", seed=5) if started["ok"] else started
     assert sample["ok"] is False and sample["kind"] == "policy_violation", sample
     assert "harness was patched" in sample["message"], sample
+
+
+def test_guarded_timing_objects_and_interpreter_hooks():
+    """What runs between the samples, where no clock looks: a guarded object's method
+    hidden, its buffer swapped or pointed elsewhere in place, its class changed; a
+    profile function, a signal handler or a garbage-collector callback installed."""
+    import gc
+    import signal
+    import sys
+
+    import torch
+
+    from kvault_worker import integrity
+    from kvault_worker.timing.flush import Flusher
+
+    snapshot = integrity.Snapshot()
+    snapshot.settle()
+    flusher = Flusher(1 << 16, "cpu")
+    snapshot.guard("flusher", flusher, ("_buffer", "nbytes"))
+    assert snapshot.changes() == []
+
+    flusher.flush = lambda: None
+    assert snapshot.changes() == ["flusher.flush"]
+    del flusher.flush
+    real = flusher._buffer
+    flusher._buffer = torch.empty(1, dtype=torch.uint8)
+    assert snapshot.changes() == ["flusher._buffer"]
+    flusher._buffer = real
+    with torch.no_grad():
+        real.set_(torch.empty(1, dtype=torch.uint8))
+    assert snapshot.changes() == ["flusher._buffer"]
+
+    class Quiet(Flusher):
+        def flush(self):
+            pass
+    other = Flusher(1 << 10, "cpu")
+    snapshot.guard("flusher", other, ("_buffer",))
+    other.__class__ = Quiet
+    assert snapshot.changes() == ["flusher.__class__"]
+    snapshot.unguard("flusher")
+
+    def hook(*args):
+        return None
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        assert "sys.getprofile()" in snapshot.changes()
+    finally:
+        sys.setprofile(previous)
+    gc.callbacks.append(hook)
+    try:
+        assert snapshot.changes() == ["gc.callbacks"]
+    finally:
+        gc.callbacks.remove(hook)
+    old = signal.signal(signal.SIGUSR2, hook)
+    try:
+        assert snapshot.changes() == ["signal %d handler" % signal.SIGUSR2]
+    finally:
+        signal.signal(signal.SIGUSR2, old)
+    assert snapshot.changes() == []

@@ -81,6 +81,7 @@ class TimedRequests(SessionState):
     def _warm_up(self, warmup_ms):
         side = self.timed.side
         calls = side.warm_up(warmup_ms)
+        check_integrity("warming up")
         response = {"warmup_calls": calls, "call_ms": side.call_ms, "device_call_ms": side.device_call_ms,
                     "sensors": read_sensors(self.device)}
         if self.device.is_gpu:
@@ -94,14 +95,18 @@ class TimedRequests(SessionState):
         timed = self._require_timed()
         calls = fields.integer(request, "calls", minimum=1, maximum=100000) if "calls" in request else None
         why = timed.side.prepare_graph(calls)
+        check_integrity("capturing a graph")
         if why is not None:
             return {"graph_failed": why}
         return {"graph_calls": timed.side.graph.calls}
 
     def time_flush(self, request):
         """Flushes the caches before a cold sample (the engine's clock keeps it out of
-        the sample's time; docs/timing.md, "What the engine trusts")."""
+        the sample's time; docs/timing.md, "What the engine trusts"). No clock looks
+        here, so the harness is checked right after: a flush that a candidate disarmed
+        or ran its own code in is a policy_violation before the sample it would help."""
         self._require_timed().side.flush()
+        check_integrity("flushing the caches")
         return {}
 
     def time_sample(self, request):

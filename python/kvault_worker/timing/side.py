@@ -11,14 +11,20 @@ Every timed sample runs on inputs nobody has seen before (docs/timing.md, "What
 the engine trusts"): `sample(seed)` first writes the inputs of `seed` (a number the
 engine draws for this sample) into the timed buffers, so a result cached from an
 earlier call is never right. A graph replays K calls, each on its own set of input
-buffers; before every replay those are filled from a pool of input sets in an
-order the seed decides, so a captured call that skipped its work leaves an output
-that does not fit its inputs.
+buffers; before every replay those are filled from a pool of input sets made from
+the sample's seed, in an order the seed decides, so a captured call that skipped its
+work leaves an output that does not fit its inputs, and nothing computed before the
+request fits any of them.
+
+The side, its flush buffer, its graph and the graph's input sets are guarded by the
+harness snapshot (integrity.py): a candidate that hides one of their methods, swaps
+their buffers or pool, or changes their class is a policy_violation at the next check.
 """
 import torch
 
 from kvault_worker.digest import modified_inputs, same_layout
-from kvault_worker.errors import attributed
+from kvault_worker.errors import TASK_ERROR, WorkerError, attributed
+from kvault_worker.integrity import SNAPSHOT
 from kvault_worker.timing import timers
 from kvault_worker.timing.flush import cpu_flush_bytes, gpu_flush_bytes, shared_flusher
 from kvault_worker.timing.stats import median
@@ -31,8 +37,9 @@ BURST_TARGET_MS = 2.0  # the warm-up's back-to-back burst spans about this much
 BURST_MAX_CALLS = 100
 PRIME_BURST_CALLS = 20  # prime's guess of the device time per call
 # A graph's calls each read their own input set, filled before every replay from a
-# pool of POOL_SETS sets (seeds POOL_SEED + i); the pool and the calls' sets together
-# hold at most GRAPH_INPUT_BYTES.
+# pool of POOL_SETS sets, made anew for every sample from its seed (pool_seed; seeds
+# POOL_SEED + i for the capture); the pool and the calls' sets together hold at most
+# GRAPH_INPUT_BYTES.
 POOL_SETS = 4
 POOL_SEED = 500_000
 GRAPH_INPUT_BYTES = 1 << 30
@@ -59,6 +66,7 @@ class TimedSide:
         self.device_call_ms = None
         self.graph_inputs = None  # GraphInputs of the current graph
         self.pristine = True  # the timed buffers hold the timing seed's inputs
+        SNAPSHOT.guard("timed side %x" % id(self), self, ("fn", "flusher", "make_inputs", "device"))
 
     @property
     def flush_bytes(self):
@@ -215,6 +223,9 @@ class TimedSide:
             if escaped:
                 self._release_graph()
                 raise timers.GraphUnavailable(escaped)
+            SNAPSHOT.guard("timed graph %x" % id(self), self.graph, ("_graph", "outputs", "calls"))
+            if sets is not None:
+                SNAPSHOT.guard("graph inputs %x" % id(self), sets, ("pool", "stacked", "positions", "make_inputs"))
         except timers.GraphUnavailable as e:
             self.graph_failure = str(e)
             self.graph_inputs = None
@@ -262,7 +273,7 @@ class TimedSide:
         with attributed(self.kind, "%s raised" % self.label):
             if method == timers.GRAPH:
                 if fresh and self.graph_inputs is not None:
-                    self.graph_inputs.refresh(seed)  # the call sets, not self.inputs
+                    self._refresh_graph_inputs(seed)  # the call sets, not self.inputs
                 sample = self.graph.sample(self.device.synchronize)
                 call = check_call % self.graph.calls
                 output = self.graph.outputs[call]
@@ -279,6 +290,12 @@ class TimedSide:
                     modified = bool(modified_inputs(source, self.inputs))
         self.last_output = sample.output
         return sample, output, inputs, modified
+
+    def _refresh_graph_inputs(self, seed):
+        try:
+            self.graph_inputs.refresh(seed)
+        except GraphInputsUnfit as e:  # the task's inputs, not the side's code
+            raise WorkerError(TASK_ERROR, "making the input sets of a graph sample: %s" % e) from None
 
     def burst(self, method, replays):
         """`replays` graph replays (`cuda_graph`) or calls, back to back on the inputs
@@ -323,11 +340,15 @@ class GraphInputsUnfit(Exception):
 
 class GraphInputs:
     """One input set per captured call, stacked per input position ([calls, ...] on
-    the device), and a pool of POOL_SETS sets (seeds POOL_SEED + i) they are filled
-    from before every replay: call i reads pool set assignment(seed)[i]. Inputs that
-    are not tensors are shared by every call."""
+    the device), and a pool of POOL_SETS sets they are filled from before every
+    replay: refresh(seed) makes the pool's sets of pool_seed(seed, i) in place, then
+    call i reads pool set assignment(seed)[i]. Inputs that are not tensors are shared
+    by every call. A pool of fixed seeds would let a candidate compute its answers
+    for them ahead (between samples, where no clock looks) and a captured kernel find
+    its call's among them by a few of its input's values."""
 
     def __init__(self, inputs, make_inputs, calls, device):
+        self.make_inputs = make_inputs
         pool = [make_inputs(POOL_SEED + i) for i in range(POOL_SETS)]
         for other in pool:
             if not same_layout(other, inputs):
@@ -342,14 +363,30 @@ class GraphInputs:
         self.call_inputs = [[self.stacked[j][k] if j in self.stacked else x for j, x in enumerate(inputs)]
                             for k in range(calls)]
         self.nbytes = sum(t.numel() * t.element_size() for t in list(self.pool.values()) + list(self.stacked.values()))
-        self.refresh(0)
+        self.refresh(0, remake=False)
 
-    def refresh(self, seed):
+    def refresh(self, seed, remake=True):
+        """Fills every call's input set for `seed`; with `remake`, the pool's sets are
+        first made anew from `seed` (pool_seed), written into the pool in place."""
+        if remake:
+            for k in range(POOL_SETS):
+                fresh = self.make_inputs(pool_seed(seed, k))
+                with torch.no_grad():
+                    for i in self.positions:
+                        if not torch.is_tensor(fresh[i]) or fresh[i].shape != self.pool[i].shape[1:] \
+                                or fresh[i].dtype != self.pool[i].dtype:
+                            raise GraphInputsUnfit("the case's inputs differ in shape or dtype between seeds")
+                        self.pool[i][k].copy_(fresh[i])
         order = assignment(seed, self.calls)
         with torch.no_grad():
             index = order.to(self.device.torch_device) if self.device.is_gpu else order
             for i in self.positions:
                 torch.index_select(self.pool[i], 0, index, out=self.stacked[i])
+
+
+def pool_seed(seed, k):
+    """The seed of pool set `k` for the sample of `seed` (the same on both sides)."""
+    return (int(seed) + (k + 1) * 0x9E3779B97F4A7C15) % (1 << 62)
 
 
 def assignment(seed, calls):
