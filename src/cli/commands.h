@@ -58,7 +58,8 @@ int RunVerify(const VerifyFlags& flags);
 struct EvalFlags {
   CommonFlags common;
   std::string suite, candidates;
-  int jobs = 1;
+  std::vector<std::string> tasks;  // wildcards of task names; empty: every task
+  std::string jobs = "auto";       // lanes: a number, or auto (cli/lanes.h)
   int compile_jobs = -1;  // -1: one per CPU core; 0: lanes build as they go
   std::string run = kDefaultRun;
   std::optional<std::string> db;
@@ -79,7 +80,9 @@ struct GenFlags {
   std::optional<std::string> db;
   bool resume = false;
   std::string api_key_env;
-  int concurrency = 4, jobs = 1, max_tasks = 0, retries = 2;
+  std::vector<std::string> tasks;  // wildcards of task names; empty: every task
+  std::string jobs = "auto";       // verification lanes: a number, or auto (cli/lanes.h)
+  int concurrency = 4, max_tasks = 0, retries = 2;
   double timeout_s = 600;         // one LLM HTTP call
   std::optional<double> temperature;
   std::optional<int> max_tokens;

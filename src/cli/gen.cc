@@ -2,6 +2,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 #include <utility>
 
 #include "agent/gen_runner.h"
@@ -9,6 +10,7 @@
 #include "candidate/candidate.h"
 #include "cli/commands.h"
 #include "cli/gen_output.h"
+#include "cli/lanes.h"
 #include "llm/answer.h"
 #include "llm/openai_client.h"
 #include "util/files.h"
@@ -127,9 +129,12 @@ bool ReportFailedCalls(const std::vector<agent::GenTaskSummary>& summaries, cons
 int RunGen(const GenFlags& flags) {
   auto suite = DiscoverSuite(flags.suite);
   if (!suite) return Misuse(suite.error());
-  std::vector<TaskFile> tasks = std::move(*suite);
+  auto picked = FilterTasks(*suite, flags.tasks);
+  if (!picked) return Misuse(picked.error());
+  std::vector<TaskFile> tasks = std::move(*picked);
   if (flags.max_tasks > 0 && tasks.size() > static_cast<size_t>(flags.max_tasks))
     tasks.resize(flags.max_tasks);
+  const bool whole_suite = tasks.size() == suite->size();
   auto loop = MakeLoopSettings(flags);
   if (!loop) return kExitMisuse;
   CommonFlags common = flags.common;
@@ -137,6 +142,8 @@ int RunGen(const GenFlags& flags) {
   int options_exit = kExitOk;
   auto options = MakeOptions(common, false, &options_exit);
   if (!options) return options_exit;
+  auto jobs = ParseJobs(flags.jobs, options->backend, std::thread::hardware_concurrency());
+  if (!jobs) return Misuse(jobs.error());
 
   agent::PromptSelection sel;
   sel.root = flags.prompts.empty() ? options->source_root + "/prompts" : flags.prompts;
@@ -163,7 +170,7 @@ int RunGen(const GenFlags& flags) {
   settings.run = flags.run;
   settings.mode = flags.mode;
   settings.loop = *loop;
-  settings.jobs = flags.jobs;
+  settings.jobs = *jobs;
   settings.concurrency = flags.concurrency;
   settings.resume = flags.resume;
   if (flags.mode == "kernel2kernel") {
@@ -179,8 +186,9 @@ int RunGen(const GenFlags& flags) {
                                 {"offsprings", loop->offsprings}, {"iterations", loop->iterations},
                                 {"ancestors", loop->ancestors},   {"perf_debug", loop->max_perf_debug},
                                 {"backend", std::string(ToString(options->backend))},
-                                {"policy", options->policy},
-                                {"suite", std::filesystem::absolute(flags.suite).lexically_normal().string()}};
+                                {"policy", options->policy}};
+  if (whole_suite)  // the denominator `kvault score` takes for the run (docs/scoring.md)
+    settings.recorded_settings["suite"] = std::filesystem::absolute(flags.suite).lexically_normal().string();
 
   const std::string db_path = ResolveDbPath(flags.db);
   auto store = Store::Open(db_path);
@@ -205,7 +213,7 @@ int RunGen(const GenFlags& flags) {
   settings.gen_dir = (db_dir / "gen" / flags.run).string();
 
   auto client = llm::MakeOpenAiClient(client_settings);
-  agent::LaneEvaluator evaluator(*options, flags.run, **store, flags.jobs);
+  agent::LaneEvaluator evaluator(*options, flags.run, **store, *jobs);
   llm::ExtractOptions extract_options;
   extract_options.expected_language = prompts->format.fence;
   agent::GenSeams seams{client.get(),

@@ -1,6 +1,8 @@
 // The flags of `kvault gen` (docs/cli.md); main.cc adds the shared ones.
 #include "cli/gen_flags.h"
 
+#include "cli/lanes.h"
+
 namespace kvault::cli {
 
 CLI::App* AddGenCommand(CLI::App& app, GenFlags& f) {
@@ -30,7 +32,10 @@ CLI::App* AddGenCommand(CLI::App& app, GenFlags& f) {
   gen->add_flag("--resume", f.resume, "continue an interrupted run without repeating its work");
   gen->add_option("--api-key-env", f.api_key_env, "environment variable holding the API key");
   gen->add_option("--concurrency", f.concurrency, "LLM calls in flight (Default: 4)")->check(CLI::Range(1, 256));
-  gen->add_option("--jobs", f.jobs, "verification lanes (Default: 1)")->check(CLI::Range(1, 256));
+  gen->add_option("--jobs", f.jobs, "verification lanes: N or auto (Default: auto: 6 on a GPU, 1 per 4 CPU cores on the CPU)")
+      ->check(CLI::Validator(CheckJobsText, "N|auto"));
+  gen->add_option("--tasks", f.tasks, "only the suite's tasks these comma-separated wildcards name, e.g. 'level1/*,*relu*'")
+      ->delimiter(',');
   gen->add_option("--max-tasks", f.max_tasks, "only the first N tasks of the suite (Default: all)")
       ->check(CLI::Range(1, 1000000));
   gen->add_option("--timeout", f.timeout_s, "seconds per LLM HTTP call (Default: 600)")

@@ -6,6 +6,7 @@
 #include "cli/corpus_cmd.h"
 #include "cli/gen_flags.h"
 #include "cli/import_geak.h"
+#include "cli/lanes.h"
 #include "kvault/build_config.h"
 #include "sandbox/exec.h"
 
@@ -70,7 +71,10 @@ int main(int argc, char** argv) {
   eval->add_option("--suite", ef.suite, "folder of task files")->required();
   eval->add_option("--candidates", ef.candidates, "folder of candidates named <task>[.<label>].<ext>")
       ->required();
-  eval->add_option("--jobs", ef.jobs, "parallel lanes (Default: 1)")->check(CLI::Range(1, 256));
+  eval->add_option("--jobs", ef.jobs, "parallel lanes: N or auto (Default: auto: 6 on a GPU, 1 per 4 CPU cores on the CPU)")
+      ->check(CLI::Validator(kvault::cli::CheckJobsText, "N|auto"));
+  eval->add_option("--tasks", ef.tasks, "only the suite's tasks these comma-separated wildcards name, e.g. 'level1/*,*relu*'")
+      ->delimiter(',');
   eval->add_option("--compile-jobs", ef.compile_jobs,
                    "threads building candidates ahead of the lanes; 0: lanes build (Default: CPU cores)")
       ->check(CLI::Range(0, 1024));

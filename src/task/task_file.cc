@@ -1,5 +1,7 @@
 #include "task/task_file.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -79,6 +81,22 @@ Result<std::vector<TaskFile>> DiscoverSuite(const std::string& dir) {
   if (tasks.empty())
     return Error{"suite " + dir + " holds no task (*.py, here or in its sub-folders such as level1/)"};
   return tasks;
+}
+
+Result<std::vector<TaskFile>> FilterTasks(const std::vector<TaskFile>& suite,
+                                          const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return suite;
+  std::vector<bool> used(patterns.size(), false);
+  std::vector<TaskFile> out;
+  for (const TaskFile& t : suite) {
+    bool keep = false;
+    for (size_t i = 0; i < patterns.size(); ++i)
+      if (fnmatch(patterns[i].c_str(), t.name.c_str(), 0) == 0) keep = used[i] = true;
+    if (keep) out.push_back(t);
+  }
+  for (size_t i = 0; i < patterns.size(); ++i)
+    if (!used[i]) return Error{"--tasks " + patterns[i] + " matches no task of the suite"};
+  return out;
 }
 
 std::vector<int> TaskInfo::CorrectnessCases() const {

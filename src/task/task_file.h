@@ -31,6 +31,13 @@ Result<TaskFile> LoadTaskFile(const std::string& path);
 // readable folder or holds no task.
 Result<std::vector<TaskFile>> DiscoverSuite(const std::string& dir);
 
+// The tasks of `suite` (in its order) whose name matches one of `patterns`: shell
+// wildcards (fnmatch: `*` also crosses '/', so `*relu*` finds "level1/19_relu").
+// `patterns` empty: all of them. Error naming the first pattern that matches no task
+// (a misspelt name would otherwise leave work out in silence).
+Result<std::vector<TaskFile>> FilterTasks(const std::vector<TaskFile>& suite,
+                                          const std::vector<std::string>& patterns);
+
 struct CaseInfo {
   std::string name;
   bool correctness = true;

@@ -40,6 +40,29 @@ TEST(TaskFileTest, SuiteOfLevelFoldersNamesTasksByFolder) {
   EXPECT_EQ((*suite)[2].name, "level2/1_Conv");
 }
 
+TEST(TaskFileTest, FilterKeepsSuiteOrderAndRefusesAPatternThatMatchesNothing) {
+  std::vector<TaskFile> suite;
+  for (const char* n : {"level1/19_ReLU", "level1/20_GELU", "level2/5_Conv_ReLU", "softmax"})
+    suite.push_back(TaskFile{n, "", "", ""});
+  auto names = [](const std::vector<TaskFile>& ts) {
+    std::vector<std::string> out;
+    for (const TaskFile& t : ts) out.push_back(t.name);
+    return out;
+  };
+  auto all = FilterTasks(suite, {});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 4u);
+  auto relu = FilterTasks(suite, {"*ReLU*"});
+  ASSERT_TRUE(relu) << relu.error();
+  EXPECT_EQ(names(*relu), (std::vector<std::string>{"level1/19_ReLU", "level2/5_Conv_ReLU"}));
+  auto two = FilterTasks(suite, {"softmax", "level1/*"});  // suite order, not pattern order
+  ASSERT_TRUE(two) << two.error();
+  EXPECT_EQ(names(*two), (std::vector<std::string>{"level1/19_ReLU", "level1/20_GELU", "softmax"}));
+  auto typo = FilterTasks(suite, {"softmax", "sofmax"});
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().find("--tasks sofmax matches no task"), std::string::npos) << typo.error();
+}
+
 TEST(TaskFileTest, EmptyOrMissingSuiteIsAnError) {
   auto d = TempDir::Create();
   ASSERT_TRUE(d);

@@ -59,8 +59,16 @@ cp "$ex/suite/relu.py" "$TMP/one/"
 sed 's/x.abs()/torch.relu(x)/' "$TMP/cand.py" > "$TMP/samples/relu.sample_2.py"
 cp "$TMP/cand.py" "$TMP/samples/relu.sample_10.py"
 cp "$TMP/cand.py" "$TMP/samples/relu.sample_11.py"
-"$KVAULT" eval --suite "$TMP/one" --candidates "$TMP/samples" --backend cpu --no-timing --db "$TMP/s.db" \
+# --tasks: only the tasks its wildcards name (mse_loss's candidate is not verified).
+cp "$ex/kernelbench/mse_loss.py" "$TMP/samples/"
+"$KVAULT" eval --suite "$ex/suite" --tasks 'rel*' --candidates "$TMP/samples" --backend cpu --no-timing --db "$TMP/s.db" \
   --run samples --json > "$TMP/eval.json" 2> "$TMP/e.txt" || fail "eval of samples: $(cat "$TMP/e.txt")"
+[ "$(json_get "$TMP/eval.json" 'sorted({a["task"] for a in j["attempts"]}), len(j["attempts"])')" = "['relu'] 3" ] ||
+  fail "--tasks 'rel*': $(head -c 400 "$TMP/eval.json")"
+"$KVAULT" eval --suite "$ex/suite" --tasks 'relu,sofmax' --candidates "$TMP/samples" --backend cpu 2> "$TMP/e.txt"
+[ $? -eq 2 ] && grep -q -- "--tasks sofmax matches no task" "$TMP/e.txt" || fail "--tasks typo: $(cat "$TMP/e.txt")"
+"$KVAULT" eval --suite "$ex/suite" --candidates "$TMP/samples" --backend cpu --jobs 0 2> "$TMP/e.txt"
+[ $? -eq 2 ] && grep -q "auto or a whole number" "$TMP/e.txt" || fail "--jobs 0: $(cat "$TMP/e.txt")"
 ! grep -q "recorded earlier" "$TMP/e.txt" || fail "an identical sample was taken as recorded: $(cat "$TMP/e.txt")"
 "$KVAULT" score --suite "$TMP/one" --run samples --db "$TMP/s.db" --k 1 --json > "$TMP/score.json" || fail "score of samples"
 [ "$(json_get "$TMP/score.json" 'j["per_task"][0]["samples"], j["corr_at_k"]["1"]')" = "3 1.0" ] ||
