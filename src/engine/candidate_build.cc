@@ -1,5 +1,6 @@
 #include "engine/candidate_build.h"
 
+#include "engine/worker_sandbox.h"
 #include "toolchain/backend.h"
 #include "worker/protocol.h"
 
@@ -48,6 +49,11 @@ Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptio
   req.compile_only = options.compile_only;
   req.cache_dir = options.cache_dir;
   req.include_hip_dir = options.source_root + "/include_hip";
+  // Candidate code and flags: compiled in the sandbox (docs/sandbox.md, "Builds").
+  req.confine = [options, source = c.path](const std::vector<std::string>& argv,
+                                          const std::vector<std::string>& writable) {
+    return SandboxBuildCommand(options, source, argv, writable);
+  };
   if (c.format == CandidateFormat::kNative) {
     req.kind = SourceKind::kNative;
     req.native_include_dir = options.source_root + "/include";

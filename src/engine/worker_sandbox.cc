@@ -60,6 +60,63 @@ std::vector<std::string> CredentialPaths() {
   return out;
 }
 
+namespace {
+
+// What the host's sandbox helper can apply (probed once per launcher).
+HostCapabilities ProbedHost(const std::string& launcher) {
+  HostCapabilities host;
+  if (auto probed = ProbeHost(launcher)) {
+    host = *probed;
+  } else {
+    for (const char* l : kProbedLayers) host.layers[l] = probed.error();
+  }
+  return host;
+}
+
+// Candidate code sees none of the cache's other kinds, no other cache and no keys or
+// tokens (it has no network, but what it prints reaches the store).
+void HideFromCandidateCode(SandboxPolicy& policy, const std::string& cache) {
+  policy.hidden.push_back(cache);
+  for (const auto& other : OtherCacheFolders(cache)) policy.hidden.push_back(other);
+  for (const auto& secret : CredentialPaths()) policy.hidden.push_back(secret);
+}
+
+bool IsBelow(const std::string& path, const std::string& folder) {
+  const auto p = std::filesystem::path(path).lexically_normal().string();
+  const auto f = std::filesystem::path(folder).lexically_normal().string();
+  return p.size() > f.size() && p.compare(0, f.size(), f) == 0 && p[f.size()] == '/';
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> SandboxBuildCommand(const EngineOptions& options, const std::string& source_path,
+                                                     const std::vector<std::string>& argv,
+                                                     const std::vector<std::string>& writable) {
+  if (!options.sandbox_error.empty()) return Error{options.sandbox_error};
+  SandboxPolicy policy = options.sandbox;
+  if (options.sandbox_launcher.empty() || policy.mode == SandboxMode::kOff || writable.empty()) return argv;
+  const std::string& cache = options.cache_dir;
+  HideFromCandidateCode(policy, cache);
+  for (const char* kind : {"build", "pch"}) {
+    const std::string dir = cache + "/" + kind;
+    if (auto st = EnsureDir(dir); !st) return Error{st.error()};
+    policy.visible.push_back(dir);
+  }
+  // A load_inline unit is written to the verification's scratch, under the cache.
+  const std::string folder = std::filesystem::path(source_path).parent_path().string();
+  if (IsBelow(folder, cache)) policy.visible.push_back(folder);
+  policy.private_dir = writable.front();
+  policy.writable.insert(policy.writable.end(), writable.begin() + 1, writable.end());
+  // Compilers write large intermediate files to TMPDIR: the scratch on disk, not a
+  // bounded /dev/shm. Compilers reserve address space freely (cicc, cc1plus).
+  policy.private_scratch_bytes = 0;
+  policy.limits.address_space_bytes = 0;
+  policy.env_set = {{"HOME", policy.private_dir}, {"TMPDIR", policy.private_dir}};
+  auto plan = PlanSandbox(policy, ProbedHost(options.sandbox_launcher), ::geteuid() == 0);
+  if (!plan) return Error{plan.error()};
+  return SandboxedArgv(options.sandbox_launcher, *plan, argv);
+}
+
 Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool candidate,
                                               bool cpu_backend, std::vector<std::string> argv,
                                               std::vector<std::pair<std::string, std::string>> env_set) {
@@ -87,11 +144,8 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   if (candidate) {
     // Of the cache only the compiled candidates and the worker's own folder: no
     // reference output, store, lock, other worker's folder or verification scratch.
-    policy.hidden.push_back(cache);
+    HideFromCandidateCode(policy, cache);
     policy.visible.push_back(build);
-    for (const auto& other : OtherCacheFolders(cache)) policy.hidden.push_back(other);
-    // No network, but a worker's log reaches the store: no keys or tokens to print.
-    for (const auto& secret : CredentialPaths()) policy.hidden.push_back(secret);
   } else {
     // Trusted code only: the verification scratch and the reference cache (staged under
     // tmp/) are its to write.
@@ -104,13 +158,7 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   // the zygote's workers check every entry themselves).
   policy.env_set.emplace_back("PYTHONSAFEPATH", "1");
 
-  HostCapabilities host;
-  if (auto probed = ProbeHost(options.sandbox_launcher)) {
-    host = *probed;
-  } else {
-    for (const char* l : kProbedLayers) host.layers[l] = probed.error();
-  }
-  auto plan = PlanSandbox(policy, host, ::geteuid() == 0);
+  auto plan = PlanSandbox(policy, ProbedHost(options.sandbox_launcher), ::geteuid() == 0);
   if (!plan) return Error{plan.error()};
   // HOME, TMPDIR and the build caches of PyTorch extensions and Triton: in the worker's
   // own /dev/shm where it has one (bounded, gone with it), else in its private folder.

@@ -34,6 +34,17 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
                                               bool cpu_backend, std::vector<std::string> argv,
                                               std::vector<std::pair<std::string, std::string>> env_set);
 
+// Confines one compile of candidate code (docs/sandbox.md, "Builds"): the candidate
+// worker's view of the host (read-only root; of the cache only the compiled builds
+// and precompiled headers, plus `source_path`'s folder when the cache holds it; other
+// caches, the store and credentials hidden; no network) with `writable` folders
+// writable, the first (the compile's scratch) also its HOME and TMPDIR. `argv`
+// unchanged when the sandbox is off. Error: KVAULT_SANDBOX* is malformed, or strict
+// mode and a layer is missing.
+Result<std::vector<std::string>> SandboxBuildCommand(const EngineOptions& options, const std::string& source_path,
+                                                     const std::vector<std::string>& argv,
+                                                     const std::vector<std::string>& writable);
+
 // Cache folders of other runs that candidate workers must not read: where
 // DefaultCacheDir looks ($XDG_CACHE_HOME/kvault, ~/.cache/kvault), folders beside
 // `cache` and in /tmp and /var/tmp that hold refs/ and build/ or tmp/ (one level

@@ -213,6 +213,11 @@ Result<BuildResult> BuildUnderKey(const BuildContext& c, const KeyHasher& key, c
   CommandSpec spec;
   spec.argv = cmd->argv;
   spec.cwd = scratch->path();
+  if (req.confine) {
+    auto confined = req.confine(cmd->argv, {scratch->path(), staged->path()});
+    if (!confined) return Error{"the compile's sandbox: " + confined.error()};
+    spec.argv = std::move(*confined);
+  }
   auto run = RunCommand(spec, c.timeout);
   if (!run) return Error{ToolName(c.setup.tool) + " could not be started: " + run.error()};
   r.diagnostics = Truncate(run->output, kMaxDiagnostics);

@@ -1,10 +1,12 @@
 #pragma once
 // The value types of one extension build: what to build and what came of it.
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "toolchain/backend.h"
 #include "toolchain/torch_build_info.h"
+#include "util/result.h"
 
 namespace kvault {
 
@@ -12,6 +14,13 @@ namespace kvault {
 // libraries) or a native-format source (docs/native-format.md: a plain shared library
 // exporting kvault_forward; no PyTorch headers, defines or libraries).
 enum class SourceKind { kTorchExtension, kNative };
+
+// Wraps the compiler's command line so that it runs confined (engine/worker_sandbox.h,
+// SandboxBuildCommand): `writable` are the folders the compile writes (its scratch,
+// also its HOME and TMPDIR, first; the staged cache entry). Error: the confinement
+// cannot be set up (the build fails as infrastructure, never as the candidate's).
+using BuildConfinement = std::function<Result<std::vector<std::string>>(
+    const std::vector<std::string>& argv, const std::vector<std::string>& writable)>;
 
 // One candidate: a single translation unit, either an extension that exposes `forward`
 // through PYBIND11_MODULE(TORCH_EXTENSION_NAME, m), or a native-format source. The
@@ -54,6 +63,12 @@ struct BuildRequest {
   // the full way (minutes of PyTorch's headers under nvcc, for nothing when the source
   // does not compile: failures are not cached).
   bool lite_only = false;
+  // The candidate's compile runs through it when set (candidate code and flags are
+  // untrusted: an #include of a host file prints its lines in the diagnostics, an
+  // `.incbin` embeds any readable file). Not part of the cache key: where a compile
+  // runs does not change what it makes. Trusted compiles (the precompiled header, the
+  // lite object) run unconfined.
+  BuildConfinement confine;
 };
 
 struct BuildResult {

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A candidate's compile runs in the sandbox (docs/sandbox.md, "Builds"): an #include of
+# a file the candidate's worker may not read (the reference cache, a folder of
+# KVAULT_SANDBOX_HIDE) finds nothing, so the compiler's diagnostics, which reach the
+# store and an LLM's feedback, never quote it. The same candidate with KVAULT_SANDBOX=off
+# quotes the planted line, which shows the check can fail.
+source "$(dirname "$0")/lib.sh"
+need_torch
+probe=$("$KVAULT" sandbox-exec --probe) || fail "sandbox probe failed: $probe"
+for layer in user_namespace mount_namespace hidden_paths; do
+  why=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['$layer'])" "$probe")
+  [ -z "$why" ] || skip "sandbox layer $layer unavailable here: $why"
+done
+
+secret=KV_PLANTED_LINE_$$_$RANDOM
+refs_file="$KVAULT_CACHE_DIR/refs/planted-$$-$RANDOM.h"
+mkdir -p "$KVAULT_CACHE_DIR/refs" "$TMP/hidden"
+trap 'rm -rf "$TMP" "$refs_file"' EXIT
+echo "$secret is what a reference output holds" > "$refs_file"
+echo "$secret is what a hidden folder holds" > "$TMP/hidden/secret.h"
+
+# CANDIDATE INCLUDED: a C++ extension for examples/suite/relu.py that includes a host file.
+write_candidate() {
+  cat > "$1" <<CPP
+#include <torch/extension.h>
+#include "$2"
+torch::Tensor forward(torch::Tensor x) { return torch::relu(x); }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward); }
+CPP
+}
+write_candidate "$TMP/relu_refs.cpp" "$refs_file"
+write_candidate "$TMP/relu_hidden.cpp" "$TMP/hidden/secret.h"
+
+verify() {  # OUT CANDIDATE [env...]: the verify JSON in OUT
+  local out=$1 cand=$2
+  shift 2
+  env "$@" "$KVAULT" verify --task "$KVAULT_SOURCE_ROOT/examples/suite/relu.py" --candidate "$cand" \
+    --backend cpu --json > "$out" 2> "$out.err"
+}
+verify "$TMP/refs.json" "$TMP/relu_refs.cpp"
+verify "$TMP/hidden.json" "$TMP/relu_hidden.cpp" KVAULT_SANDBOX_HIDE="$TMP/hidden"
+for r in refs hidden; do
+  status=$(json_get "$TMP/$r.json" 'j["status"]') || fail "$r: no JSON: $(head -c 600 "$TMP/$r.json.err")"
+  [ "$status" = compile_error ] || fail "$r: expected compile_error, got $status"
+  grep -q "$secret" "$TMP/$r.json" "$TMP/$r.json.err" && fail "$r: the planted line reached the record"
+  grep -Eq "No such file|Permission denied" "$TMP/$r.json" || fail "$r: the compiler did not report an unreadable file"
+  echo "sandboxed $r: compile_error, nothing quoted"
+done
+
+# The control: unconfined, the compiler reads the file and quotes it.
+verify "$TMP/open.json" "$TMP/relu_refs.cpp" KVAULT_SANDBOX=off
+grep -q "$secret" "$TMP/open.json" || fail "control: unconfined, the planted line should be quoted"
+echo "unconfined control: the planted line is quoted"
+echo "PASS"
