@@ -7,7 +7,8 @@
 #   bash bench/realworld_side_by_side.sh DEVSET KERNELBENCH_CHECKOUT
 #
 # DEVSET holds tasks/<task>.py (KernelBench's files), cands/<task>.<source>.py,
-# manifest.json and subset.txt (the files the KernelBench side also runs). PARTS picks
+# manifest.json and subset.txt (the files the KernelBench side also runs; SUBSET names
+# another list in DEVSET, e.g. subset12.txt). PARTS picks
 # what runs, in this order (default "all-cold all-warm"):
 #   all-cold     kvault eval of every file, empty caches (KVAULT_CACHE_DIR and
 #                TORCH_EXTENSIONS_DIR fresh), within ALL_LIMIT seconds (default 330)
@@ -19,8 +20,12 @@
 #                harness's atol = rtol = 1e-2), for verdicts compared on equal terms
 #   kernelbench  KernelBench's harness on the subset: its builds on every core, then
 #                one evaluation per file (5 correctness, 100 timed trials)
+#   kernelbench-warm  the same again on the build folders kernelbench left (its builds
+#                then find their objects; the evaluations run as before)
 #   examples     kvault eval of this repository's CUDA files in model habits
-#                (examples/kernelbench/*.llm-habits.py, *.flag-*.py for cuda)
+#                (examples/kernelbench/*.llm-habits.py, *.flag-*.py for cuda); then
+#                relu.py alone (one lane, no group turn), which launches on PyTorch's
+#                current stream: its timing method says whether graphs capture it
 # Environment: KVAULT (default .carry/kvault; .carry/lib goes on LD_LIBRARY_PATH),
 # KVAULT_PYTHON (python3), LANES (6), KB_PYTHONPATH (pydantic for the KernelBench side).
 # Writes $OUT/realworld.tar.gz (each part's eval JSON, store, log; remade after each
@@ -40,7 +45,7 @@ out=${OUT:-$root/bench-out}
 res=$out/realworld
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 mkdir -p "$res" "$work/subset"
-while read -r f; do [ -n "$f" ] && ln -s "$devset/cands/$f" "$work/subset/$f"; done < "$devset/subset.txt"
+while read -r f; do [ -n "$f" ] && ln -s "$devset/cands/$f" "$work/subset/$f"; done < "$devset/${SUBSET:-subset.txt}"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null; echo "cores $(nproc)"
   "$py" -c 'import torch, sys; print("torch", torch.__version__, "python", sys.version.split()[0])'
   nvcc --version 2>/dev/null | tail -1
@@ -67,14 +72,14 @@ for part in $parts; do
     subset-cold) kv_eval subset-cold "$work/subset" subset "${SUBSET_LIMIT:-200}" ;;
     subset-warm) kv_eval subset-warm "$work/subset" subset "${SUBSET_LIMIT:-200}" ;;
     subset-kbtol) kv_eval subset-kbtol "$work/subset" subset "${SUBSET_LIMIT:-200}" --tolerance kernelbench ;;
-    kernelbench)
+    kernelbench|kernelbench-warm)
       t0=$(now)
       PYTHONPATH=${KB_PYTHONPATH:-${PYTHONPATH:-}} TORCH_EXTENSIONS_DIR=$work/kb-torch-ext \
         timeout "${KB_LIMIT:-480}" "$py" bench/kernelbench_harness.py --kernelbench "$kb" \
         --tasks "$devset/tasks" --candidates "$work/subset" --build-root "$work/kb-build" \
-        --cpu-workers "$(nproc)" --out "$res/kernelbench.json" > "$res/kernelbench.log" 2>&1
-      echo "exit $? wall $("$py" -c "print(round($(now) - $t0, 2))")" > "$res/kernelbench.wall"
-      cat "$res/kernelbench.wall" ;;
+        --cpu-workers "$(nproc)" --out "$res/$part.json" > "$res/$part.log" 2>&1
+      echo "exit $? wall $("$py" -c "print(round($(now) - $t0, 2))")" > "$res/$part.wall"
+      cat "$res/$part.wall" ;;
     examples)
       mkdir -p "$work/examples"
       for f in relu.llm-habits softmax.llm-habits vector_add.flag-ccbin relu; do
@@ -85,7 +90,15 @@ for part in $parts; do
         > "$res/examples.json" 2> "$res/examples.log"
       "$py" -c 'import json, sys
 for a in json.load(open(sys.argv[1]))["attempts"]:
-    print(a["candidate"].rsplit("/", 1)[-1], a["status"], a["speedup"], a["message"][:160])' "$res/examples.json" ;;
+    print(a["candidate"].rsplit("/", 1)[-1], a["status"], a["speedup"], a["message"][:160])' "$res/examples.json"
+      mkdir -p "$work/alone" && ln -s "$root/examples/kernelbench/relu.py" "$work/alone/relu.py"
+      KVAULT_CACHE_DIR=$work/examples-cache timeout 90 "$KVAULT" eval --suite "$root/examples/suite" \
+        --candidates "$work/alone" --backend cuda --jobs 1 --db "$res/examples.db" --run relu-alone --json \
+        > "$res/relu-alone.json" 2> "$res/relu-alone.log"
+      "$py" -c 'import json, sys
+for a in json.load(open(sys.argv[1]))["attempts"]:
+    methods = [(c.get("method"), c.get("graph_fallback")) for c in a.get("cases", []) if c.get("kind") == "timing"]
+    print("alone:", a["status"], a["speedup"], methods)' "$res/relu-alone.json" ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
   # After every part: a call cut short at its limit still brings back what was done
