@@ -7,7 +7,12 @@ command's default, a flag, or the task's KVAULT_META["policy"]):
   allocate, view, reshape, copy or fill tensors (ALLOWED below), and on a GPU it
   must be seen to launch a device kernel of its own. Calling `torch.matmul`, the
   task's `Model`, an `einsum`, or falling back to PyTorch in an `except` branch
-  dispatches a computing operator and is a `policy_violation`.
+  dispatches a computing operator and is a `policy_violation`;
+- `fused`: PyTorch may compute part of the answer (a GEMM by cuBLAS, a convolution by
+  cuDNN), but what becomes the output must have been written by the candidate's own
+  code: followed through the operator trace (fused.py), the output may not be what
+  PyTorch's operators computed from the inputs alone, and on a GPU a kernel of its
+  own must be seen to launch.
 
 What is observed, for each call of a correctness run (Enforcer.call):
 - every operator dispatched anywhere in the process, on any thread, whatever
@@ -54,8 +59,10 @@ if torch.version.cuda or getattr(torch.version, "hip", None):
 from torch.utils._python_dispatch import TorchDispatchMode
 
 ANY = "any"
+FUSED = "fused"
 CUSTOM_KERNEL = "custom_kernel"
-POLICIES = (ANY, CUSTOM_KERNEL)
+POLICIES = (ANY, FUSED, CUSTOM_KERNEL)
+OBSERVED = (FUSED, CUSTOM_KERNEL)  # policies that observe the candidate's calls
 
 # Operators that move, shape or allocate data but compute nothing from it.
 ALLOWED = frozenset("""
@@ -101,7 +108,7 @@ def resolve(requested, task_policy):
     if requested in (None, "task"):
         return task_policy
     if requested not in POLICIES:
-        raise ValueError("policy must be one of any, custom_kernel, task; got %r" % (requested,))
+        raise ValueError("policy must be one of any, fused, custom_kernel, task; got %r" % (requested,))
     return requested
 
 
@@ -140,6 +147,30 @@ def _start_order(node):
     return key if isinstance(key, int) else 0
 
 
+def _input_values(node):
+    """A node's input values (1.13: `inputs` is the list; 2.x: `inputs.values`)."""
+    inputs = node.get("inputs")
+    if isinstance(inputs, dict):
+        inputs = inputs.get("values")
+    return inputs if isinstance(inputs, list) else None
+
+
+def _output_values(node):
+    outputs = node.get("outputs")
+    if isinstance(outputs, dict):
+        outputs = outputs.get("values")
+    return outputs if isinstance(outputs, list) else None
+
+
+def _tensor_value(value):
+    """[tensor id, storage id, offset, numel, itemsize, device] of a tensor value in the
+    trace, or None for anything else."""
+    if isinstance(value, list) and len(value) == 6 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                          for v in value[:5]) and isinstance(value[5], str):
+        return value
+    return None
+
+
 def _input_shapes(node):
     if "input_shapes" in node:
         return node["input_shapes"]
@@ -162,6 +193,7 @@ class ProcessOperators:
         self.nodes = []
         self.switched_off = False
         self._path = None
+        self.probes = []  # (width of the probe, the output tensor's position): mark_outputs
 
     def __enter__(self):
         add, enable, _, _ = _OBSERVER
@@ -177,6 +209,30 @@ class ProcessOperators:
             _OBSERVER_LOCK.release()
             raise
         return self
+
+    def mark_outputs(self, tensors):
+        """Dispatches, for each of `tensors` (the call's outputs), an allowed operator
+        that takes it beside a probe of a width nobody can predict, so that the trace
+        names the storage each output lies in (output_storages)."""
+        for position, tensor in enumerate(tensors):
+            width = 2 + int.from_bytes(os.urandom(3), "little") % 1000003
+            probe = torch.empty(1, width, device=tensor.device)
+            torch.ops.aten.is_same_size(tensor, probe)
+            self.probes.append((width, position))
+
+    def output_storages(self):
+        """position -> the trace's storage id of each output marked, where found."""
+        found = {}
+        for node in self.nodes:
+            if node.get("name") != "aten::is_same_size":
+                continue
+            shapes, values = _input_shapes(node), _input_values(node)
+            if not shapes or len(shapes) != 2 or not values or len(values) != 2:
+                continue
+            for width, position in self.probes:
+                if shapes[1] == [1, width] and _tensor_value(values[0]) is not None:
+                    found[position] = _tensor_value(values[0])[1]
+        return found
 
     def __exit__(self, *exc):
         _, _, disable, remove = _OBSERVER
@@ -470,7 +526,7 @@ class Enforcer:
     def call(self, thunk, kernels=False):
         """thunk() under the policy; with `kernels` on a GPU, it must launch a kernel of
         the candidate's own. Returns thunk's value; raises Violation or Blind."""
-        if self.policy != CUSTOM_KERNEL:
+        if self.policy not in OBSERVED:
             return thunk()
         del TRIPPED[:]
         ops = ProcessOperators()
@@ -482,30 +538,53 @@ class Enforcer:
             else:
                 with watch:
                     output = thunk()
+            if self.policy == FUSED:
+                ops.mark_outputs(_tensors_of(output))
+        name = self.policy
         if TRIPPED:
-            raise Violation("policy custom_kernel: the candidate called %s, which would switch off "
-                            "the operator observer" % ", ".join(sorted(set(TRIPPED))))
+            raise Violation("policy %s: the candidate called %s, which would switch off the operator "
+                            "observer" % (name, ", ".join(sorted(set(TRIPPED)))))
         if ops.switched_off:
-            raise Violation("policy custom_kernel: the operator observer was switched off while the "
-                            "candidate ran")
-        forbidden = ops.forbidden()
-        if forbidden:
-            raise Violation("policy custom_kernel: the candidate's forward dispatched computing "
-                            "PyTorch operator(s) %s (on any thread); the computation must happen in "
-                            "the candidate's own kernel" % ", ".join(forbidden[:8]))
+            raise Violation("policy %s: the operator observer was switched off while the candidate ran"
+                            % name)
+        if self.policy == CUSTOM_KERNEL:
+            forbidden = ops.forbidden()
+            if forbidden:
+                raise Violation("policy custom_kernel: the candidate's forward dispatched computing "
+                                "PyTorch operator(s) %s (on any thread); the computation must happen in "
+                                "the candidate's own kernel" % ", ".join(forbidden[:8]))
+        else:
+            from kvault_worker.fused import pytorch_outputs
+            found = pytorch_outputs(ops, len(_tensors_of(output)))
+            if found is None:
+                raise Blind("policy fused: the operator trace does not name the storages of the "
+                            "candidate's outputs (an unknown trace format?)")
+            if found:
+                raise Violation("policy fused: %s; what becomes the output must be written by the "
+                                "candidate's own code (PyTorch may compute the rest)" % found[0])
         if watch is not None:
             if watch.blind:
-                raise Blind("policy custom_kernel: the kernel observer saw no kernel, not even the "
-                            "harness's own (profiler unavailable?)")
+                raise Blind("policy %s: the kernel observer saw no kernel, not even the harness's own "
+                            "(profiler unavailable?)" % name)
             own = {kernel_identifier(n) for n in watch.names if is_own_kernel(n, self.own_kernels)}
             if not own:
                 foreign = sorted({kernel_identifier(n) for n in watch.names})
-                raise Violation("policy custom_kernel: the candidate launched no device kernel of its "
-                                "own (its kernels: %s; launched: %s)"
-                                % (", ".join(sorted(self.own_kernels)[:8]) or "none found in its source",
+                raise Violation("policy %s: the candidate launched no device kernel of its own (its "
+                                "kernels: %s; launched: %s)"
+                                % (name, ", ".join(sorted(self.own_kernels)[:8]) or "none found in its source",
                                    ", ".join(foreign[:8])))
             self.launched.update(own)
         return output
+
+
+def _tensors_of(value, depth=0):
+    """The tensors of a call's output (a tensor, or nested tuples, lists, dicts)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 16:
+        return []
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return [t for item in items for t in _tensors_of(item, depth + 1)]
 
 
 class Violation(Exception):

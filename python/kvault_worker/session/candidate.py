@@ -52,7 +52,7 @@ class CandidateRole(SessionState):
         except ValueError as e:
             release_task(task)
             raise bad_request(str(e))
-        if policy == op_policy.CUSTOM_KERNEL:
+        if policy in op_policy.OBSERVED:
             op_policy.install_tripwires()  # before any candidate code runs
         try:
             candidate = load_candidate(request.get("candidate"), self.device.backend)
