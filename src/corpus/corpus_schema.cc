@@ -69,6 +69,33 @@ CREATE TABLE contamination (
 CREATE INDEX contamination_record ON contamination (record_id);
 CREATE INDEX contamination_suite ON contamination (suite);
 )sql"},
+    {2, R"sql(
+-- Who produced each result: 'engine' (corpus verify) or 'import' (a claim, keyed by
+-- the file:line that carried it). A claim never replaces the engine's result of the
+-- same hardware, toolchain and backend, and claims of two rows stay apart. Results
+-- of version 1 cannot show their origin: they become claims (verify again).
+CREATE TABLE results_v2 (
+  record_id    TEXT NOT NULL,
+  hardware     TEXT NOT NULL,
+  toolchain    TEXT NOT NULL,
+  backend      TEXT NOT NULL,
+  origin       TEXT NOT NULL,
+  claim        TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  speedup      REAL,
+  reference_ms REAL,
+  candidate_ms REAL,
+  environment  TEXT NOT NULL,
+  verified_at  TEXT NOT NULL,
+  PRIMARY KEY (record_id, hardware, toolchain, backend, origin, claim)
+);
+INSERT INTO results_v2 (record_id, hardware, toolchain, backend, origin, claim, status, speedup,
+                        reference_ms, candidate_ms, environment, verified_at)
+  SELECT record_id, hardware, toolchain, backend, 'import', '', status, speedup, reference_ms,
+         candidate_ms, environment, verified_at FROM results;
+DROP TABLE results;
+ALTER TABLE results_v2 RENAME TO results;
+)sql"},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].version == kVaultSchemaVersion);
 

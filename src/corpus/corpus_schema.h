@@ -11,7 +11,7 @@
 
 namespace kvault::corpus {
 
-inline constexpr int kVaultSchemaVersion = 1;
+inline constexpr int kVaultSchemaVersion = 2;
 
 // Opens the vault file at `path` as every writer must: a readable SQLite file, WAL
 // (NORMAL sync), `busy_timeout_ms` for locks, migrated to kVaultSchemaVersion.

@@ -33,14 +33,15 @@ constexpr const char* kPutReferenceSql =
     "ON CONFLICT (sha256) DO NOTHING";
 
 constexpr const char* kPutResultSql = R"sql(
-INSERT OR REPLACE INTO results (record_id, hardware, toolchain, backend, status, speedup,
-                                reference_ms, candidate_ms, environment, verified_at)
-VALUES (:record_id, :hardware, :toolchain, :backend, :status, :speedup, :reference_ms,
-        :candidate_ms, :environment, :verified_at)
+INSERT OR REPLACE INTO results (record_id, hardware, toolchain, backend, origin, claim, status,
+                                speedup, reference_ms, candidate_ms, environment, verified_at)
+VALUES (:record_id, :hardware, :toolchain, :backend, :origin, :claim, :status, :speedup,
+        :reference_ms, :candidate_ms, :environment, :verified_at)
 )sql";
 
 constexpr const char* kResultsOfSql =
-    "SELECT * FROM results WHERE record_id = :id ORDER BY verified_at, hardware, toolchain, backend";
+    "SELECT * FROM results WHERE record_id = :id "
+    "ORDER BY verified_at, hardware, toolchain, backend, origin, claim";
 constexpr const char* kMarksOfSql =
     "SELECT * FROM contamination WHERE record_id = :id ORDER BY suite, task, reason";
 constexpr const char* kDropMarksOfSql = "DELETE FROM contamination WHERE record_id = :id";
@@ -49,7 +50,7 @@ constexpr const char* kPutMarkSql =
     "VALUES (:record_id, :suite, :task, :reason, :score)";
 constexpr const char* kHasResultSql =
     "SELECT count(*) AS n FROM results WHERE record_id = :id AND hardware = :hardware "
-    "AND toolchain = :toolchain";
+    "AND toolchain = :toolchain AND origin = 'engine'";
 
 constexpr const char* kSelectRecordsSql =
     "SELECT r.*, coalesce(ref.source, '') AS reference_source FROM records r "
@@ -63,13 +64,14 @@ std::string FilterSql(const RecordFilter& f) {
     if (!f.status.empty()) where += " AND x.status = :status";
     if (!f.hardware.empty()) where += " AND x.hardware = :hardware";
     if (f.min_speedup) where += " AND x.speedup >= :min_speedup";
+    if (!f.count_claims) where += " AND x.origin = 'engine'";
     where += ")";
   }
   if (!f.language.empty()) where += " AND r.language = :language";
   if (!f.kind.empty()) where += " AND r.kind = :kind";
   if (f.decontaminated_only)
     where += " AND NOT EXISTS (SELECT 1 FROM contamination c WHERE c.record_id = r.id)";
-  if (!f.include_duplicates) where += " AND r.duplicate_of = ''";
+  if (!f.include_duplicates) where += " AND (r.duplicate_of = '' OR r.duplicate_kind = 'near_miss')";
   return where;
 }
 
@@ -119,6 +121,8 @@ VerificationResult ResultFromRow(const sqlite::Statement& s) {
   auto env = ParseJson(s.Text("environment"));
   v.environment = env ? *env : Json::object();
   v.verified_at = s.Text("verified_at");
+  v.origin = s.Text("origin");
+  v.claim = s.Text("claim");
   return v;
 }
 
@@ -196,6 +200,7 @@ Status CorpusStore::UpsertOne(const KernelRecord& in) {
   if (in.kind == kKindQa && in.qa.question.empty()) return Error{"a qa record needs a question"};
   KernelRecord r = in;
   FinishRecord(r);
+  if (r.provenance.parent_id == r.id) return Error{"provenance.parent_id names the record itself"};
   Impl& m = *impl_;
   if (!r.task.reference_source.empty()) {
     m.put_reference.Bind(":sha256", r.task.reference_sha256);
@@ -249,6 +254,9 @@ Status CorpusStore::AddResult(std::string_view record_id, const VerificationResu
   s.Bind(":hardware", v.hardware);
   s.Bind(":toolchain", v.toolchain);
   s.Bind(":backend", v.backend);
+  const bool engine = v.origin == kOriginEngine;
+  s.Bind(":origin", engine ? kOriginEngine : kOriginImport);
+  s.Bind(":claim", engine ? std::string() : v.claim);
   s.Bind(":status", v.status);
   s.BindOptional(":speedup", Finite(v.speedup));
   s.BindOptional(":reference_ms", Finite(v.reference_ms));

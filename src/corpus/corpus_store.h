@@ -34,14 +34,16 @@ struct RecordFilter {
   std::string status;              // result status, e.g. "passed"; "" any
   std::string hardware;            // result hardware, exact; "" any
   std::optional<double> min_speedup;  // result speedup >= this
+  bool count_claims = false;  // false: only results of this vault's engine (origin "engine")
   // Conditions on the record:
   std::string language;  // "" any
   std::string kind;      // "kernel" | "qa" | "" any
   bool decontaminated_only = false;  // true: skip records with any contamination mark
-  bool include_duplicates = true;    // false: skip records with duplicate_of set
+  bool include_duplicates = true;    // false: skip records marked exact or near duplicates
 };
 
-// A record marked a duplicate of another (kind "exact" or "near").
+// A record marked a duplicate of another (kind "exact" or "near"), or a near miss of a
+// passed one (kind "near_miss").
 struct DuplicateMark {
   std::string record_id;
   std::string duplicate_of;
@@ -71,10 +73,12 @@ class CorpusStore {
 
   // Inserts the record, or replaces its own fields (task, source, provenance, ...)
   // where one of the same id exists. Its results are added, each replacing an earlier
-  // result of the same (hardware, toolchain, backend); earlier results of other keys
-  // stay. Curation marks it carries (duplicate_of, contamination) are written; a record
+  // result of the same (hardware, toolchain, backend, origin, claim); earlier results
+  // of other keys stay, so an import's claim never replaces the engine's result.
+  // Curation marks it carries (duplicate_of, contamination) are written; a record
   // without marks keeps the earlier ones. The id is recomputed (RecordId).
-  // An empty task name for kind "kernel", or an empty question for "qa", is an Error.
+  // An empty task name for kind "kernel", an empty question for "qa", or a parent_id
+  // naming the record itself is an Error.
   Status Upsert(const KernelRecord& record);
   // The same for every record, in one transaction: all or none.
   Status UpsertMany(const std::vector<KernelRecord>& records);
@@ -96,9 +100,9 @@ class CorpusStore {
   // The suites with marks and the number of records each marks, sorted by suite.
   Result<std::vector<std::pair<std::string, int64_t>>> ContaminationSummary();
 
-  // Adds (or replaces, same hardware, toolchain and backend) one result of a record.
+  // Adds (or replaces, same hardware, toolchain, backend, origin and claim) one result.
   Status AddResult(std::string_view record_id, const VerificationResult& result);
-  // True when the record has a result of this hardware and toolchain.
+  // True when the record has an engine's result of this hardware and toolchain.
   Result<bool> HasResult(std::string_view record_id, std::string_view hardware,
                          std::string_view toolchain);
 

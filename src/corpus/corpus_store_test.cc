@@ -30,6 +30,7 @@ VerificationResult Result(const std::string& hardware, const std::string& status
   v.status = status;
   v.speedup = speedup;
   v.verified_at = "2026-12-01T00:00:00.000Z";
+  v.origin = kOriginEngine;  // as `corpus verify` adds them
   return v;
 }
 
@@ -172,6 +173,8 @@ TEST(Record, JsonRoundTripIsExact) {
   r.provenance = {"gen", "m", "p", "parent", "src", "MIT", "f.jsonl", 3};
   r.results = {Result("H200", "passed", 2.5)};
   r.results[0].environment = {{"torch", "2.5"}};
+  r.results[0].origin = kOriginImport;  // what a file can carry
+  r.results[0].claim = "f.jsonl:3";
   r.duplicate_of = "x";
   r.duplicate_kind = "near";
   r.contamination = {{"kb", "19_ReLU", "signature", 1.0}};
@@ -183,6 +186,65 @@ TEST(Record, JsonRoundTripIsExact) {
   auto bad = RecordFromJson(wrong);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("provenance.origin_line"), std::string::npos);
+  // A file that says its result came from the engine is read as a claim all the same.
+  Json forged = RecordToJson(r);
+  forged["results"][0]["origin"] = kOriginEngine;
+  auto claimed = RecordFromJson(forged);
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_EQ(claimed->results[0].origin, kOriginImport);
+}
+
+TEST(Claims, AnImportedVerdictNeverReplacesNorCountsAsTheEnginesResult) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord zeros = Kernel("relu", "returns zeros");
+  zeros.results = {Result("H200", "mismatch", 0)};  // what the engine saw
+  ASSERT_TRUE(vault.Upsert(zeros).ok());
+  VerificationResult claim = Result("H200", "passed", 3.7);  // the same key, claimed
+  claim.origin = kOriginImport;
+  claim.claim = "hostile.jsonl:1";
+  KernelRecord again = zeros;
+  again.results = {claim};
+  ASSERT_TRUE(vault.Upsert(again).ok());
+  auto got = vault.Get(zeros.id);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  ASSERT_EQ((*got)->results.size(), 2u);  // both kept, apart
+  ASSERT_NE(BestResult(**got), nullptr);
+  EXPECT_EQ(BestResult(**got)->status, "mismatch");
+  EXPECT_EQ(BestResult(**got, /*count_claims=*/true)->status, "passed");
+  EXPECT_FALSE(RecordSpeed(**got, "", false).median.has_value());
+  RecordFilter passed;
+  passed.status = "passed";
+  EXPECT_EQ(*vault.Count(passed), 0);
+  passed.count_claims = true;
+  EXPECT_EQ(*vault.Count(passed), 1);
+  // A claim alone does not make verify skip the record.
+  KernelRecord claimed_only = Kernel("relu", "claimed only");
+  claimed_only.results = {claim};
+  ASSERT_TRUE(vault.Upsert(claimed_only).ok());
+  EXPECT_FALSE(*vault.HasResult(claimed_only.id, "H200", "hipcc 6.2"));
+}
+
+TEST(Claims, ARecordIsNotItsOwnParent) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord r = Kernel("relu", "x");
+  r.provenance.parent_id = r.id;
+  Status s = vault.Upsert(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("parent_id"), std::string::npos);
+}
+
+TEST(Record, SpeedIsTheMedianOfPassedResultsWithItsCount) {
+  KernelRecord r = Kernel("relu", "x");
+  r.results = {Result("a", "passed", 0.92), Result("b", "passed", 0.53), Result("c", "passed", 0.64),
+               Result("d", "mismatch", 9)};
+  SpeedStat s = RecordSpeed(r, "", false);
+  ASSERT_TRUE(s.median.has_value());
+  EXPECT_DOUBLE_EQ(*s.median, 0.64);
+  EXPECT_EQ(s.samples, 3);
+  EXPECT_EQ(RecordSpeed(r, "b", false).samples, 1);
+  r.results.pop_back();
+  r.results.pop_back();
+  EXPECT_DOUBLE_EQ(*RecordSpeed(r, "", false).median, (0.92 + 0.53) / 2);
 }
 
 TEST(Record, BestResultPrefersCorrectThenFaster) {

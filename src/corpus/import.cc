@@ -97,6 +97,15 @@ Status ImportSink::Add(KernelRecord record, const std::string& file, int64_t lin
   record.provenance.origin_file = file;
   record.provenance.origin_line = line;
   FinishRecord(record);
+  if (record.provenance.parent_id == record.id) {
+    Malformed(file, line, "provenance.parent_id: names the record itself");
+    return Status::Ok();
+  }
+  // Whatever a row says of its results, they are claims until the engine verifies it.
+  for (VerificationResult& v : record.results) {
+    v.origin = kOriginImport;
+    if (v.claim.empty()) v.claim = file + ":" + std::to_string(line);
+  }
   batch_.push_back(std::move(record));
   ++report_.imported;
   return batch_.size() >= kBatch ? Flush() : Status::Ok();

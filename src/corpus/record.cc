@@ -1,5 +1,6 @@
 #include "corpus/record.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/sha256.h"
@@ -97,9 +98,14 @@ void FinishRecord(KernelRecord& record) {
 
 bool IsPassed(const VerificationResult& result) { return result.status == "passed"; }
 
-const VerificationResult* BestResult(const KernelRecord& record) {
+bool Counts(const VerificationResult& result, bool count_claims) {
+  return count_claims || result.origin == kOriginEngine;
+}
+
+const VerificationResult* BestResult(const KernelRecord& record, bool count_claims) {
   const VerificationResult* best = nullptr;
   for (const VerificationResult& r : record.results) {
+    if (!Counts(r, count_claims)) continue;
     if (!best) {
       best = &r;
       continue;
@@ -113,13 +119,29 @@ const VerificationResult* BestResult(const KernelRecord& record) {
   return best;
 }
 
+SpeedStat RecordSpeed(const KernelRecord& record, const std::string& hardware, bool count_claims) {
+  std::vector<double> speeds;
+  for (const VerificationResult& r : record.results)
+    if (Counts(r, count_claims) && IsPassed(r) && r.speedup && std::isfinite(*r.speedup) &&
+        (hardware.empty() || r.hardware == hardware))
+      speeds.push_back(*r.speedup);
+  SpeedStat stat;
+  stat.samples = static_cast<int64_t>(speeds.size());
+  if (speeds.empty()) return stat;
+  std::sort(speeds.begin(), speeds.end());
+  const size_t n = speeds.size();
+  stat.median = n % 2 ? speeds[n / 2] : (speeds[n / 2 - 1] + speeds[n / 2]) / 2;
+  return stat;
+}
+
 Json ResultToJson(const VerificationResult& r) {
   return {{"hardware", r.hardware},        {"toolchain", r.toolchain},
           {"backend", r.backend},          {"status", r.status},
           {"speedup", OptionalNumber(r.speedup)},
           {"reference_ms", OptionalNumber(r.reference_ms)},
           {"candidate_ms", OptionalNumber(r.candidate_ms)},
-          {"environment", r.environment},  {"verified_at", r.verified_at}};
+          {"environment", r.environment},  {"verified_at", r.verified_at},
+          {"origin", r.origin},            {"claim", r.claim}};
 }
 
 Result<VerificationResult> ResultFromJson(const Json& json) {
@@ -135,7 +157,9 @@ Result<VerificationResult> ResultFromJson(const Json& json) {
   f.OptionalNumber("candidate_ms", r.candidate_ms);
   if (const Json* env = f.Object("environment")) r.environment = *env;
   f.Text("verified_at", r.verified_at);
+  f.Text("claim", r.claim);
   if (Status s = f.status(); !s) return Error{s.error()};
+  r.origin = kOriginImport;  // a file cannot vouch for itself
   return r;
 }
 

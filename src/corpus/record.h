@@ -24,6 +24,12 @@ namespace kvault::corpus {
 inline constexpr const char* kKindKernel = "kernel";
 inline constexpr const char* kKindQa = "qa";
 
+// Who produced a result: this vault's engine (`corpus verify`), or an import that
+// carried it. An imported verdict is a claim: it is kept and shown, but a record is
+// verified only by results of its own engine (docs/corpus.md, "Claims").
+inline constexpr const char* kOriginEngine = "engine";
+inline constexpr const char* kOriginImport = "import";
+
 // The task a kernel solves: its name and the trusted reference (a KernelBench-format
 // PyTorch file, or a baseline kernel for kernel-to-kernel pipelines).
 struct TaskRef {
@@ -45,7 +51,7 @@ struct Provenance {
 };
 
 // One verification of the record's candidate on one hardware with one toolchain.
-// Key within a record: (hardware, toolchain, backend).
+// Key within a record: (hardware, toolchain, backend, origin, claim).
 struct VerificationResult {
   std::string hardware;   // device name, e.g. "NVIDIA H200", "AMD Instinct MI300X", "cpu"
   std::string toolchain;  // e.g. "nvcc 12.4", "hipcc 6.2", "g++ 12.2.0"; "" unknown
@@ -56,6 +62,8 @@ struct VerificationResult {
   std::optional<double> candidate_ms;
   Json environment = Json::object();  // environment fingerprint
   std::string verified_at;            // ISO-8601 UTC; "" unknown
+  std::string origin = kOriginImport;  // kOriginEngine only when Reverify measured it
+  std::string claim;                   // an import's "file:line"; "" for the engine's
 };
 
 // A question-answer pair (kind "qa"), grounded in a library source.
@@ -84,9 +92,10 @@ struct KernelRecord {
   QaPair qa;                     // kind "qa"
   Provenance provenance;
   std::vector<VerificationResult> results;
-  // Curation. duplicate_of: the kept record of this one's cluster, "" when kept.
+  // Curation. duplicate_of: the kept record of this one's cluster, "" when kept; for
+  // kind "near_miss" (kept, no duplicate) the passed kernel this wrong one nearly is.
   std::string duplicate_of;
-  std::string duplicate_kind;  // "exact" | "near" | ""
+  std::string duplicate_kind;  // "exact" | "near" | "near_miss" | ""
   std::vector<Contamination> contamination;
 };
 
@@ -98,14 +107,27 @@ std::string RecordId(const KernelRecord& record);
 // Fills task.reference_sha256 from a non-empty reference source and id from RecordId.
 void FinishRecord(KernelRecord& record);
 
-// The best result: the correct one with the highest speedup, else any correct one, else
-// the first; nullptr when there is none. "Correct" is status "passed".
-const VerificationResult* BestResult(const KernelRecord& record);
+// Whether a result counts as verification: the engine's always, an import's claim
+// only when `count_claims`.
+bool Counts(const VerificationResult& result, bool count_claims);
+
+// The best counted result: the correct one with the highest speedup, else any correct
+// one, else the first; nullptr when there is none. "Correct" is status "passed".
+const VerificationResult* BestResult(const KernelRecord& record, bool count_claims = false);
 bool IsPassed(const VerificationResult& result);
+
+// A record's speed as one stated statistic: the median speedup of its counted passed
+// results (on `hardware`, any when ""), and how many results it is the median of.
+struct SpeedStat {
+  std::optional<double> median;  // nullopt when no counted passed result has a speedup
+  int64_t samples = 0;
+};
+SpeedStat RecordSpeed(const KernelRecord& record, const std::string& hardware, bool count_claims);
 
 // The record as one JSON object (docs/corpus.md, "Record JSON") and back. FromJson
 // accepts what ToJson writes; an absent field takes its default, a field of the
-// wrong type is an Error naming it. The id is recomputed, never trusted.
+// wrong type is an Error naming it. The id is recomputed, never trusted, and every
+// result read is an import's claim, whatever its `origin` says.
 Json RecordToJson(const KernelRecord& record);
 Result<KernelRecord> RecordFromJson(const Json& json);
 Json ResultToJson(const VerificationResult& result);

@@ -153,9 +153,9 @@ Result<ReverifySummary> Reverify(CorpusStore& vault, const EngineOptions& option
       ++summary.unsupported;
       return true;
     }
-    bool has = false;
+    bool has = false;  // an import's claim of this hardware is no reason to skip
     for (const VerificationResult& v : r.results)
-      has |= v.hardware == summary.hardware && v.toolchain == summary.toolchain;
+      has |= v.origin == kOriginEngine && v.hardware == summary.hardware && v.toolchain == summary.toolchain;
     if (has && !settings.force) {
       ++summary.already;
       return true;
@@ -187,6 +187,7 @@ Result<ReverifySummary> Reverify(CorpusStore& vault, const EngineOptions& option
         VerificationResult v = ResultFromAttempt(*p.last);
         v.hardware = summary.hardware;
         v.toolchain = summary.toolchain;
+        v.origin = kOriginEngine;
         Status st = vault.AddResult(p.last->sample, v);
         if (st.ok()) ++summary.verified;
         else if (add_error.ok()) add_error = st;

@@ -4,8 +4,11 @@
 // added to its record under this machine's hardware and toolchain (docs/corpus.md,
 // "Verify").
 //
-// Resumable twice over: a record that already has a result of this hardware and
-// toolchain is skipped (unless force), and the attempts land in a scratch store
+// The results it adds are the vault's only verification (origin "engine"); an
+// import's claim of any status is verified like a record without one.
+//
+// Resumable twice over: a record that already has an engine's result of this hardware
+// and toolchain is skipped (unless force), and the attempts land in a scratch store
 // (`<vault>.verify.db`) that RunBatch resumes from. task_error and infra_error are
 // not the kernel's outcome: they add no result, and the next run tries again.
 #include <atomic>

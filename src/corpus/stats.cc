@@ -15,9 +15,10 @@ constexpr size_t kTopOperations = 20;  // rows of the operation table and chart
 
 std::string Or(const std::string& v, const char* fallback) { return v.empty() ? fallback : v; }
 
-void Count(CorpusStats& s, const KernelRecord& r) {
+void Count(CorpusStats& s, const KernelRecord& r, bool count_claims) {
   ++s.records;
-  s.duplicates += !r.duplicate_of.empty();
+  s.duplicates += !r.duplicate_of.empty() && r.duplicate_kind != "near_miss";
+  s.near_misses += r.duplicate_kind == "near_miss";
   s.contaminated += !r.contamination.empty();
   ++s.by_kind[r.kind];
   ++s.by_source[Or(r.provenance.source, "unknown")];
@@ -30,10 +31,13 @@ void Count(CorpusStats& s, const KernelRecord& r) {
   ++s.by_language[Or(r.language, "unknown")];
   ++s.by_operation[r.task.name];
   for (const VerificationResult& v : r.results) ++s.by_hardware[Or(v.hardware, "unknown")];
-  const VerificationResult* best = BestResult(r);
+  const VerificationResult* best = BestResult(r, count_claims);
   ++s.by_status[best ? best->status : "unverified"];
-  if (best && IsPassed(*best) && best->speedup && std::isfinite(*best->speedup))
-    s.speedups.push_back(*best->speedup);
+  const VerificationResult* claimed = BestResult(r, true);
+  ++s.by_claimed_status[claimed ? claimed->status : "none"];
+  if (best && IsPassed(*best)) {
+    if (SpeedStat speed = RecordSpeed(r, "", count_claims); speed.median) s.speedups.push_back(*speed.median);
+  }
 }
 
 Json QuantilesJson(const std::vector<double>& sorted) {
@@ -95,7 +99,7 @@ std::optional<double> Quantile(const std::vector<double>& sorted, double q) {
 Result<CorpusStats> ComputeStats(CorpusStore& vault, const RecordFilter& filter) {
   CorpusStats stats;
   Status s = vault.ForEach(filter, [&](const KernelRecord& r) {
-    Count(stats, r);
+    Count(stats, r, filter.count_claims);
     return true;
   });
   if (!s) return Error{s.error()};
@@ -111,11 +115,13 @@ Json StatsToJson(const CorpusStats& s) {
   for (const auto& [suite, n] : s.contamination_by_suite) suites[suite] = n;
   return {{"records", s.records},
           {"duplicates", s.duplicates},
+          {"near_misses", s.near_misses},
           {"contaminated", s.contaminated},
           {"by_kind", s.by_kind},
           {"by_source", s.by_source},
           {"by_language", s.by_language},
           {"by_status", s.by_status},
+          {"by_claimed_status", s.by_claimed_status},
           {"by_operation", s.by_operation},
           {"by_license", s.by_license},
           {"by_pipeline", s.by_pipeline},

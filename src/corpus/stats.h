@@ -15,12 +15,15 @@ namespace kvault::corpus {
 
 struct CorpusStats {
   int64_t records = 0;
-  int64_t duplicates = 0;    // records with duplicate_of set
+  int64_t duplicates = 0;    // records marked duplicates (kind exact or near)
+  int64_t near_misses = 0;   // records linked to a passed kernel they nearly match
   int64_t contaminated = 0;  // records with a contamination mark
-  // status: the best result's ("unverified" without one; "qa" for qa records).
-  std::map<std::string, int64_t> by_source, by_language, by_status, by_kind, by_operation,
-      by_license, by_pipeline, by_hardware;
-  std::vector<double> speedups;  // of each correct kernel's best result, sorted
+  // status: the best counted result's (the engine's, and imports' claims when the
+  // filter counts them; "unverified" without one; "qa" for qa records); claimed
+  // status: the best result of any origin ("none" without one).
+  std::map<std::string, int64_t> by_source, by_language, by_status, by_claimed_status, by_kind,
+      by_operation, by_license, by_pipeline, by_hardware;
+  std::vector<double> speedups;  // each correct kernel's RecordSpeed median, sorted
   std::vector<std::pair<std::string, int64_t>> contamination_by_suite;
 };
 

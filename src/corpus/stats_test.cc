@@ -6,7 +6,7 @@ namespace kvault::corpus {
 namespace {
 
 KernelRecord Kernel(const std::string& task, const std::string& source, const std::string& status,
-                    std::optional<double> speedup) {
+                    std::optional<double> speedup, const char* origin = kOriginEngine) {
   KernelRecord r;
   r.task.name = task;
   r.candidate_source = source;
@@ -18,6 +18,7 @@ KernelRecord Kernel(const std::string& task, const std::string& source, const st
     v.hardware = "MI300X";
     v.status = status;
     v.speedup = speedup;
+    v.origin = origin;
     r.results = {v};
   }
   FinishRecord(r);
@@ -50,6 +51,22 @@ TEST(Stats, CountsByStatusOperationAndSpeedupsOfCorrectKernels) {
   const std::string html = StatsHtml(*stats, "vault.db");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("gemm"), std::string::npos);
+}
+
+TEST(Stats, ClaimsAreCountedApartFromVerification) {
+  auto vault = CorpusStore::Open(":memory:");
+  ASSERT_TRUE(vault.ok());
+  ASSERT_TRUE(vault->UpsertMany({Kernel("relu", "a", "passed", 3.7, kOriginImport),
+                                 Kernel("relu", "b", "passed", 1.2)}).ok());
+  auto stats = ComputeStats(*vault, {});
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->by_status.at("passed"), 1);
+  EXPECT_EQ(stats->by_status.at("unverified"), 1);  // a claim is no verification
+  EXPECT_EQ(stats->by_claimed_status.at("passed"), 2);
+  EXPECT_EQ(stats->speedups, (std::vector<double>{1.2}));
+  RecordFilter claims;
+  claims.count_claims = true;
+  EXPECT_EQ(ComputeStats(*vault, claims)->by_status.at("passed"), 2);
 }
 
 }  // namespace
