@@ -97,7 +97,7 @@ Result<std::vector<corpus::DedupItem>> DedupItems(CorpusStore& store) {
   corpus::RecordFilter filter;
   filter.kind = corpus::kKindKernel;
   Status s = store.ForEach(filter, [&](const KernelRecord& r) {
-    items.push_back({r.id, r.candidate_source, r.language, corpus::RankOf(r)});
+    items.push_back({r.id, r.candidate_source, r.language, corpus::RankOf(r), corpus::DedupGroupOf(r)});
     return true;
   });
   if (!s) return Error{s.error()};
@@ -124,6 +124,8 @@ Json DedupJson(const corpus::DedupStats& s, double load_s, double store_s) {
   return Json{{"records", s.items},
               {"exact_duplicates", s.exact_duplicates},
               {"near_duplicates", s.near_duplicates},
+              {"near_misses", s.near_misses},
+              {"cross_group_pairs", s.cross_group_pairs},
               {"clusters", s.clusters},
               {"kept", s.items - s.exact_duplicates - s.near_duplicates},
               {"lsh", {{"bands", s.lsh.bands}, {"rows", s.lsh.rows}}},
@@ -157,9 +159,11 @@ int RunDedup(const CorpusCurateFlags& f) {
     return kExitOk;
   }
   const auto& s = result.stats;
-  std::printf("%zu kernel record(s): %zu exact and %zu near duplicate(s) in %zu cluster(s); %zu kept%s\n",
+  std::printf("%zu kernel record(s): %zu exact and %zu near duplicate(s) in %zu cluster(s); %zu kept, "
+              "%zu of them near misses of a passed kernel%s\n",
               s.items, s.exact_duplicates, s.near_duplicates, s.clusters,
-              s.items - s.exact_duplicates - s.near_duplicates, f.dry_run ? " (dry run: nothing stored)" : "");
+              s.items - s.exact_duplicates - s.near_duplicates, s.near_misses,
+              f.dry_run ? " (dry run: nothing stored)" : "");
   if (!f.exact_only)
     std::printf("near: threshold %.2f, %d slots, %d-token shingles, LSH %d bands x %d rows, %zu candidate pair(s), %zu verified\n",
                 f.threshold, f.num_perm, f.shingle, s.lsh.bands, s.lsh.rows, s.candidate_pairs, s.verified_pairs);

@@ -53,22 +53,34 @@ void Signatures(const std::vector<DedupItem>& items, const DedupOptions& o,
   });
 }
 
-// Joins items of equal key; returns the first item of each key (the representatives).
-std::vector<size_t> UniteExact(const std::vector<std::string>& keys, UnionFind& uf) {
-  std::unordered_map<std::string_view, size_t> first;
+// Joins items of equal key within a group; returns the first item of each (group,
+// key) (the representatives). `passed[rep]`: whether any item of its key passed.
+std::vector<size_t> UniteExact(const std::vector<DedupItem>& items, const std::vector<std::string>& keys,
+                               UnionFind& uf, std::vector<char>& passed) {
+  std::unordered_map<std::string, size_t> first;
   first.reserve(keys.size());
   std::vector<size_t> reps;
+  passed.assign(items.size(), 0);
   for (size_t i = 0; i < keys.size(); ++i) {
-    auto [it, fresh] = first.try_emplace(keys[i], i);
+    auto [it, fresh] = first.try_emplace(items[i].group + '\x1f' + keys[i], i);
     if (fresh) reps.push_back(i);
     else uf.Unite(i, it->second);
+    passed[it->second] |= items[i].rank.passed();
   }
   return reps;
 }
 
-// LSH over the representatives' signatures; verified pairs joined.
-void UniteNear(const std::vector<size_t>& reps, const std::vector<uint32_t>& sigs,
-               const DedupOptions& o, UnionFind& uf, DedupStats& stats) {
+// A similar pair of a not-passed item and a passed one of its group.
+struct NearMiss {
+  size_t failed, passed;
+  double similarity;
+};
+
+// LSH over the representatives' signatures; verified pairs of one group joined, but a
+// passed item and a not-passed one only noted as a near miss.
+std::vector<NearMiss> UniteNear(const std::vector<DedupItem>& items, const std::vector<size_t>& reps,
+                                const std::vector<char>& passed, const std::vector<uint32_t>& sigs,
+                                const DedupOptions& o, UnionFind& uf, DedupStats& stats) {
   auto t = Clock::now();
   std::vector<uint32_t> rep_sigs(reps.size() * o.num_perm);
   for (size_t r = 0; r < reps.size(); ++r)
@@ -78,17 +90,34 @@ void UniteNear(const std::vector<size_t>& reps, const std::vector<uint32_t>& sig
   stats.candidate_pairs = pairs.size();
   stats.lsh_s = SecondsSince(t);
   t = Clock::now();
-  std::vector<char> similar(pairs.size());
+  std::vector<double> similarity(pairs.size());
   ParallelFor(pairs.size(), o.threads, [&](size_t k) {
-    similar[k] = EstimateJaccard(&rep_sigs[pairs[k].a * o.num_perm], &rep_sigs[pairs[k].b * o.num_perm],
-                                 o.num_perm) >= o.threshold;
+    similarity[k] = EstimateJaccard(&rep_sigs[pairs[k].a * o.num_perm], &rep_sigs[pairs[k].b * o.num_perm],
+                                    o.num_perm);
   });
+  // First the near misses; a wrong kernel near a correct one is a negative of its own,
+  // never folded into another wrong kernel.
+  std::vector<NearMiss> misses;
+  std::vector<char> missing(items.size(), 0);
   for (size_t k = 0; k < pairs.size(); ++k) {
-    if (!similar[k]) continue;
+    if (similarity[k] < o.threshold) continue;
     ++stats.verified_pairs;
-    uf.Unite(reps[pairs[k].a], reps[pairs[k].b]);
+    const size_t a = reps[pairs[k].a], b = reps[pairs[k].b];
+    if (items[a].group != items[b].group) {
+      ++stats.cross_group_pairs;
+    } else if (passed[a] != passed[b]) {
+      misses.push_back(passed[a] ? NearMiss{b, a, similarity[k]} : NearMiss{a, b, similarity[k]});
+      missing[passed[a] ? b : a] = 1;
+    }
+  }
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const size_t a = reps[pairs[k].a], b = reps[pairs[k].b];
+    if (similarity[k] < o.threshold || items[a].group != items[b].group || passed[a] != passed[b]) continue;
+    if (!passed[a] && (missing[a] || missing[b])) continue;
+    uf.Unite(a, b);
   }
   stats.cluster_s = SecondsSince(t);
+  return misses;
 }
 
 bool Better(const DedupItem& a, const DedupItem& b) {
@@ -104,12 +133,24 @@ VerifiedRank RankOf(const KernelRecord& record) {
   for (const VerificationResult& r : record.results) {
     rank.status_class = std::max(rank.status_class, StatusClass(r.status));
     if (IsPassed(r) && r.speedup) rank.speedup = std::max(rank.speedup, *r.speedup);
+    if (!Counts(r, false)) continue;
+    rank.engine_class = std::max(rank.engine_class, StatusClass(r.status));
+    if (IsPassed(r) && r.speedup) rank.engine_speedup = std::max(rank.engine_speedup, *r.speedup);
   }
   return rank;
 }
 
+std::string DedupGroupOf(const KernelRecord& record) {
+  return record.task.name + '\x1f' + record.task.reference_sha256 + '\x1f' + record.language;
+}
+
 const char* DuplicateKindName(DuplicateKind kind) {
-  return kind == DuplicateKind::kExact ? "exact" : "near";
+  switch (kind) {
+    case DuplicateKind::kExact: return "exact";
+    case DuplicateKind::kNear: return "near";
+    case DuplicateKind::kNearMiss: return "near_miss";
+  }
+  return "";
 }
 
 DedupResult Deduplicate(const std::vector<DedupItem>& items, const DedupOptions& options) {
@@ -122,8 +163,10 @@ DedupResult Deduplicate(const std::vector<DedupItem>& items, const DedupOptions&
   stats.normalize_s = SecondsSince(t);
 
   UnionFind uf(items.size());
-  std::vector<size_t> reps = UniteExact(result.keys, uf);
-  if (options.near) UniteNear(reps, sigs, options, uf, stats);
+  std::vector<char> passed;
+  std::vector<size_t> reps = UniteExact(items, result.keys, uf, passed);
+  std::vector<NearMiss> misses;
+  if (options.near) misses = UniteNear(items, reps, passed, sigs, options, uf, stats);
 
   std::unordered_map<size_t, size_t> best;  // root -> best member
   std::unordered_map<size_t, size_t> sizes;
@@ -141,6 +184,21 @@ DedupResult Deduplicate(const std::vector<DedupItem>& items, const DedupOptions&
     (kind == DuplicateKind::kExact ? stats.exact_duplicates : stats.near_duplicates)++;
     result.duplicates.push_back({i, kept, kind});
   }
+  // A kept not-passed item links to the kept member of the passed cluster it is most
+  // similar to (ties: the first found).
+  std::unordered_map<size_t, NearMiss> link;  // kept failed item -> its closest miss
+  for (const NearMiss& m : misses) {
+    const size_t failed = best[uf.Find(m.failed)];
+    if (items[failed].rank.passed() || uf.Find(m.failed) == uf.Find(m.passed)) continue;
+    auto [it, fresh] = link.try_emplace(failed, m);
+    if (!fresh && m.similarity > it->second.similarity) it->second = m;
+  }
+  for (const auto& [failed, m] : link) {
+    result.duplicates.push_back({failed, best[uf.Find(m.passed)], DuplicateKind::kNearMiss});
+    ++stats.near_misses;
+  }
+  std::sort(result.duplicates.begin(), result.duplicates.end(),
+            [](const DuplicateOf& a, const DuplicateOf& b) { return a.item < b.item; });
   return result;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "corpus/record.h"
 
 namespace kvault::corpus {
@@ -95,6 +97,48 @@ TEST(Dedup, PlantedExactAndNearDuplicatesFoundDifferentKernelKept) {
   EXPECT_EQ(r.stats.near_duplicates, 1u);
 }
 
+DedupItem Grouped(std::string id, std::string source, std::string group, VerifiedRank rank) {
+  return {std::move(id), std::move(source), "cuda", rank, std::move(group)};
+}
+
+TEST(Dedup, NearMissNegativesStayLinkedToTheirPositive) {
+  // An off-by-one bound and a wrong initial value: near the correct kernel, and wrong.
+  std::string off_by_one = Replace(kSoftmax, "c < cols", "c <= cols");
+  std::string wrong_init = Replace(kSoftmax, "float sum = 0.0f;", "float sum = 1.0f;");
+  ASSERT_NE(off_by_one, kSoftmax);
+  ASSERT_NE(wrong_init, kSoftmax);
+  std::string copy = Replace(kSoftmax, "sum", "total");  // renamed: an exact duplicate
+  std::vector<DedupItem> items = {
+      Grouped("a-correct", kSoftmax, "softmax", {3, 1.5, 1}),
+      Grouped("b-off-by-one", off_by_one, "softmax", {2, 0, 1}),
+      Grouped("c-wrong-init", wrong_init, "softmax", {2, 0, 1}),
+      Grouped("d-copy-failed", copy, "softmax", {2, 0, 1}),
+  };
+  DedupResult r = Deduplicate(items, DedupOptions{.threads = 2});
+  std::map<size_t, DuplicateOf> marks;
+  for (const DuplicateOf& d : r.duplicates) marks[d.item] = d;
+  ASSERT_EQ(marks.count(3), 1u);  // exact duplicates collapse, whatever their results
+  EXPECT_EQ(marks[3].kind, DuplicateKind::kExact);
+  EXPECT_EQ(marks[3].kept, 0u);
+  for (size_t wrong : {1u, 2u}) {
+    ASSERT_EQ(marks.count(wrong), 1u) << wrong;
+    EXPECT_EQ(marks[wrong].kind, DuplicateKind::kNearMiss) << wrong;
+    EXPECT_EQ(marks[wrong].kept, 0u) << wrong;
+  }
+  EXPECT_EQ(r.stats.near_misses, 2u);
+  EXPECT_EQ(r.stats.near_duplicates, 0u);
+}
+
+TEST(Dedup, KernelsOfOtherTasksAreNeverDuplicates) {
+  std::vector<DedupItem> items = {Grouped("a", kSoftmax, "softmax", {3, 1, 1}),
+                                  Grouped("b", kSoftmax, "scale", {3, 1, 1}),
+                                  Grouped("c", kSoftmax, "softmax", {3, 1, 1})};
+  DedupResult r = Deduplicate(items, DedupOptions{.threads = 1});
+  ASSERT_EQ(r.duplicates.size(), 1u);
+  EXPECT_EQ(r.duplicates[0].item, 2u);
+  EXPECT_EQ(r.duplicates[0].kept, 0u);
+}
+
 TEST(Dedup, ExactOnlyLeavesNearDuplicatesAlone) {
   std::string near = Replace(kSoftmax, "red[256]", "red[512]");
   std::vector<DedupItem> items = {Item("a", kSoftmax), Item("b", near), Item("c", kSoftmax)};
@@ -132,6 +176,12 @@ TEST(Dedup, RankOrdersPassedThenSpeedupThenResults) {
   EXPECT_DOUBLE_EQ(rank.speedup, 1.7);
   EXPECT_EQ(rank.results, 3);
   EXPECT_GT(rank, (VerifiedRank{3, 1.5, 9}));
+  // The engine's verdict outranks any claim.
+  passed.origin = kOriginEngine;
+  passed.speedup = 1.1;
+  KernelRecord verified;
+  verified.results = {passed};
+  EXPECT_GT(RankOf(verified), rank);
 }
 
 }  // namespace
