@@ -14,6 +14,9 @@
 #include "corpus/reverify.h"
 #include "corpus/stats.h"
 #include "engine/worker_sandbox.h"
+#include "kvault/build_config.h"
+#include "util/env.h"
+#include "util/env_vars.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -35,6 +38,7 @@ void AddFilters(CLI::App* cmd, CorpusFlags& f, bool duplicates = true) {
   cmd->add_option("--language", f.language, "hip | cuda | cpp | triton | python | ...");
   cmd->add_option("--kind", f.kind, "kernel | qa")->check(CLI::IsMember({"kernel", "qa"}));
   cmd->add_flag("--decontaminated-only", f.decontaminated_only, "leave out records marked contaminated");
+  cmd->add_flag("--claims", f.claims, "count imports' verdicts (claims) as results, not only this vault's verification");
   if (duplicates) cmd->add_flag("--include-duplicates", f.include_duplicates, "keep records marked duplicates");
 }
 
@@ -47,6 +51,7 @@ corpus::RecordFilter FilterOf(const CorpusFlags& f) {
   r.kind = f.kind;
   r.decontaminated_only = f.decontaminated_only;
   r.include_duplicates = f.include_duplicates;
+  r.count_claims = f.claims;
   return r;
 }
 
@@ -99,6 +104,15 @@ int RunExportCmd(const CorpusFlags& f) {
   o.filter = FilterOf(f);
   o.output = f.output;
   o.python = corpus::PythonFromEnvironment();
+  o.prompts.root = !f.prompts.empty() ? f.prompts : SourceRoot() + "/prompts";
+  o.prompts.version = f.prompt_version;
+  o.prompts.hardware = f.prompt_hardware;
+  o.system_prompt = !f.no_system_prompt;
+  o.publish = f.publish || (o.format == corpus::ExportFormat::kHf && !f.no_publish);
+  o.split = f.split == "train" ? corpus::ExportSplit::kTrain
+            : f.split == "test" ? corpus::ExportSplit::kTest
+                                : corpus::ExportSplit::kAll;
+  o.test_share = f.test_share;
   auto vault = OpenVault(f, "export", true);
   if (!vault) return kExitMisuse;
   auto summary = corpus::ExportRecords(*vault, o);
@@ -110,7 +124,8 @@ int RunExportCmd(const CorpusFlags& f) {
     std::cout << summary->ToJson().dump() << std::endl;
   else
     std::cout << "exported " << summary->rows << " row(s) from " << summary->records << " record(s) ("
-              << summary->skipped << " the format cannot hold) to " << f.output << "\n";
+              << summary->skipped << " the format cannot hold, " << summary->other_split
+              << " of the other split's tasks) to " << f.output << "\n";
   return kExitOk;
 }
 
@@ -198,6 +213,18 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
       ->required()->check(CLI::IsMember(Split(corpus::ExportFormatNames(), '|')));
   f.export_cmd->add_option("-o,--output", f.output, "file to write; a folder for hf")->required();
   f.export_cmd->add_flag("--json", f.json, "machine-readable summary");
+  f.export_cmd->add_option("--prompts", f.prompts, "prompts folder of kvault gen (Default: <source root>/prompts)");
+  f.export_cmd->add_option("--prompt-version", f.prompt_version, "prompt version folder (Default: v1)");
+  f.export_cmd->add_option("--prompt-hardware", f.prompt_hardware,
+                           "target description in prompts/hardware (Default: by language: hip mi300x, cpp cpu, else h200)");
+  f.export_cmd->add_flag("--no-system-prompt", f.no_system_prompt, "rows without gen's system message");
+  auto* publish = f.export_cmd->add_flag("--publish", f.publish,
+                                         "leave out paths, command lines and host names (Default: on for hf)");
+  f.export_cmd->add_flag("--no-publish", f.no_publish, "hf: keep environments and file paths")->excludes(publish);
+  f.export_cmd->add_option("--split", f.split, "all | train | test: the tasks of one side of the split by task")
+      ->check(CLI::IsMember({"all", "train", "test"}));
+  f.export_cmd->add_option("--test-share", f.test_share, "share of tasks in the test split (Default: 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
   AddFilters(f.export_cmd, f);
   AddVault(f.export_cmd, f);
 

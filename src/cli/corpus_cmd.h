@@ -23,6 +23,12 @@ struct CorpusFlags {
   std::string format, output, status, hardware, language, kind;
   std::optional<double> min_speedup;
   bool decontaminated_only = false, include_duplicates = false;
+  bool claims = false;  // --claims: imports' verdicts count as results
+  // export: prompts (gen's templates), split, publish
+  std::string prompts, prompt_version = "v1", prompt_hardware, split = "all";
+  double test_share = 0.1;
+  bool no_system_prompt = false;
+  bool publish = false, no_publish = false;  // Default: publish hf only
   // stats
   std::string html;
   // verify

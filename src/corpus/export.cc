@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 
 #include "corpus/stats.h"
@@ -44,20 +46,21 @@ std::vector<Column> ColumnsOf(ExportFormat f) {
               {"duplicate_of", ColumnType::kString}, {"duplicate_kind", ColumnType::kString},
               {"contamination", ColumnType::kJson}};
     case ExportFormat::kSft: return {{"messages", ColumnType::kJson}, {"metadata", ColumnType::kJson}};
-    case ExportFormat::kAlpaca: return Strings({"instruction", "input", "output"});
-    case ExportFormat::kShareGpt: return {{"conversations", ColumnType::kJson}};
+    case ExportFormat::kAlpaca: return Strings({"instruction", "input", "output", "system"});
+    case ExportFormat::kShareGpt: return {{"conversations", ColumnType::kJson}, {"system", ColumnType::kString}};
     case ExportFormat::kVerl:
       return {{"prompt", ColumnType::kJson},       {"data_source", ColumnType::kString},
               {"ability", ColumnType::kString},    {"reward_model", ColumnType::kJson},
               {"extra_info", ColumnType::kJson}};
     case ExportFormat::kDpo:
-      return {{"prompt", ColumnType::kString}, {"chosen", ColumnType::kString},
+      return {{"prompt", ColumnType::kString}, {"system", ColumnType::kString}, {"chosen", ColumnType::kString},
               {"rejected", ColumnType::kString}, {"metadata", ColumnType::kJson}};
     case ExportFormat::kHf: {
       std::vector<Column> c = Strings({"id", "kind", "task_name", "reference_source", "reference_sha256",
                                        "candidate_source", "language", "format", "arch", "question", "answer",
-                                       "citation", "prompt", "status"});
+                                       "citation", "system_prompt", "prompt", "status"});
       c.push_back({"speedup", ColumnType::kDouble, true});
+      c.push_back({"speedup_samples", ColumnType::kInt});
       for (const Column& s : Strings({"hardware", "pipeline", "model", "parent_id", "source", "license",
                                       "provenance", "results", "contamination", "duplicate_of", "duplicate_kind"}))
         c.push_back(s);
@@ -89,72 +92,130 @@ class RowWriter {
   int64_t written_ = 0;
 };
 
+// Whether the split lets the record's task in.
+bool InSplit(const KernelRecord& r, const ExportOptions& o) {
+  if (o.split == ExportSplit::kAll) return true;
+  return InTestSplit(r.task.name, o.test_share) == (o.split == ExportSplit::kTest);
+}
+
+// The row context of a record: its prompt rendered from gen's templates.
+Result<RowContext> ContextOf(const KernelRecord& r, const ExportOptions& o, ExportPrompts& prompts) {
+  RowContext c{o.filter, {}, o.publish};
+  auto p = prompts.Of(r);
+  if (!p) return Error{p.error()};
+  c.prompt = std::move(*p);
+  if (!o.system_prompt) c.prompt.system.clear();
+  return c;
+}
+
 // One task's kernels, as the dpo pairing needs them.
 struct Contender {
   std::string id;
   bool passed = false;
-  double speedup = 0;
+  std::optional<double> speedup;  // the median of its counted passed results
   std::string status;
+  std::string near_miss_of;  // the passed kernel this one nearly is (dedup's near_miss)
 };
 
-// For each task: the fastest correct kernel against each slower correct or wrong one.
-Status WriteDpo(CorpusStore& vault, const ExportOptions& o, RowWriter& rows, ExportSummary& summary) {
+// For each task: each slower correct or wrong kernel against a faster correct one,
+// a near miss against the passed kernel it nearly is (the sharpest negative), every
+// other against the task's fastest.
+Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prompts, RowWriter& rows,
+                ExportSummary& summary) {
   std::map<std::pair<std::string, std::string>, std::vector<Contender>> tasks;
   Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
     ++summary.records;
+    if (!InSplit(r, o)) {
+      ++summary.other_split;
+      return true;
+    }
     const VerificationResult* best = ChosenResult(r, o.filter);
     if (r.kind != kKindKernel || !best) {
       ++summary.skipped;
       return true;
     }
-    tasks[{r.task.name, r.task.reference_sha256}].push_back(
-        {r.id, IsPassed(*best), best->speedup.value_or(0), best->status});
+    Contender c{r.id, IsPassed(*best), RecordSpeed(r, o.filter.hardware, o.filter.count_claims).median,
+                best->status, r.duplicate_kind == "near_miss" ? r.duplicate_of : ""};
+    if (!c.passed) c.speedup.reset();
+    tasks[{r.task.name, r.task.reference_sha256}].push_back(std::move(c));
     return true;
   });
   if (!s) return s;
+  auto speed = [](const Contender& c) { return c.speedup.value_or(0); };
   for (auto& [task, list] : tasks) {
-    const Contender* chosen = nullptr;
+    const Contender* fastest = nullptr;
     for (const Contender& c : list)
-      if (c.passed && (!chosen || c.speedup > chosen->speedup)) chosen = &c;
-    if (!chosen) continue;
-    auto chosen_record = vault.Get(chosen->id);
-    if (!chosen_record || !*chosen_record) return Error{"dpo: cannot read " + chosen->id};
+      if (c.passed && (!fastest || speed(c) > speed(*fastest))) fastest = &c;
+    if (!fastest) continue;
     for (const Contender& c : list) {
-      if (&c == chosen || (c.passed && c.speedup >= chosen->speedup)) continue;
+      const Contender* chosen = fastest;
+      if (!c.near_miss_of.empty())
+        for (const Contender& p : list)
+          if (p.id == c.near_miss_of && p.passed) chosen = &p;
+      if (&c == chosen || (c.passed && speed(c) >= speed(*chosen))) continue;
+      auto chosen_record = vault.Get(chosen->id);
+      if (!chosen_record || !*chosen_record) return Error{"dpo: cannot read " + chosen->id};
       auto rejected = vault.Get(c.id);
       if (!rejected || !*rejected) return Error{"dpo: cannot read " + c.id};
-      rows.Add({{"prompt", TaskPrompt(**chosen_record)},
+      auto context = ContextOf(**chosen_record, o, prompts);
+      if (!context) return Error{context.error()};
+      auto optional = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+      rows.Add({{"prompt", context->prompt.user},
+                {"system", context->prompt.system},
                 {"chosen", AnswerText(**chosen_record)},
                 {"rejected", AnswerText(**rejected)},
                 {"metadata",
                  {{"kernel_name", task.first},
                   {"chosen_id", chosen->id},
                   {"rejected_id", c.id},
-                  {"chosen_speedup", chosen->speedup},
-                  {"rejected_speedup", c.speedup},
-                  {"rejected_status", c.status}}}});
+                  {"chosen_speedup", optional(chosen->speedup)},
+                  {"rejected_speedup", optional(c.speedup)},
+                  {"rejected_status", c.status},
+                  {"near_miss", !c.near_miss_of.empty() && chosen->id == c.near_miss_of},
+                  {"speedup_statistic", "median"}}}});
     }
   }
   return Status::Ok();
 }
 
-Status WriteEach(CorpusStore& vault, const ExportOptions& o, RowWriter& rows, ExportSummary& summary) {
-  return vault.ForEach(o.filter, [&](const KernelRecord& r) {
+// Every record the filter and split pass, one row each; `test` (hf only) gets the
+// rows of the test split's tasks.
+Status WriteEach(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prompts, RowWriter& rows,
+                 ExportSummary& summary, RowWriter* test = nullptr) {
+  Status row_error = Status::Ok();
+  Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
     ++summary.records;
+    if (!InSplit(r, o)) {
+      ++summary.other_split;
+      return true;
+    }
+    RowWriter& out = test && InTestSplit(r.task.name, o.test_share) ? *test : rows;
+    if (o.format == ExportFormat::kRecords) {
+      out.Add(RecordRow(r, o.publish));
+      return true;
+    }
+    if (o.format == ExportFormat::kVerl && (r.kind != kKindKernel || r.task.reference_source.empty())) {
+      ++summary.skipped;
+      return true;
+    }
+    auto c = ContextOf(r, o, prompts);
+    if (!c) {
+      row_error = Error{"record " + r.id + ": " + c.error()};
+      return false;
+    }
     switch (o.format) {
-      case ExportFormat::kRecords: rows.Add(RecordToJson(r)); break;
-      case ExportFormat::kSft: rows.Add(SftRow(r, o.filter)); break;
-      case ExportFormat::kAlpaca: rows.Add(AlpacaRow(r)); break;
-      case ExportFormat::kShareGpt: rows.Add(ShareGptRow(r)); break;
-      case ExportFormat::kHf: rows.Add(HfRow(r, o.filter)); break;
-      case ExportFormat::kVerl:
-        if (auto row = VerlRow(r, o.filter, rows.written())) rows.Add(std::move(*row));
-        else ++summary.skipped;
-        break;
+      case ExportFormat::kSft: out.Add(SftRow(r, *c)); break;
+      case ExportFormat::kAlpaca: out.Add(AlpacaRow(r, *c)); break;
+      case ExportFormat::kShareGpt: out.Add(ShareGptRow(r, *c)); break;
+      case ExportFormat::kHf: out.Add(HfRow(r, *c)); break;
+      case ExportFormat::kVerl: out.Add(*VerlRow(r, *c, out.written())); break;
+      case ExportFormat::kRecords:
       case ExportFormat::kDpo: break;
     }
     return true;
   });
+  if (!s) return s;
+  return row_error;
 }
 
 std::string CountsLines(const std::map<std::string, int64_t>& m) {
@@ -163,19 +224,49 @@ std::string CountsLines(const std::map<std::string, int64_t>& m) {
   return out;
 }
 
+// The licences of the exported records, per source (the card's table and its
+// `license:` field).
+using SourceLicences = std::map<std::pair<std::string, std::string>, int64_t>;
+
+// The card's `license:`: the one licence every record has, "other" for several,
+// "unknown" when no record states one.
+std::string CardLicence(const SourceLicences& licences) {
+  std::set<std::string> distinct;
+  for (const auto& [key, n] : licences) distinct.insert(key.second);
+  if (distinct.size() == 1 && !distinct.begin()->empty()) return *distinct.begin();
+  distinct.erase("");
+  return distinct.empty() ? "unknown" : "other";
+}
+
 // The dataset card: what is in the folder, where it came from, and what was dropped.
-std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const ExportSummary& summary) {
+std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const ExportSummary& summary,
+                        const SourceLicences& licences) {
   std::ostringstream card;
-  card << "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/*.parquet\n"
-       << "tags:\n- gpu-kernels\n- code\n---\n\n# KernelVault corpus export\n\n"
+  card << "---\nlicense: " << CardLicence(licences) << "\nconfigs:\n- config_name: default\n  data_files:\n"
+       << "  - split: train\n    path: data/train-*.parquet\n";
+  if (summary.test_rows > 0) card << "  - split: test\n    path: data/test-*.parquet\n";
+  card << "tags:\n- gpu-kernels\n- code\n---\n\n# KernelVault corpus export\n\n"
        << summary.rows << " records, each a kernel verified against a PyTorch reference (or a "
        << "question-answer pair), with its provenance and verification results.\n\n"
+       << "## Splits\n\n" << summary.rows - summary.test_rows << " rows in `train`, " << summary.test_rows
+       << " in `test`. The split is by task: a task's kernels are all on one side (its name's SHA-256 "
+       << "below " << o.test_share << " of the range puts it in `test`).\n\n"
+       << "## Verification\n\n`status` and `speedup` count only results this vault's engine produced "
+       << (o.filter.count_claims ? "and, for this export, the verdicts imports claimed" : "(imported verdicts are claims: "
+                                                                                          "kept in `results` with origin `import`, never counted)")
+       << ". `speedup` is the median over the record's passed results, `speedup_samples` how many.\n\n"
+       << "## Prompts\n\n`system_prompt` and `prompt` are the messages `kvault gen` sends for the task "
+       << "(prompt templates " << o.prompts.version << ")" << (o.system_prompt ? "" : "; the system prompt was left out")
+       << ".\n\n"
        << "## Counts\n\n| kind | records |\n|---|---|\n" << CountsLines(s.by_kind)
        << "\n| language | records |\n|---|---|\n" << CountsLines(s.by_language)
        << "\n| status (best result) | records |\n|---|---|\n" << CountsLines(s.by_status)
        << "\n## Sources\n\n| source | records |\n|---|---|\n" << CountsLines(s.by_source)
-       << "\n## Licences\n\n| licence | records |\n|---|---|\n" << CountsLines(s.by_license)
-       << "\n## Decontamination\n\n";
+       << "\n## Licences\n\n| source | licence | records |\n|---|---|---|\n";
+  for (const auto& [key, n] : licences)
+    card << "| " << (key.first.empty() ? "unknown" : key.first) << " | " << (key.second.empty() ? "unknown" : key.second)
+         << " | " << n << " |\n";
+  card << "\n## Decontamination\n\n";
   if (s.contamination_by_suite.empty()) {
     card << "No decontamination was run on this vault: no record is marked.\n";
   } else {
@@ -187,34 +278,56 @@ std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const Expo
   }
   card << "\n## Duplicates\n\n"
        << (o.filter.include_duplicates ? "Records marked duplicates are included (`duplicate_of`).\n"
-                                       : "Records marked duplicates were left out.\n")
+                                       : "Records marked duplicates were left out; near misses (wrong kernels close to a "
+                                         "correct one, `duplicate_kind` `near_miss`) are kept.\n")
        << "\n## Filters\n\nstatus `" << o.filter.status << "`, hardware `" << o.filter.hardware
        << "`, minimum speedup `" << (o.filter.min_speedup ? std::to_string(*o.filter.min_speedup) : "") << "`, language `"
-       << o.filter.language << "`.\n";
+       << o.filter.language << "`" << (o.publish ? "; published: no paths, command lines or host names" : "")
+       << ".\n";
   return card.str();
 }
 
-Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const std::string& rows_path) {
+Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const TempDir& tmp) {
   ExportSummary summary;
+  ExportPrompts prompts(o.prompts);
+  const std::string train_rows = tmp.Join("train.jsonl"), test_rows = tmp.Join("test.jsonl");
+  int64_t train = 0;
   {
-    std::ofstream out(rows_path, std::ios::binary);
-    RowWriter rows(ColumnsOf(o.format), out);
-    if (Status s = WriteEach(vault, o, rows, summary); !s) return Error{s.error()};
+    std::ofstream train_out(train_rows, std::ios::binary), test_out(test_rows, std::ios::binary);
+    RowWriter rows(ColumnsOf(o.format), train_out), test(ColumnsOf(o.format), test_out);
+    ExportOptions all = o;
+    all.split = ExportSplit::kAll;
+    if (Status s = WriteEach(vault, all, prompts, rows, summary, &test); !s) return Error{s.error()};
     rows.Flush();
-    summary.rows = rows.written();
-    if (!out) return Error{rows_path + ": write failed"};
+    test.Flush();
+    train = rows.written();
+    summary.test_rows = test.written();
+    summary.rows = train + summary.test_rows;
+    if (!train_out || !test_out) return Error{tmp.path() + ": write failed"};
   }
   const fs::path dir(o.output);
   if (Status s = EnsureDir((dir / "data").string()); !s) return Error{s.error()};
-  const std::string data = (dir / "data" / "train-00000-of-00001.parquet").string();
-  if (summary.rows > 0) {
+  for (const char* stale : {"train-00000-of-00001.parquet", "test-00000-of-00001.parquet"}) {
+    std::error_code ec;
+    fs::remove(dir / "data" / stale, ec);
+  }
+  for (auto [rows_path, n, name] : {std::tuple{train_rows, train, "train"}, std::tuple{test_rows, summary.test_rows, "test"}}) {
+    if (n == 0) continue;
+    const std::string data = (dir / "data" / (std::string(name) + "-00000-of-00001.parquet")).string();
     if (Status s = JsonlToParquet(o.python, rows_path, data); !s) return Error{s.error()};
     summary.files.push_back(data);
   }
   auto stats = ComputeStats(vault, o.filter);
   if (!stats) return Error{stats.error()};
+  SourceLicences licences;
+  Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
+    ++licences[{o.publish ? fs::path(r.provenance.source).filename().string() : r.provenance.source,
+                r.provenance.license}];
+    return true;
+  });
+  if (!s) return Error{s.error()};
   const std::string readme = (dir / "README.md").string();
-  if (Status s = WriteFileAtomic(readme, DatasetCard(*stats, o, summary)); !s) return Error{s.error()};
+  if (Status w = WriteFileAtomic(readme, DatasetCard(*stats, o, summary, licences)); !w) return Error{w.error()};
   summary.files.push_back(readme);
   return summary;
 }
@@ -226,13 +339,14 @@ std::optional<ExportFormat> ExportFormatFromString(std::string_view name) { retu
 std::string ExportFormatNames() { return NamesOf(kFormats); }
 
 Json ExportSummary::ToJson() const {
-  return {{"records", records}, {"rows", rows}, {"skipped", skipped}, {"files", files}};
+  return {{"records", records}, {"rows", rows},           {"skipped", skipped},
+          {"test_rows", test_rows}, {"other_split", other_split}, {"files", files}};
 }
 
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) {
   auto tmp = TempDir::Create("", "kvault-corpus-export");
   if (!tmp) return Error{tmp.error()};
-  if (o.format == ExportFormat::kHf) return ExportHf(vault, o, tmp->Join("rows.jsonl"));
+  if (o.format == ExportFormat::kHf) return ExportHf(vault, o, *tmp);
   const bool parquet = o.format == ExportFormat::kVerl;
   const std::string jsonl = parquet ? tmp->Join("rows.jsonl") : o.output + ".tmp";
   ExportSummary summary;
@@ -240,7 +354,9 @@ Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) 
     std::ofstream out(jsonl, std::ios::binary | std::ios::trunc);
     if (!out) return Error{jsonl + ": cannot write"};
     RowWriter rows(ColumnsOf(o.format), out);
-    Status s = o.format == ExportFormat::kDpo ? WriteDpo(vault, o, rows, summary) : WriteEach(vault, o, rows, summary);
+    ExportPrompts prompts(o.prompts);
+    Status s = o.format == ExportFormat::kDpo ? WriteDpo(vault, o, prompts, rows, summary)
+                                              : WriteEach(vault, o, prompts, rows, summary);
     if (!s) return Error{s.error()};
     rows.Flush();
     summary.rows = rows.written();

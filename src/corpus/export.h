@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "corpus/corpus_store.h"
+#include "corpus/export_prompt.h"
 #include "corpus/parquet.h"
 
 namespace kvault::corpus {
@@ -30,37 +31,64 @@ enum class ExportFormat {
 std::optional<ExportFormat> ExportFormatFromString(std::string_view name);
 std::string ExportFormatNames();  // "records|sft|alpaca|sharegpt|verl|dpo|hf"
 
+// Which tasks a row may come from: every task, or one side of the split by task.
+enum class ExportSplit { kAll, kTrain, kTest };
+
 struct ExportOptions {
   ExportFormat format = ExportFormat::kRecords;
   RecordFilter filter;  // the CLI sets include_duplicates = false unless asked
   std::string output;   // a file; a folder for hf
   PythonEnv python;     // for Parquet
+  PromptSettings prompts;      // gen's templates; root "" is an Error for prompt formats
+  bool system_prompt = true;   // rows carry gen's system message
+  bool publish = false;        // leave out paths, command lines, host names (PublicResult)
+  ExportSplit split = ExportSplit::kAll;  // hf writes train and test whatever this says
+  double test_share = 0.1;     // of tasks in the test split (InTestSplit)
 };
 
 struct ExportSummary {
   int64_t records = 0;  // records that passed the filter
   int64_t rows = 0;     // rows written
   int64_t skipped = 0;  // records the format cannot hold (e.g. verl: no reference)
+  int64_t test_rows = 0;       // hf: rows of the test split
+  int64_t other_split = 0;     // records left out: their task is in the other split
   std::vector<std::string> files;
   Json ToJson() const;
 };
 
+// The split by task: a task (by name) is in the test split when the first 8 bytes
+// of SHA-256 of its name, as a fraction of 2^64, are below `test_share`. So no task
+// is on both sides, and a task stays on its side as the vault grows.
+bool InTestSplit(const std::string& task_name, double test_share);
+
+// A result as an export shows it: with publish, without its environment fingerprint
+// (host, paths, compiler command lines) and its claim's file.
+Json ExportedResult(const VerificationResult& result, bool publish);
+
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& options);
 
 // Row builders (one place for what a row holds; the tests feed them to consumers).
-// The user prompt of a kernel record: the instruction and the reference in a python
-// block; a qa record's question.
-std::string TaskPrompt(const KernelRecord& record);
+// What every row builder reads besides the record: the filter (hardware, claims), the
+// record's rendered prompt (ExportPrompts; system "" when left out) and publish.
+struct RowContext {
+  const RecordFilter& filter;
+  RenderedPrompt prompt;
+  bool publish = false;
+};
 // The assistant answer: the candidate in one fenced block tagged with its language; a
 // qa record's answer.
 std::string AnswerText(const KernelRecord& record);
-// The result a row reports: the best one on filter.hardware (any when empty).
+// The result a row reports: the best counted one on filter.hardware (any when empty).
 const VerificationResult* ChosenResult(const KernelRecord& record, const RecordFilter& filter);
-Json SftRow(const KernelRecord& record, const RecordFilter& filter);
-Json AlpacaRow(const KernelRecord& record);
-Json ShareGptRow(const KernelRecord& record);
+// The chat of a row: system (when not ""), user, then assistant when `answer`.
+Json ChatMessages(const KernelRecord& record, const RowContext& context, bool answer);
+Json SftRow(const KernelRecord& record, const RowContext& context);
+Json AlpacaRow(const KernelRecord& record, const RowContext& context);
+Json ShareGptRow(const KernelRecord& record, const RowContext& context);
 // nullopt for a record verl cannot hold (qa, or no reference source).
-std::optional<Json> VerlRow(const KernelRecord& record, const RecordFilter& filter, int64_t index);
-Json HfRow(const KernelRecord& record, const RecordFilter& filter);
+std::optional<Json> VerlRow(const KernelRecord& record, const RowContext& context, int64_t index);
+Json HfRow(const KernelRecord& record, const RowContext& context);
+// The record JSON, with publish its results and provenance as ExportedResult says.
+Json RecordRow(const KernelRecord& record, bool publish);
 
 }  // namespace kvault::corpus

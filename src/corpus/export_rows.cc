@@ -1,7 +1,9 @@
 // The row of each export format (docs/corpus.md, "Export formats").
 #include <cmath>
+#include <filesystem>
 
 #include "corpus/export.h"
+#include "util/sha256.h"
 
 namespace kvault::corpus {
 namespace {
@@ -15,15 +17,21 @@ std::string FenceTag(const KernelRecord& r) {
   return r.language.empty() ? "cpp" : r.language;
 }
 
-Json ResultsJson(const KernelRecord& r) {
+Json ResultsJson(const KernelRecord& r, bool publish) {
   Json out = Json::array();
-  for (const VerificationResult& v : r.results) out.push_back(ResultToJson(v));
+  for (const VerificationResult& v : r.results) out.push_back(ExportedResult(v, publish));
   return out;
+}
+
+// A path's last part: what a published row may say of a file.
+std::string PublicName(const std::string& text) {
+  if (text.find('/') == std::string::npos || text.find("://") != std::string::npos) return text;
+  return std::filesystem::path(text).filename().string();
 }
 
 // What every format's metadata carries beside AMD's fields, so an import of the
 // export gets the same record back.
-void AddVaultFields(Json& o, const KernelRecord& r) {
+void AddVaultFields(Json& o, const KernelRecord& r, bool publish) {
   o["record_id"] = r.id;
   o["language"] = r.language;
   o["format"] = r.format;
@@ -31,18 +39,34 @@ void AddVaultFields(Json& o, const KernelRecord& r) {
   o["pipeline"] = r.provenance.pipeline;
   o["model"] = r.provenance.model;
   o["parent_id"] = r.provenance.parent_id;
-  o["source"] = r.provenance.source;
+  o["source"] = publish ? PublicName(r.provenance.source) : r.provenance.source;
   o["license"] = r.provenance.license;
+  o["reference_sha256"] = r.task.reference_sha256;
+}
+
+// The record's speed as rows state it: the median over its counted passed results.
+void AddSpeed(Json& o, const KernelRecord& r, const RecordFilter& filter) {
+  SpeedStat speed = RecordSpeed(r, filter.hardware, filter.count_claims);
+  o["speedup"] = Number(speed.median);
+  o["speedup_statistic"] = "median";
+  o["speedup_samples"] = speed.samples;
 }
 
 }  // namespace
 
-std::string TaskPrompt(const KernelRecord& r) {
-  if (r.kind == kKindQa) return r.qa.question;
-  std::string lang = r.language.empty() ? "GPU" : r.language;
-  return "Write a " + lang + " kernel (" + (r.format.empty() ? std::string("extension") : r.format) +
-         " format) that computes the same outputs as the PyTorch module below, faster.\n\n```python\n" +
-         r.task.reference_source + (r.task.reference_source.ends_with('\n') ? "" : "\n") + "```\n";
+bool InTestSplit(const std::string& task_name, double test_share) {
+  const std::string hex = Sha256Hex(task_name).substr(0, 16);
+  const double fraction = static_cast<double>(std::stoull(hex, nullptr, 16)) / 18446744073709551616.0;
+  return fraction < test_share;
+}
+
+Json ExportedResult(const VerificationResult& v, bool publish) {
+  Json j = ResultToJson(v);
+  if (publish) {
+    j.erase("environment");
+    j.erase("claim");
+  }
+  return j;
 }
 
 std::string AnswerText(const KernelRecord& r) {
@@ -52,63 +76,84 @@ std::string AnswerText(const KernelRecord& r) {
 }
 
 const VerificationResult* ChosenResult(const KernelRecord& r, const RecordFilter& filter) {
-  if (filter.hardware.empty()) return BestResult(r);
+  if (filter.hardware.empty()) return BestResult(r, filter.count_claims);
   KernelRecord on_hardware;
   for (const VerificationResult& v : r.results)
     if (v.hardware == filter.hardware) on_hardware.results.push_back(v);
-  const VerificationResult* best = BestResult(on_hardware);
+  const VerificationResult* best = BestResult(on_hardware, filter.count_claims);
   if (!best) return nullptr;
   for (const VerificationResult& v : r.results)  // the same result, in `r`
-    if (v.hardware == best->hardware && v.toolchain == best->toolchain && v.backend == best->backend) return &v;
+    if (v.hardware == best->hardware && v.toolchain == best->toolchain && v.backend == best->backend &&
+        v.origin == best->origin && v.claim == best->claim)
+      return &v;
   return nullptr;
 }
 
-Json SftRow(const KernelRecord& r, const RecordFilter& filter) {
-  const VerificationResult* best = ChosenResult(r, filter);
+Json ChatMessages(const KernelRecord& r, const RowContext& c, bool answer) {
+  Json messages = Json::array();
+  if (!c.prompt.system.empty()) messages.push_back({{"role", "system"}, {"content", c.prompt.system}});
+  messages.push_back({{"role", "user"}, {"content", c.prompt.user}});
+  if (answer) messages.push_back({{"role", "assistant"}, {"content", AnswerText(r)}});
+  return messages;
+}
+
+Json SftRow(const KernelRecord& r, const RowContext& c) {
+  const VerificationResult* best = ChosenResult(r, c.filter);
+  SpeedStat speed = RecordSpeed(r, c.filter.hardware, c.filter.count_claims);
   Json meta = {{"kernel_name", r.task.name},
-               {"speedup", best ? Number(best->speedup) : Json(nullptr)},
                {"pass_exe", best && IsPassed(*best)},
-               {"pass_perf", best && IsPassed(*best) && best->speedup && *best->speedup > 1},
+               {"pass_perf", best && IsPassed(*best) && speed.median && *speed.median > 1},
                {"hardware", best ? best->hardware : ""},
-               {"results", ResultsJson(r)}};
-  AddVaultFields(meta, r);
-  return {{"messages", Json::array({{{"role", "user"}, {"content", TaskPrompt(r)}},
-                                    {{"role", "assistant"}, {"content", AnswerText(r)}}})},
-          {"metadata", meta}};
+               {"results", ResultsJson(r, c.publish)},
+               {"prompt_version", c.prompt.version}};
+  AddSpeed(meta, r, c.filter);
+  AddVaultFields(meta, r, c.publish);
+  return {{"messages", ChatMessages(r, c, true)}, {"metadata", meta}};
 }
 
-Json AlpacaRow(const KernelRecord& r) {
-  return {{"instruction", TaskPrompt(r)}, {"input", ""}, {"output", AnswerText(r)}};
+Json AlpacaRow(const KernelRecord& r, const RowContext& c) {
+  return {{"instruction", c.prompt.user}, {"input", ""}, {"output", AnswerText(r)}, {"system", c.prompt.system}};
 }
 
-Json ShareGptRow(const KernelRecord& r) {
-  return {{"conversations", Json::array({{{"from", "human"}, {"value", TaskPrompt(r)}},
-                                         {{"from", "gpt"}, {"value", AnswerText(r)}}})}};
+Json ShareGptRow(const KernelRecord& r, const RowContext& c) {
+  return {{"conversations", Json::array({{{"from", "human"}, {"value", c.prompt.user}},
+                                         {{"from", "gpt"}, {"value", AnswerText(r)}}})},
+          {"system", c.prompt.system}};
 }
 
-std::optional<Json> VerlRow(const KernelRecord& r, const RecordFilter& filter, int64_t index) {
+std::optional<Json> VerlRow(const KernelRecord& r, const RowContext& c, int64_t index) {
   if (r.kind != kKindKernel || r.task.reference_source.empty()) return std::nullopt;
-  const VerificationResult* best = ChosenResult(r, filter);
+  const VerificationResult* best = ChosenResult(r, c.filter);
   // records.py (python/kernelvault) reads these ground-truth fields as they are.
   Json truth = {{"pytorch_module_code", r.task.reference_source},
                 {"kernel_name", r.task.name},
                 {"hip_code", r.candidate_source},
                 {"language", r.language}};
   Json extra = {{"index", index},
-                {"speedup", best ? Number(best->speedup) : Json(nullptr)},
                 {"status", best ? best->status : ""},
-                {"results", DumpJson(ResultsJson(r))}};  // text: one column type for every row
-  AddVaultFields(extra, r);
-  return Json{{"prompt", Json::array({{{"role", "user"}, {"content", TaskPrompt(r)}}})},
-              {"data_source", r.provenance.source.empty() ? "kernelvault" : r.provenance.source},
+                {"results", DumpJson(ResultsJson(r, c.publish))}};  // text: one column type for every row
+  AddSpeed(extra, r, c.filter);
+  AddVaultFields(extra, r, c.publish);
+  return Json{{"prompt", ChatMessages(r, c, false)},
+              {"data_source", r.provenance.source.empty() ? "kernelvault" : PublicName(r.provenance.source)},
               {"ability", "kernel"},
               {"reward_model", {{"style", "rule"}, {"ground_truth", truth}}},
               {"extra_info", extra}};
 }
 
-Json HfRow(const KernelRecord& r, const RecordFilter& filter) {
-  const VerificationResult* best = ChosenResult(r, filter);
+Json RecordRow(const KernelRecord& r, bool publish) {
   Json row = RecordToJson(r);
+  if (!publish) return row;
+  row["results"] = ResultsJson(r, true);
+  row["provenance"]["origin_file"] = PublicName(r.provenance.origin_file);
+  row["provenance"]["source"] = PublicName(r.provenance.source);
+  return row;
+}
+
+Json HfRow(const KernelRecord& r, const RowContext& c) {
+  const VerificationResult* best = ChosenResult(r, c.filter);
+  SpeedStat speed = RecordSpeed(r, c.filter.hardware, c.filter.count_claims);
+  Json row = RecordRow(r, c.publish);
   Json flat = {{"id", r.id},
                {"kind", r.kind},
                {"task_name", r.task.name},
@@ -118,9 +163,11 @@ Json HfRow(const KernelRecord& r, const RecordFilter& filter) {
                {"question", r.qa.question},
                {"answer", r.qa.answer},
                {"citation", r.qa.citation},
-               {"prompt", TaskPrompt(r)},
+               {"system_prompt", c.prompt.system},
+               {"prompt", c.prompt.user},
                {"status", best ? best->status : "unverified"},
-               {"speedup", best ? Number(best->speedup) : Json(nullptr)},
+               {"speedup", Number(speed.median)},
+               {"speedup_samples", speed.samples},
                {"hardware", best ? best->hardware : ""},
                // Nested parts as JSON text: every row has the same column types.
                {"provenance", DumpJson(row["provenance"])},
@@ -128,7 +175,7 @@ Json HfRow(const KernelRecord& r, const RecordFilter& filter) {
                {"contamination", DumpJson(row["contamination"])},
                {"duplicate_of", r.duplicate_of},
                {"duplicate_kind", r.duplicate_kind}};
-  AddVaultFields(flat, r);
+  AddVaultFields(flat, r, c.publish);
   flat.erase("record_id");  // "id" already
   return flat;
 }

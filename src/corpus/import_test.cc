@@ -18,9 +18,19 @@
 namespace kvault::corpus {
 namespace {
 
-std::string Fixture(const std::string& name) {
+std::string SourceRoot() {
   const char* root = std::getenv("KVAULT_SOURCE_ROOT");
-  return std::string(root ? root : ".") + "/tests/fixtures/corpus/" + name;
+  return root ? root : ".";
+}
+
+std::string Fixture(const std::string& name) { return SourceRoot() + "/tests/fixtures/corpus/" + name; }
+
+ExportOptions Export(ExportFormat format, const std::string& output) {
+  ExportOptions o;
+  o.format = format;
+  o.output = output;
+  o.prompts.root = SourceRoot() + "/prompts";
+  return o;
 }
 
 CorpusStore Memory() {
@@ -199,9 +209,7 @@ TEST(RoundTrip, RecordsExportGivesTheSameRecordsBack) {
   std::map<ExportFormat, std::string> files = {{ExportFormat::kRecords, dir->Join("r.jsonl")},
                                                {ExportFormat::kSft, dir->Join("s.jsonl")}};
   for (const auto& [format, path] : files) {
-    ExportOptions o;
-    o.format = format;
-    o.output = path;
+    ExportOptions o = Export(format, path);
     auto summary = ExportRecords(vault, o);
     ASSERT_TRUE(summary.ok()) << summary.error();
     EXPECT_EQ(summary->rows, 3);  // sft's relu kernel is aig-v0.1's relu_v1.hip: one record
@@ -236,6 +244,7 @@ KernelRecord Contender(const std::string& source, const std::string& status, dou
   v.hardware = "H200";
   v.status = status;
   v.speedup = speedup;
+  v.origin = kOriginEngine;
   r.results = {v};
   FinishRecord(r);
   return r;
@@ -246,9 +255,7 @@ TEST(Export, DpoPairsTheFastestCorrectKernelWithSlowerAndWrongOnes) {
   ASSERT_TRUE(vault.UpsertMany({Contender("slow", "passed", 1.1), Contender("fast", "passed", 2.0),
                                 Contender("wrong", "mismatch", 0)}).ok());
   auto dir = TempDir::Create("", "kvault-corpus-dpo");
-  ExportOptions o;
-  o.format = ExportFormat::kDpo;
-  o.output = dir->Join("dpo.jsonl");
+  ExportOptions o = Export(ExportFormat::kDpo, dir->Join("dpo.jsonl"));
   auto summary = ExportRecords(vault, o);
   ASSERT_TRUE(summary.ok()) << summary.error();
   EXPECT_EQ(summary->rows, 2);
@@ -265,15 +272,18 @@ TEST(Export, DpoPairsTheFastestCorrectKernelWithSlowerAndWrongOnes) {
 
 TEST(Export, VerlRowCarriesAmdGroundTruthAndSkipsWhatItCannotHold) {
   KernelRecord r = Contender("__global__ void k() {}\n", "passed", 2.0);
-  auto row = VerlRow(r, {}, 7);
+  RecordFilter filter;
+  RowContext context{filter, {"system text", "user text", "v1"}, false};
+  auto row = VerlRow(r, context, 7);
   ASSERT_TRUE(row.has_value());
   const Json& truth = (*row)["reward_model"]["ground_truth"];
   EXPECT_EQ(truth["pytorch_module_code"], "ref\n");
   EXPECT_EQ(truth["hip_code"], r.candidate_source);
-  EXPECT_EQ((*row)["prompt"][0]["role"], "user");
+  EXPECT_EQ((*row)["prompt"][0]["role"], "system");
+  EXPECT_EQ((*row)["prompt"][1]["content"], "user text");
   EXPECT_EQ((*row)["extra_info"]["index"], 7);
   r.task.reference_source.clear();
-  EXPECT_FALSE(VerlRow(r, {}, 0).has_value());
+  EXPECT_FALSE(VerlRow(r, context, 0).has_value());
 }
 
 }  // namespace

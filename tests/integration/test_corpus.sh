@@ -39,7 +39,9 @@ expect "$TMP/geak.json" 'j["imported"] == 7 and [p["file"].split("/")[-1] for p 
 
 # One kernel seen in sft, verl, aig-v0.1 and aig-v0.2 is one record: 6 in all.
 corpus stats --json --html "$TMP/stats.html" >"$TMP/stats.json" || fail "stats"
-expect "$TMP/stats.json" 'j["records"] == 6 and j["by_language"] == {"cuda": 1, "hip": 3, "python": 2} and j["speedup"]["correct_kernels"] >= 1'
+expect "$TMP/stats.json" 'j["records"] == 6 and j["by_language"] == {"cuda": 1, "hip": 3, "python": 2} and j["speedup"]["correct_kernels"] == 0 and j["by_status"] == {"unverified": 6} and j["by_claimed_status"].get("passed", 0) >= 1'
+corpus stats --json --claims >"$TMP/stats-claims.json" || fail "stats --claims"
+expect "$TMP/stats-claims.json" 'j["speedup"]["correct_kernels"] >= 1'
 grep -q "<svg" "$TMP/stats.html" || fail "stats --html has no chart"
 
 for format in records sft alpaca sharegpt dpo; do
@@ -49,8 +51,12 @@ done
 expect "$TMP/export.records.json" 'j["rows"] == 6'
 corpus export --format verl -o "$TMP/rl.parquet" >/dev/null || fail "export --format verl"
 corpus export --format hf -o "$TMP/hf" >/dev/null || fail "export --format hf"
+# Imported verdicts are claims: no record is verified until this vault's engine says so.
 corpus export --format sft --status passed --hardware "AMD Instinct MI300X" -o "$TMP/mi300x.jsonl" --json \
   >"$TMP/filtered.json" || fail "filtered export"
+expect "$TMP/filtered.json" 'j["rows"] == 0'
+corpus export --format sft --status passed --hardware "AMD Instinct MI300X" --claims -o "$TMP/mi300x.jsonl" --json \
+  >"$TMP/filtered.json" || fail "filtered export of claims"
 expect "$TMP/filtered.json" 'j["rows"] == 2'
 
 PYTHONPATH=$KVAULT_SOURCE_ROOT/python "$PY" - "$TMP" <<'PYEOF' || fail "exports not readable by their consumers"
@@ -62,14 +68,24 @@ tmp = sys.argv[1]
 rows = pq.read_table(tmp + "/rl.parquet").to_pylist()
 assert len(rows) == 6, len(rows)
 for row in rows:
-    assert row["prompt"][0]["role"] == "user" and row["ability"] == "kernel"
+    # gen's prompts: its system message, then its generator prompt with the task.
+    assert [m["role"] for m in row["prompt"]] == ["system", "user"] and row["ability"] == "kernel"
+    assert "exactly one fenced code block" in row["prompt"][0]["content"], row["prompt"][0]
+    assert row["prompt"][1]["content"].startswith("task: "), row["prompt"][1]
     request = records.build_request(row["reward_model"], "```hip\n__global__ void k() {}\n```")
     assert request["task_source"] == row["reward_model"]["ground_truth"]["pytorch_module_code"]
     assert request["task_name"] == row["reward_model"]["ground_truth"]["kernel_name"]
-ds = datasets.load_dataset(tmp + "/hf")["train"]
-assert ds.num_rows == 6 and "candidate_source" in ds.column_names, ds
+hf = datasets.load_dataset(tmp + "/hf", cache_dir=tmp + "/hf-cache")
+assert sum(split.num_rows for split in hf.values()) == 6 and "candidate_source" in hf["train"].column_names, hf
+if "test" in hf:  # the split is by task: no task on both sides
+    assert not set(hf["train"]["task_name"]) & set(hf["test"]["task_name"]), hf
 card = open(tmp + "/hf/README.md").read()
-assert "## Decontamination" in card and "AIG-Datasets v0.1" in card
+assert "## Decontamination" in card and "AIG-Datasets v0.1" in card and "\nlicense: " in card, card
+# Published: no machine details (environment fingerprints, file paths) in the rows.
+for split in hf.values():
+    for row in split:
+        assert tmp not in json.dumps(row) and "/tests/fixtures/" not in json.dumps(row), row
+        assert all("environment" not in r for r in json.loads(row["results"])), row["results"]
 for line in open(tmp + "/out.sharegpt.jsonl"):
     assert [m["from"] for m in json.loads(line)["conversations"]] == ["human", "gpt"]
 PYEOF
@@ -95,6 +111,40 @@ if "$PY" -c "import torch" >/dev/null 2>&1; then
   "$KVAULT" corpus export --vault "$K" --format records -o "$TMP/kb.jsonl" --status passed --json >"$TMP/kb-export.json" ||
     fail "export of verified records"
   expect "$TMP/kb-export.json" 'j["rows"] == 2'
+
+  # A hostile import: a kernel that returns zeros, claiming it passed 3.7x faster on
+  # this very machine and toolchain. It is verified like any other and never exported
+  # as passed.
+  "$PY" - "$TMP/verify.json" "$FIX/tasks/relu.py" >"$TMP/hostile.jsonl" <<'PYEOF' || fail "hostile row"
+import json, sys
+machine = json.load(open(sys.argv[1]))
+reference = open(sys.argv[2]).read()
+zeros = "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.zeros_like(x)\n"
+print(json.dumps({"messages": [{"role": "user", "content": "```python\n" + reference + "```\n"},
+                               {"role": "assistant", "content": "```python\n" + zeros + "```"}],
+                  "metadata": {"kernel_name": "relu", "pass_exe": True, "speedup": 3.7, "language": "python",
+                               "hardware": machine["hardware"], "toolchain": machine["toolchain"], "backend": "cpu"}}))
+PYEOF
+  "$KVAULT" corpus import --vault "$K" --from sft "$TMP/hostile.jsonl" --json >"$TMP/hostile-import.json" ||
+    fail "hostile import"
+  expect "$TMP/hostile-import.json" 'j["imported"] == 1'
+  "$KVAULT" corpus export --vault "$K" --format sft --status passed -o "$TMP/hostile-before.jsonl" --json \
+    >"$TMP/hostile-before.json" || fail "export before verify"
+  expect "$TMP/hostile-before.json" 'j["rows"] == 2'
+  "$KVAULT" corpus verify --vault "$K" --backend cpu --no-timing --json >"$TMP/verify3.json" 2>/dev/null ||
+    fail "verify of the hostile import"
+  expect "$TMP/verify3.json" 'j["already"] == 2 and j["verified"] == 1'
+  "$KVAULT" corpus export --vault "$K" --format sft -o "$TMP/hostile.sft.jsonl" >/dev/null || fail "sft export"
+  "$PY" - "$TMP/hostile.sft.jsonl" <<'PYEOF' || fail "the hostile kernel was exported as passed"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+zeros = [r for r in rows if "zeros_like" in r["messages"][-1]["content"]]
+assert len(zeros) == 1, rows
+meta = zeros[0]["metadata"]
+assert meta["pass_exe"] is False and meta["speedup"] is None, meta
+origins = sorted((r["origin"], r["status"]) for r in meta["results"])
+assert origins[0][0] == "engine" and origins[0][1] != "passed" and origins[1] == ("import", "passed"), origins
+PYEOF
 fi
 
 # Bad input: a clear message and the misuse exit code, nothing lost.
