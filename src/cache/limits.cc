@@ -4,6 +4,7 @@
 #include <string>
 
 #include "util/env.h"
+#include "util/env_vars.h"
 
 namespace kvault {
 
@@ -26,7 +27,7 @@ Result<uint64_t> ParseGigabytes(std::string_view text) {
 
 Result<CacheLimits> CacheLimits::FromEnv() {
   CacheLimits limits;
-  if (auto v = GetEnv("KVAULT_CACHE_MAX_GB"); v && !v->empty()) {
+  if (auto v = KvaultEnv("KVAULT_CACHE_MAX_GB"); v && !v->empty()) {
     auto bytes = ParseGigabytes(*v);
     if (!bytes) return Error{"KVAULT_CACHE_MAX_GB: " + bytes.error()};
     limits.max_bytes = *bytes;

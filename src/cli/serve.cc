@@ -13,6 +13,7 @@
 #include "serve/http_server.h"
 #include "serve/service.h"
 #include "util/files.h"
+#include "util/env_vars.h"
 #include "util/strings.h"
 
 namespace kvault::cli {
@@ -48,8 +49,7 @@ Result<std::vector<int>> ParseDevices(const std::string& text) {
 
 Result<std::string> ReadToken(const std::string& token_file) {
   if (token_file.empty()) {
-    const char* env = std::getenv("KVAULT_SERVE_TOKEN");
-    return std::string(env ? env : "");
+    return KvaultEnv("KVAULT_SERVE_TOKEN").value_or("");
   }
   auto text = ReadFile(token_file);
   if (!text) return Error{"--token-file: " + text.error()};

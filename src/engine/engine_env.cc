@@ -3,26 +3,23 @@
 #include <stdexcept>
 #include <string>
 
-#include "kvault/build_config.h"
 #include "sandbox/capabilities.h"
 #include "util/env.h"
+#include "util/env_vars.h"
 
 namespace kvault {
 
 void ApplyEnvironment(EngineOptions& options) {
-  if (auto p = GetEnv("KVAULT_PYTHON"); p && !p->empty()) options.python = *p;
+  if (auto p = KvaultEnv("KVAULT_PYTHON"); p && !p->empty()) options.python = *p;
   options.cache_dir = DefaultCacheDir();
-  if (auto r = GetEnv("KVAULT_SOURCE_ROOT"); r && !r->empty())
-    options.source_root = *r;
-  else
-    options.source_root = KVAULT_DEFAULT_SOURCE_ROOT;
+  options.source_root = SourceRoot();
   if (auto policy = PolicyFromEnvironment(/*cpu_backend=*/true)) {
     options.sandbox = *policy;
     options.sandbox_launcher = SelfExecutable();
   } else {
     options.sandbox_error = policy.error();
   }
-  if (auto b = GetEnv("KVAULT_DEVICE_COMPARE_MIN_BYTES"); b && !b->empty()) {
+  if (auto b = KvaultEnv("KVAULT_DEVICE_COMPARE_MIN_BYTES"); b && !b->empty()) {
     try {
       size_t used = 0;
       const long long v = std::stoll(*b, &used);
@@ -33,11 +30,11 @@ void ApplyEnvironment(EngineOptions& options) {
         options.sandbox_error = "KVAULT_DEVICE_COMPARE_MIN_BYTES must be a whole number of bytes, not '" + *b + "'";
     }
   }
-  const std::string groups = GetEnv("KVAULT_GROUP_TURNS").value_or("on");
+  const std::string groups = KvaultEnv("KVAULT_GROUP_TURNS").value_or("on");
   if (groups == "off") options.timing.group_max = 1;
   if (groups != "on" && groups != "off" && options.sandbox_error.empty())
     options.sandbox_error = "KVAULT_GROUP_TURNS must be on or off, not '" + groups + "'";
-  const std::string zygote = GetEnv("KVAULT_ZYGOTE").value_or("on");
+  const std::string zygote = KvaultEnv("KVAULT_ZYGOTE").value_or("on");
   options.zygote = zygote != "off";
   if (zygote != "on" && zygote != "off" && options.sandbox_error.empty())
     options.sandbox_error = "KVAULT_ZYGOTE must be on or off, not '" + zygote + "'";

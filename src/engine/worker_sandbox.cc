@@ -7,6 +7,7 @@
 #include "sandbox/capabilities.h"
 #include "sandbox/launch.h"
 #include "util/env.h"
+#include "util/env_vars.h"
 #include "util/strings.h"
 
 namespace kvault {
@@ -43,7 +44,7 @@ std::vector<std::string> OtherCacheFolders(const std::string& cache) {
     }
     ec.clear();
   }
-  if (auto extra = GetEnv("KVAULT_SANDBOX_HIDE"); extra && !extra->empty()) {
+  if (auto extra = KvaultEnv("KVAULT_SANDBOX_HIDE"); extra && !extra->empty()) {
     for (const auto& p : Split(*extra, ':'))
       if (!p.empty()) add(p);
   }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "util/env.h"
+#include "util/env_vars.h"
 
 namespace kvault::llm {
 
@@ -36,12 +37,9 @@ Result<BaseUrlParts> BaseUrl(std::string_view endpoint) {
 }
 
 std::string ApiKeyFromEnv(const std::string& variable, const std::string& provider_variable) {
-  std::vector<std::string> names = variable.empty()
-                                       ? std::vector<std::string>{"KVAULT_API_KEY", provider_variable}
-                                       : std::vector<std::string>{variable};
-  for (const auto& name : names) {
-    if (auto v = GetEnv(name); v && !v->empty()) return *v;
-  }
+  if (variable.empty())
+    if (auto v = KvaultEnv("KVAULT_API_KEY"); v && !v->empty()) return *v;
+  if (auto v = GetEnv(variable.empty() ? provider_variable : variable); v && !v->empty()) return *v;
   return "";
 }
 

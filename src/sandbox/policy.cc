@@ -5,19 +5,20 @@
 #include <charconv>
 
 #include "util/env.h"
+#include "util/env_vars.h"
 
 namespace kvault {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-Result<uint64_t> EnvMegabytes(const char* name, uint64_t fallback) {
-  auto v = GetEnv(name);
+Result<uint64_t> EnvMegabytes(EnvName name, uint64_t fallback) {
+  auto v = KvaultEnv(name);
   if (!v || v->empty()) return fallback;
   uint64_t n = 0;
   auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
   if (ec != std::errc() || end != v->data() + v->size() || n > (1ull << 40))
-    return Error{std::string(name) + " must be a whole number, not '" + *v + "'"};
+    return Error{std::string(name.view()) + " must be a whole number, not '" + *v + "'"};
   return n;
 }
 
@@ -66,7 +67,7 @@ std::vector<std::string> DefaultEnvAllowList() {
 Result<SandboxPolicy> PolicyFromEnvironment(bool cpu_backend) {
   SandboxPolicy p;
   p.mode = SandboxMode::kAuto;
-  if (auto m = GetEnv("KVAULT_SANDBOX"); m && !m->empty()) {
+  if (auto m = KvaultEnv("KVAULT_SANDBOX"); m && !m->empty()) {
     auto parsed = ParseSandboxMode(*m);
     if (!parsed) return Error{"KVAULT_SANDBOX must be off, auto or strict, not '" + *m + "'"};
     p.mode = *parsed;

@@ -1,12 +1,13 @@
 #include <cstdlib>
 
 #include "store/store.h"
+#include "util/env_vars.h"
 
 namespace kvault {
 
 std::string ResolveDbPath(const std::optional<std::string>& flag) {
   if (flag && !flag->empty()) return *flag;
-  if (const char* env = std::getenv("KVAULT_DB"); env != nullptr && *env != '\0') return env;
+  if (auto env = KvaultEnv("KVAULT_DB"); env && !env->empty()) return *env;
   return "./kvault.db";
 }
 

@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "kvault/build_config.h"
 #include "cache/cache.h"
 #include "toolchain/build_key.h"
 #include "toolchain/flags.h"
@@ -10,6 +9,7 @@
 #include "toolchain/pch.h"
 #include "toolchain/tools.h"
 #include "util/env.h"
+#include "util/env_vars.h"
 #include "util/files.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -115,7 +115,7 @@ std::string PchFor(const BuildRequest& req, const CompilerSetup& setup, const st
     note = "native sources include no PyTorch header";
   } else if (setup.tool != Tool::kCxx) {
     note = "precompiled headers are for g++ only";
-  } else if (GetEnv("KVAULT_PCH").value_or("1") == "0") {
+  } else if (KvaultEnv("KVAULT_PCH").value_or("1") == "0") {
     note = "turned off (KVAULT_PCH=0)";
   } else if (!PchApplies(source)) {
     note = "the source does not start with #include <torch/extension.h> (after standard headers only)";
@@ -130,13 +130,11 @@ std::string PchFor(const BuildRequest& req, const CompilerSetup& setup, const st
 }  // namespace
 
 std::string DefaultIncludeHipDir() {
-  if (auto root = GetEnv("KVAULT_SOURCE_ROOT"); root && !root->empty()) return *root + "/include_hip";
-  return std::string(KVAULT_DEFAULT_SOURCE_ROOT) + "/include_hip";
+  return SourceRoot() + "/include_hip";
 }
 
 std::string DefaultNativeIncludeDir() {
-  if (auto root = GetEnv("KVAULT_SOURCE_ROOT"); root && !root->empty()) return *root + "/include";
-  return std::string(KVAULT_DEFAULT_SOURCE_ROOT) + "/include";
+  return SourceRoot() + "/include";
 }
 
 namespace {

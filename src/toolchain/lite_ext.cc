@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <regex>
 
-#include "kvault/build_config.h"
 #include "toolchain/build_key.h"
 #include "toolchain/prepared_entry.h"
 #include "toolchain/tools.h"
 #include "util/env.h"
+#include "util/env_vars.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -36,11 +36,10 @@ std::string CudaIncludeDir(const std::string& nvcc_path) {
 
 }  // namespace
 
-bool LiteExtEnabled() { return GetEnv("KVAULT_LITE_EXT").value_or("1") != "0"; }
+bool LiteExtEnabled() { return KvaultEnv("KVAULT_LITE_EXT").value_or("1") != "0"; }
 
 std::string DefaultIncludeLiteDir() {
-  if (auto root = GetEnv("KVAULT_SOURCE_ROOT"); root && !root->empty()) return *root + "/include_lite";
-  return std::string(KVAULT_DEFAULT_SOURCE_ROOT) + "/include_lite";
+  return SourceRoot() + "/include_lite";
 }
 
 std::string LiteExtExcluded(const BuildRequest& req, const CompilerSetup& setup, const std::string& source,

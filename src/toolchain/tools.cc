@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "util/env.h"
+#include "util/env_vars.h"
 #include "util/files.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -107,8 +108,22 @@ std::string ToolEnvVar(Tool tool) {
   return "?";
 }
 
+namespace {
+
+// The tool's variable (ToolEnvVar), read through the environment table.
+std::optional<std::string> ToolFromEnv(Tool tool) {
+  switch (tool) {
+    case Tool::kCxx: return KvaultEnv("KVAULT_CXX");
+    case Tool::kNvcc: return KvaultEnv("KVAULT_NVCC");
+    case Tool::kHipcc: return KvaultEnv("KVAULT_HIPCC");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string ToolPath(Tool tool) {
-  if (auto v = GetEnv(ToolEnvVar(tool)); v && !v->empty()) return *v;
+  if (auto v = ToolFromEnv(tool); v && !v->empty()) return *v;
   if (std::string p = FindInPath(ToolName(tool)); !p.empty()) return p;
   for (const std::string& p : WellKnownLocations(tool))
     if (FileExists(p)) return p;

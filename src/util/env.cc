@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "util/env_vars.h"
+
 namespace kvault {
 namespace {
 
@@ -20,7 +22,7 @@ std::optional<std::string> GetEnv(const std::string& name) {
 }
 
 std::string DefaultCacheDir() {
-  if (auto dir = NonEmpty("KVAULT_CACHE_DIR")) return *dir;
+  if (auto dir = KvaultEnv("KVAULT_CACHE_DIR"); dir && !dir->empty()) return *dir;
   if (auto xdg = NonEmpty("XDG_CACHE_HOME")) return *xdg + "/kvault";
   if (auto home = NonEmpty("HOME")) return *home + "/.cache/kvault";
   return "/tmp/kvault-cache";

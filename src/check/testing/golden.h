@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "util/env.h"
+#include "util/env_vars.h"
 #include "util/files.h"
 #include "util/json.h"
 
@@ -25,7 +26,7 @@ namespace kvault::testing {
 inline Json LoadGolden(const std::string& name) {
   std::filesystem::path root =
       std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-  if (auto env = GetEnv("KVAULT_SOURCE_ROOT"); env && !env->empty()) root = *env;
+  if (auto env = KvaultEnv("KVAULT_SOURCE_ROOT"); env && !env->empty()) root = *env;
   const std::string path = (root / "tests" / "golden" / name).string();
   auto text = ReadFile(path);
   if (!text) {

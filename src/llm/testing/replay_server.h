@@ -17,11 +17,10 @@
 #include <vector>
 
 #include "util/child_process.h"
-#include "util/env.h"
+#include "util/env_vars.h"
 #include "util/files.h"
 #include "util/json.h"
 #include "util/json_parse.h"
-#include "kvault/build_config.h"
 
 namespace kvault::llm::testing {
 
@@ -30,7 +29,7 @@ class ReplayServer {
   // Error when python3 or the script is missing, or the server printed no port
   // within 10 s.
   static Result<ReplayServer> Start(const std::string& script_json) {
-    std::string root = GetEnv("KVAULT_SOURCE_ROOT").value_or(KVAULT_DEFAULT_SOURCE_ROOT);
+    std::string root = SourceRoot();
     std::string program = root + "/tests/support/openai_replay_server.py";
     if (!FileExists(program)) return Error{"replay server not found at " + program};
     auto dir = TempDir::Create("", "kvault-replay");
