@@ -319,9 +319,9 @@ class LoadedAs final : public Loaded {
   std::optional<L> value_;
 };
 
-struct Same {
+struct Same {  // pybind11's tuple caster hands over a value, the others a reference
   template <class T>
-  T operator()(T& v) const { return v; }
+  std::decay_t<T> operator()(T&& v) const { return std::forward<T>(v); }
 };
 struct FromTensor {
   Tensor operator()(at::Tensor& t) const { return Wrap(at::Tensor(t)); }
@@ -369,6 +369,18 @@ std::unique_ptr<Loaded> MakeLoaded(Arg a) {
       return std::make_unique<LoadedAs<c10::optional<int64_t>, std::optional<int64_t>, FromOptional<int64_t>>>();
     case Arg::kOptionalDouble:
       return std::make_unique<LoadedAs<c10::optional<double>, std::optional<double>, FromOptional<double>>>();
+    case Arg::kUInt: return std::make_unique<LoadedAs<unsigned int, unsigned int, Same>>();
+    case Arg::kUInt64: return std::make_unique<LoadedAs<uint64_t, uint64_t, Same>>();
+    case Arg::kLongLong: return std::make_unique<LoadedAs<long long, long long, Same>>();
+    case Arg::kULongLong: return std::make_unique<LoadedAs<unsigned long long, unsigned long long, Same>>();
+    case Arg::kIntPair: return std::make_unique<LoadedAs<std::tuple<int, int>, std::tuple<int, int>, Same>>();
+    case Arg::kIntTriple:
+      return std::make_unique<LoadedAs<std::tuple<int, int, int>, std::tuple<int, int, int>, Same>>();
+    case Arg::kInt64Pair:
+      return std::make_unique<LoadedAs<std::tuple<int64_t, int64_t>, std::tuple<int64_t, int64_t>, Same>>();
+    case Arg::kInt64Triple:
+      return std::make_unique<
+          LoadedAs<std::tuple<int64_t, int64_t, int64_t>, std::tuple<int64_t, int64_t, int64_t>, Same>>();
   }
   throw std::logic_error("kvault_lite: unknown parameter kind " + std::to_string(static_cast<int>(a)));
 }
@@ -389,6 +401,14 @@ std::string TypeName(Arg a) {
     case Arg::kString: return "str";
     case Arg::kOptionalInt64: return "Optional[int]";
     case Arg::kOptionalDouble: return "Optional[float]";
+    case Arg::kUInt:
+    case Arg::kUInt64:
+    case Arg::kLongLong:
+    case Arg::kULongLong: return "int";
+    case Arg::kIntPair:
+    case Arg::kInt64Pair: return "Tuple[int, int]";
+    case Arg::kIntTriple:
+    case Arg::kInt64Triple: return "Tuple[int, int, int]";
   }
   return "?";
 }

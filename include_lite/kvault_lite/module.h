@@ -40,6 +40,14 @@ enum class Arg : int {
   kString = 11,            // std::string
   kOptionalInt64 = 12,     // std::optional<int64_t>
   kOptionalDouble = 13,    // std::optional<double>
+  kUInt = 14,              // unsigned int
+  kUInt64 = 15,            // uint64_t (size_t)
+  kLongLong = 16,          // long long, where it is not int64_t
+  kULongLong = 17,         // unsigned long long, where it is not uint64_t
+  kIntPair = 18,           // std::tuple<int, int>
+  kIntTriple = 19,         // std::tuple<int, int, int>
+  kInt64Pair = 20,         // std::tuple<int64_t, int64_t>
+  kInt64Triple = 21,       // std::tuple<int64_t, int64_t, int64_t>
 };
 
 // What a bound function returned, for lite.cc to convert as pybind11 would.
@@ -89,6 +97,20 @@ template <> struct ArgOf<IntArrayRef> { static constexpr Arg value = Arg::kIntAr
 template <> struct ArgOf<std::string> { static constexpr Arg value = Arg::kString; };
 template <> struct ArgOf<std::optional<int64_t>> { static constexpr Arg value = Arg::kOptionalInt64; };
 template <> struct ArgOf<std::optional<double>> { static constexpr Arg value = Arg::kOptionalDouble; };
+template <> struct ArgOf<unsigned int> { static constexpr Arg value = Arg::kUInt; };
+template <> struct ArgOf<uint64_t> { static constexpr Arg value = Arg::kUInt64; };
+template <class T>
+struct ArgOf<T, std::enable_if_t<std::is_same_v<T, long long> && !std::is_same_v<T, int64_t>>> {
+  static constexpr Arg value = Arg::kLongLong;
+};
+template <class T>
+struct ArgOf<T, std::enable_if_t<std::is_same_v<T, unsigned long long> && !std::is_same_v<T, uint64_t>>> {
+  static constexpr Arg value = Arg::kULongLong;
+};
+template <> struct ArgOf<std::tuple<int, int>> { static constexpr Arg value = Arg::kIntPair; };
+template <> struct ArgOf<std::tuple<int, int, int>> { static constexpr Arg value = Arg::kIntTriple; };
+template <> struct ArgOf<std::tuple<int64_t, int64_t>> { static constexpr Arg value = Arg::kInt64Pair; };
+template <> struct ArgOf<std::tuple<int64_t, int64_t, int64_t>> { static constexpr Arg value = Arg::kInt64Triple; };
 
 template <class A>
 using Bare = std::remove_cv_t<std::remove_reference_t<A>>;
@@ -99,6 +121,8 @@ template <> struct Returnable<Tensor> : std::true_type {};
 template <> struct Returnable<std::vector<Tensor>> : std::true_type {};
 template <> struct Returnable<int> : std::true_type {};
 template <> struct Returnable<int64_t> : std::true_type {};
+template <> struct Returnable<unsigned int> : std::true_type {};
+template <> struct Returnable<uint64_t> : std::true_type {};
 template <> struct Returnable<double> : std::true_type {};
 template <> struct Returnable<float> : std::true_type {};
 template <> struct Returnable<bool> : std::true_type {};
@@ -109,8 +133,8 @@ template <class... T> struct Returnable<std::tuple<T...>> : std::bool_constant<(
 inline Value ToValue(Tensor t) { Value v; v.kind = Value::Kind::kTensor; v.tensor = std::move(t); return v; }
 inline Value ToValue(std::vector<Tensor> t) { Value v; v.kind = Value::Kind::kTensorList; v.tensors = std::move(t); return v; }
 inline Value ToValue(bool b) { Value v; v.kind = Value::Kind::kBool; v.b = b; return v; }
-inline Value ToValue(int i) { Value v; v.kind = Value::Kind::kInt; v.i = i; return v; }
-inline Value ToValue(int64_t i) { Value v; v.kind = Value::Kind::kInt; v.i = i; return v; }
+template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+Value ToValue(T i) { Value v; v.kind = Value::Kind::kInt; v.i = static_cast<int64_t>(i); return v; }
 inline Value ToValue(double d) { Value v; v.kind = Value::Kind::kDouble; v.d = d; return v; }
 inline Value ToValue(float d) { Value v; v.kind = Value::Kind::kDouble; v.d = d; return v; }
 inline Value ToValue(std::string s) { Value v; v.kind = Value::Kind::kString; v.s = std::move(s); return v; }

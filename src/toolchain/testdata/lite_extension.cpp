@@ -116,6 +116,16 @@ std::tuple<torch::Tensor, int64_t, double, bool> mixed(torch::Tensor x, at::IntA
   return {x.sum(dims), static_cast<int64_t>(v.size()), 0.25, dims.size() == 1};
 }
 
+// Integer kinds models pass (a seed as unsigned long long, sizes as size_t, strides as
+// std::tuple<int, int>), each back as it came.
+std::tuple<int64_t, uint64_t, unsigned int, int64_t> ints(std::tuple<int, int> pair,
+                                                          std::tuple<int64_t, int64_t, int64_t> triple,
+                                                          unsigned long long seed, unsigned int u, size_t n,
+                                                          long long ll) {
+  return {std::get<0>(pair) * 10 + std::get<1>(pair) + std::get<2>(triple), static_cast<uint64_t>(seed) + n, u,
+          ll + static_cast<int64_t>(std::get<0>(triple))};
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("describe", &describe);
   m.def("make", &make);
@@ -124,5 +134,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("fail", &fail);
   m.def("maybe", &maybe);
   m.def("mixed", &mixed, "a tuple");
+  m.def("ints", &ints);
   m.def("fail_wrapped", torch::wrap_pybind_function(fail), "fail, bound as load_inline binds it");
 }
