@@ -24,6 +24,29 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A PyTorch built without CUDA ships part of c10/cuda and ATen/cuda but not the header
+// its CMake writes (c10/cuda/impl/cuda_cmake_macros.h), so any source that includes
+// them fails to compile there, whatever it says.
+bool TorchHasCuda(const TorchBuildInfo& torch) {
+  for (const std::string& dir : torch.include_paths)
+    if (FileExists(dir + "/c10/cuda/impl/cuda_cmake_macros.h")) return true;
+  return false;
+}
+
+// The PyTorch CUDA header a failed build's diagnostics say is missing ("fatal error:
+// c10/cuda/...: No such file"), "" when they say no such thing.
+std::string MissingTorchCudaHeader(const std::string& diagnostics) {
+  for (const char* prefix : {"fatal error: c10/cuda/", "fatal error: ATen/cuda/"}) {
+    size_t at = diagnostics.find(prefix);
+    if (at == std::string::npos) continue;
+    at += std::string_view("fatal error: ").size();
+    const size_t end = diagnostics.find(':', at);
+    if (end != std::string::npos && diagnostics.compare(end, 27, ": No such file or directory") == 0)
+      return diagnostics.substr(at, end - at);
+  }
+  return "";
+}
+
 bool TorchHasHip(const TorchBuildInfo& torch) {
   for (const std::string& dir : torch.include_paths)
     if (FileExists(dir + "/c10/hip/HIPStream.h")) return true;
@@ -328,7 +351,14 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
     }
   }
   if (req.lite_only) return Error{"not built: only the lite build was asked for, and " + lite_note};
-  return BuildUnderKey(c, *key, ExtBuild{}, lite_note);
+  auto built = BuildUnderKey(c, *key, ExtBuild{}, lite_note);
+  // The machine's PyTorch, not the candidate, lacks what the full way compiled.
+  if (built && !built->ok && !built->timed_out && setup.tool == Tool::kNvcc && !TorchHasCuda(req.torch))
+    if (std::string header = MissingTorchCudaHeader(built->diagnostics); !header.empty())
+      return Error{"the worker's PyTorch " + req.torch.torch_version + " is a build without CUDA (no " + header +
+                   "), and this source needs its CUDA headers: the lite build did not take it (" + lite_note +
+                   "); use a CUDA build of PyTorch for $KVAULT_PYTHON (docs/toolchains.md)"};
+  return built;
 }
 
 }  // namespace kvault

@@ -203,6 +203,34 @@ TEST_F(BuildTest, ARejectedSourceIsAResultNotAnError) {
   EXPECT_EQ(cc.Calls(), 2);
 }
 
+// A CPU-only PyTorch lacks headers a CUDA source includes: the machine's fault, an
+// error (infra), while the same failure under a CUDA build of PyTorch, and any other
+// rejection, stays the source's.
+TEST_F(BuildTest, ACpuOnlyTorchMissingCudaHeadersIsAnInfrastructureError) {
+  FakeCompiler nvcc(FakeCompiler::kNoTorchCuda, "Cuda compilation tools, release 13.0, V13.0.48");
+  setenv("KVAULT_NVCC", nvcc.path().c_str(), 1);
+  BuildRequest r = Request();
+  r.language = Language::kCuda;
+  r.backend = Backend::kCuda;
+  r.arch = "sm_90";
+  auto cpu_torch = BuildExtension(r, kTimeout);
+  ASSERT_FALSE(cpu_torch.ok());
+  EXPECT_NE(cpu_torch.error().find("is a build without CUDA (no c10/cuda/impl/cuda_cmake_macros.h)"),
+            std::string::npos) << cpu_torch.error();
+  const std::string macros = work_->Join("torch-include/c10/cuda/impl/cuda_cmake_macros.h");
+  std::filesystem::create_directories(std::filesystem::path(macros).parent_path());
+  ASSERT_TRUE(WriteFileAtomic(macros, "\n").ok());
+  auto cuda_torch = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(cuda_torch.ok()) << cuda_torch.error();
+  EXPECT_FALSE(cuda_torch->ok);
+  std::filesystem::remove(macros);
+  FakeCompiler rejects(FakeCompiler::kRejects, "Cuda compilation tools, release 13.0, V13.0.48");
+  setenv("KVAULT_NVCC", rejects.path().c_str(), 1);
+  auto genuine = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(genuine.ok()) << genuine.error();
+  EXPECT_FALSE(genuine->ok);
+}
+
 TEST_F(BuildTest, DiagnosticsAreBounded) {
   FakeCompiler cc(FakeCompiler::kFloods);
   setenv("KVAULT_CXX", cc.path().c_str(), 1);

@@ -24,7 +24,8 @@ class FakeCompiler {
     kFloods,        // prints 100,000 bytes, exits 1
     kHangs,         // sleeps 60 s
     kWritesNothing,  // exits 0 without writing the output
-    kRejectsPch      // as kWritesOutput, plus g++'s -Winvalid-pch warning when given -include
+    kRejectsPch,     // as kWritesOutput, plus g++'s -Winvalid-pch warning when given -include
+    kNoTorchCuda     // the error of a CPU-only PyTorch's CUDA headers, exits 1
   };
 
   // `version_line` is what `--version` prints. `refuse_args_with`: any invocation
@@ -40,6 +41,10 @@ class FakeCompiler {
       case kFloods: body = "head -c 100000 /dev/zero | tr '\\0' 'e'\nexit 1\n"; break;
       case kHangs: body = "sleep 60\n"; break;
       case kWritesNothing: body = "exit 0\n"; break;
+      case kNoTorchCuda:
+        body = "echo \"/usr/include/c10/cuda/CUDAMacros.h:8:10: fatal error: "
+               "c10/cuda/impl/cuda_cmake_macros.h: No such file or directory\"\nexit 1\n";
+        break;
       case kRejectsPch:
         body = "case \"$*\" in *' -include '*) echo \"cc1plus: warning: x.h.gch: not used because"
                " \\`__OPTIMIZE__' not defined [-Winvalid-pch]\";; esac\nwrite_out \"$@\"\n";
