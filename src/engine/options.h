@@ -91,6 +91,10 @@ struct EngineOptions {
   // Speedups above this (or the task's KVAULT_META "plausible_speedup") are
   // re-checked in a fresh worker before they count (docs/adversarial.md). Default: 50.
   double plausible_speedup = 50.0;
+  // A task whose reference outputs are one constant within tolerance over every
+  // correctness run of every case is the task's error, not a pass (ConstantControl;
+  // docs/adversarial.md, "Degenerate references").
+  bool reject_degenerate = true;
   // Worker confinement (docs/sandbox.md). Default: off; the CLI reads KVAULT_SANDBOX*
   // (default auto) in ApplyEnvironment. DeviceSession adds the per-role paths.
   SandboxPolicy sandbox;
@@ -99,7 +103,7 @@ struct EngineOptions {
   // Set when KVAULT_SANDBOX* is malformed: every worker start fails with it.
   std::string sandbox_error;
   // The custom-kernel policy applied to every attempt (docs/adversarial.md, "Policy"):
-  // kPolicyTask (the task's KVAULT_META "policy", default any), "any" or
+  // kPolicyTask (the task's KVAULT_META "policy", default any), "any", "fused" or
   // "custom_kernel". The CLI's --policy; `gen` defaults to custom_kernel (task for
   // modu2func).
   std::string policy = "task";

@@ -18,7 +18,7 @@ struct Verification {
   std::optional<double> reward;        // null for task_error / infra_error
   std::string message;                 // one line: why this status
   std::string diagnostics;             // compiler output or traceback, bounded
-  // The custom-kernel policy the attempt ran under ("any" | "custom_kernel"; empty
+  // The custom-kernel policy the attempt ran under ("any" | "fused" | "custom_kernel"; empty
   // when it ended before its task was described; docs/adversarial.md, "Policy").
   std::string policy;
   Json cases = Json::array();          // per case and seed: errors; per perf case: timings

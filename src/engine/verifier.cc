@@ -202,7 +202,7 @@ Result<Json> Verifier::CallReference(const Json& request, const std::string& wha
 }
 
 bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
-                                const std::vector<CorrectnessRun>& runs) {
+                                const std::vector<CorrectnessRun>& runs, std::map<int, ConstantControl>* constants) {
   auto hello = session_.Hello();
   if (!hello) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, hello.error()));
@@ -213,11 +213,23 @@ bool Verifier::CheckCorrectness(const TaskInfo& task, Verification& v, const std
     for (const CorrectnessRun& run : runs) {
       const RunPlan plan{task, ci, run, "case " + task.cases[ci].name + " " + RunLabel(run),
                          std::to_string(ci) + "_" + std::to_string(run.seed) + "_" + run.distribution, on_device,
-                         scratch};
+                         scratch, constants ? &(*constants)[ci] : nullptr};
       if (!CheckRun(plan, *hello, v)) return false;
     }
   }
   return true;
+}
+
+bool Verifier::RejectDegenerate(const std::map<int, ConstantControl>& constants, Verification& v) {
+  if (constants.empty()) return true;
+  for (const auto& [ci, control] : constants)
+    if (!control.Degenerate()) return true;
+  const ConstantControl& first = constants.begin()->second;
+  Settle(v, Outcome(OutcomeStatus::kTaskError,
+                    "degenerate reference: over every correctness run the reference's outputs are one constant "
+                    "within the tolerance, so a constant would pass (" + first.Describe().substr(0, 300) +
+                    "); the task cannot tell a kernel from a constant"));
+  return false;
 }
 
 bool Verifier::CheckRun(const RunPlan& run, const Json& hello, Verification& v) {
@@ -231,8 +243,20 @@ bool Verifier::CheckRun(const RunPlan& run, const Json& hello, Verification& v) 
 
 bool Verifier::RunSteps(const RunPlan& run, const Json& hello, Verification& v) {
   RunState state;
-  return MakeReference(run, hello, state, v) && RunCandidate(run, state, v) && CheckInputs(run, state, v) &&
-         CompareRun(run, state, v);
+  const bool ok = MakeReference(run, hello, state, v) && RunCandidate(run, state, v) && CheckInputs(run, state, v) &&
+                  CompareRun(run, state, v);
+  if (ok && run.constant) WatchReference(run, state);
+  return ok;
+}
+
+void Verifier::WatchReference(const RunPlan& run, const RunState& state) {
+  // Outputs compared on the device were never read here (nor kept): no verdict.
+  auto file = run.on_device ? Result<TensorFile>(Error{"on the device"}) : TensorFile::Open(state.reference_path);
+  if (file) {
+    run.constant->Add(*file, TaskTolerance(run.task));
+  } else {
+    run.constant->Unknown();
+  }
 }
 
 bool Verifier::AloneAfterOutOfMemory(Verification& v, const Verification& before, const std::string& where) {
@@ -729,9 +753,11 @@ bool Verifier::LoadCandidate(Attempt& a) {
 }
 
 bool Verifier::CheckAllCorrectness(Attempt& a) {
-  const bool correct = CheckCorrectness(*a.checked, a.v, a.scratch->path(), CorrectnessRuns(*a.checked));
+  std::map<int, ConstantControl> constants;
+  const bool correct = CheckCorrectness(*a.checked, a.v, a.scratch->path(), CorrectnessRuns(*a.checked),
+                                        options_.reject_degenerate ? &constants : nullptr);
   clock_.Lap("correctness");
-  if (!correct) return false;
+  if (!correct || !RejectDegenerate(constants, a.v)) return false;
   a.v.status = OutcomeStatus::kPassed;
   a.v.message = "all " + std::to_string(a.info->CorrectnessCases().size()) + " correctness case(s) x " +
                 std::to_string(CorrectnessSeeds(*a.info).size()) + " seeds match";

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "candidate/candidate.h"
+#include "engine/constant_control.h"
 #include "engine/correctness_runs.h"
 #include "engine/candidate_build.h"
 #include "engine/device_gate.h"
@@ -61,7 +62,7 @@ class Verifier {
   void SetBuilder(BuildFunction builder) { builder_ = std::move(builder); }
 
   // The custom-kernel policy of the next verifications (EngineOptions::policy: task,
-  // any or custom_kernel); the reward service sets it per request.
+  // any, fused or custom_kernel); the reward service sets it per request.
   void SetPolicy(std::string policy) { options_.policy = std::move(policy); }
 
  private:
@@ -112,8 +113,14 @@ class Verifier {
   Result<Json> CallReference(const Json& request, const std::string& what,
                              std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Runs every correctness case on `runs`, comparing each output with the reference.
+  // With `constants`, each case's reference outputs are watched for one constant that
+  // would pass them all (ConstantControl, by case index).
   bool CheckCorrectness(const TaskInfo& task, Verification& v, const std::string& scratch,
-                        const std::vector<CorrectnessRun>& runs);
+                        const std::vector<CorrectnessRun>& runs,
+                        std::map<int, ConstantControl>* constants = nullptr);
+  // After every correctness run passed: task_error when every correctness case's
+  // reference outputs were one constant within tolerance (docs/adversarial.md).
+  bool RejectDegenerate(const std::map<int, ConstantControl>& constants, Verification& v);
 
   // One correctness run: a case, a seed and an input distribution.
   struct RunPlan {
@@ -124,6 +131,7 @@ class Verifier {
     std::string tag;     // names its files
     bool on_device = false;  // its outputs compared on the device (OutputsOnDevice)
     std::string scratch;
+    ConstantControl* constant = nullptr;  // watches the reference's outputs, when set
     Json Record() const;  // the fields every record of this run starts with
   };
   // What a correctness run has made so far, step by step.
@@ -139,6 +147,8 @@ class Verifier {
   // (AloneAfterOutOfMemory); only then is the verdict the candidate's or the task's.
   bool CheckRun(const RunPlan& run, const Json& hello, Verification& v);
   bool RunSteps(const RunPlan& run, const Json& hello, Verification& v);
+  // Adds the run's reference output to its case's ConstantControl (run.constant).
+  void WatchReference(const RunPlan& run, const RunState& state);
   // Whether `v` ran out of memory while other lanes could hold the device's memory;
   // if so, takes the device to itself (holding_, released by EndTurn), notes why in
   // v's records and restores `before`, so the step can run again.
