@@ -13,6 +13,8 @@ the cheats of docs/adversarial.md, then the outputs for the engine to compare.
        reads the decoy values. This output is `out`;
     3. a call on fresh copies of the real inputs: `repeat_out`, compared as well
        (work skipped on repeated calls, nondeterminism).
+The outputs of calls 2 and 3 are copied as soon as each call returns (on the host, or
+on the device), so work a thread of the candidate's finishes afterwards does not count.
 After every call: the inputs must equal the pristine copy (bitwise, NaN-aware),
 the outputs must be plain tensors (a subclass can defer its work past the timed
 region), the outputs of calls 2 and 3 that share memory with an input are
@@ -75,16 +77,16 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     started = time.perf_counter()
     output = caller.call(buffers, kernels=True)
     seconds = time.perf_counter() - started
+    first = grab(output)  # right when the call returns: no work after it counts
     aliases = output_aliases(output, buffers)
-    first = grab(output)
     modified = set(_modified(pristine, buffers))
     del output
     repeated = None
     if repeat:
         fresh = pristine_copy(pristine)
         second = caller.call(fresh)
-        aliases += [a for a in output_aliases(second, fresh) if a not in aliases]
         repeated = grab(second)
+        aliases += [a for a in output_aliases(second, fresh) if a not in aliases]
         modified.update(_modified(pristine, fresh))
         del second
     return RunResult(digest, first, repeated, sorted(modified), seconds, aliases)

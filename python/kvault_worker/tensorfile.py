@@ -84,6 +84,11 @@ def _tensor_node(tensor, captured):
         return {"kind": "unsupported", "type": "tensor:meta"}
     name, size = SUPPORTED[tensor.dtype]
     host = host_contiguous(tensor)
+    if host.numel() and host.data_ptr() == tensor.data_ptr():
+        # A CPU tensor's own memory: copied now, so that what is written later (the
+        # deferred writes of a correctness run) is the value at capture, not what a
+        # thread of the candidate's put there after its call returned.
+        host = host.clone()
     index = len(captured.tensors)
     captured.tensors.append(host)
     captured.records.append({"dtype": name, "shape": list(tensor.shape),

@@ -124,15 +124,18 @@ class TimedRequests(SessionState):
         if keep is not None:
             timed.kept_samples.pop(keep, None)  # last round's: its memory is free for this sample
         sample, output, inputs, modified = side.sample(method, s, check_call)
+        # The output is copied first, right when the sample ends: work a thread of the
+        # candidate's finishes after the call returned is not in it.
+        if out is not None:
+            with attributed(side.kind, "the output of %s cannot be captured" % side.label):
+                value = captured(output) if side.kind == RUNTIME_ERROR else capture(output)
+        if keep is not None:
+            timed.kept_samples[keep] = device_copy(output, side.kind, side.label)
         timed.modified = timed.modified or modified
         with attributed(side.kind, "%s returned an output that cannot be inspected" % side.label):
             aliases = output_aliases(output, inputs)
         if out is not None:
-            with attributed(side.kind, "the output of %s cannot be captured" % side.label):
-                value = captured(output) if side.kind == RUNTIME_ERROR else capture(output)
             written = write_output(out, value, sha256=True)
-        if keep is not None:
-            timed.kept_samples[keep] = device_copy(output, side.kind, side.label)
         check_integrity("timing")
         response = {"ms": sample.ms, "wall_ms": sample.wall_ms, "inputs_modified": modified,
                     "output_aliases": aliases}
