@@ -34,11 +34,9 @@ bool Hidden(const fs::path& relative) {
   return false;
 }
 
-std::optional<std::string> SignatureKey(const std::string& python_source) {
+std::optional<OpSignature> SignatureOf(const std::string& python_source) {
   if (python_source.empty()) return std::nullopt;
-  auto s = ReferenceSignature(python_source);
-  if (!s) return std::nullopt;
-  return s->key;
+  return ReferenceSignature(python_source);
 }
 
 }  // namespace
@@ -93,9 +91,10 @@ SuiteIndex::SuiteIndex(const std::vector<BenchmarkTask>& tasks, const DecontamOp
       ++task_ngrams_[t];
     }
     if (!options.signature || tasks[t].language != "python") continue;
-    if (auto key = SignatureKey(tasks[t].source)) {
+    if (auto sig = SignatureOf(tasks[t].source)) {
       task_has_signature_[t] = 1;
-      signature_tasks_[*key].push_back(static_cast<uint32_t>(t));
+      signature_tasks_[sig->key].push_back(static_cast<uint32_t>(t));
+      shape_free_tasks_[sig->shape_free_key].push_back(static_cast<uint32_t>(t));
     }
   }
 }
@@ -117,10 +116,14 @@ std::vector<ContaminationHit> SuiteIndex::Check(const DecontamItem& item) const 
     if (share >= options_.min_overlap) hits.push_back({0, task, "ngram", share});
   }
   if (options_.signature) {
-    if (auto key = SignatureKey(item.reference_source)) {
-      auto it = signature_tasks_.find(*key);
-      if (it != signature_tasks_.end())
-        for (uint32_t task : it->second) hits.push_back({0, task, "signature", 1.0});
+    if (auto sig = SignatureOf(item.reference_source)) {
+      std::vector<uint32_t> exact;
+      if (auto it = signature_tasks_.find(sig->key); it != signature_tasks_.end()) exact = it->second;
+      for (uint32_t task : exact) hits.push_back({0, task, "signature", 1.0});
+      if (auto it = shape_free_tasks_.find(sig->shape_free_key); it != shape_free_tasks_.end())
+        for (uint32_t task : it->second)
+          if (std::find(exact.begin(), exact.end(), task) == exact.end())
+            hits.push_back({0, task, "shape_free_signature", 1.0});
     }
   }
   std::sort(hits.begin(), hits.end(), [](const ContaminationHit& a, const ContaminationHit& b) {

@@ -13,6 +13,9 @@
 //   "signature": the record's reference has the task's operation signature
 //                (op_signature.h): the same ops and input shapes under renamed
 //                variables and reordered lines; score 1.
+//   "shape_free_signature": the same ops, inputs of the same ranks and init values of
+//                the same form, sizes aside (a resized task); score 1. Not given
+//                where "signature" is. N-grams erase numbers too.
 // Thread safety: a SuiteIndex is immutable after construction; Check may be called
 // from several threads.
 #include <cstdint>
@@ -71,6 +74,7 @@ class SuiteIndex {
   std::vector<size_t> task_ngrams_;                    // distinctive n-grams per task
   std::vector<char> task_has_signature_;
   std::unordered_map<std::string, std::vector<uint32_t>> signature_tasks_;
+  std::unordered_map<std::string, std::vector<uint32_t>> shape_free_tasks_;
 };
 
 // Every hit of every item, sorted by item then task.

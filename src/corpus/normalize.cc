@@ -301,7 +301,9 @@ NormalizedView NormalizeView(std::string_view source, LanguageFamily family, Ren
     bool member = prev == "." || prev == "->" || prev == "::";
     bool self_member = member && k >= 2 && tokens[k - 2].text == "self";
     bool keep = t.kind != TokenKind::kIdentifier || (member && !self_member) || kept.count(t.text) > 0;
-    if (keep) {
+    if (style == RenameStyle::kErased && t.kind == TokenKind::kNumber) {
+      n.tokens.push_back("0");  // sizes and constants: a resized copy reads the same
+    } else if (keep) {
       n.tokens.push_back(t.text);
     } else if (style == RenameStyle::kErased) {
       n.tokens.push_back("v");

@@ -51,8 +51,9 @@ struct NormalizedSource {
 };
 
 // How renamed identifiers are spelled: numbered by first appearance (v0, v1, ...: the
-// exact-duplicate key), or all the same "v" (n-grams that match wherever a fragment
-// sits in a file: decontamination).
+// exact-duplicate key), or all the same "v" with every number spelled "0" (n-grams
+// that match wherever a fragment sits in a file, whatever sizes it was given:
+// decontamination).
 enum class RenameStyle { kNumbered, kErased };
 
 NormalizedSource Normalize(std::string_view source, LanguageFamily family,

@@ -166,10 +166,14 @@ std::string CallArgs(const std::vector<Token>& tokens, size_t open, const Resolv
     if (k > open) args.push_back(tokens[k]);
   }
   *end = k + 1;
-  std::string text = "(";
+  // Positional arguments in order; keyword arguments (name=value) after them, sorted,
+  // since their order does not change the call.
+  std::vector<std::string> positional, keyword;
   std::vector<Token> arg;
   auto flush = [&] {
-    if (!arg.empty()) text += (text.size() > 1 ? "," : "") + Resolver::Evaluate(r.Text(arg));
+    if (arg.empty()) return;
+    const bool named = arg.size() > 1 && arg[0].kind == TokenKind::kIdentifier && arg[1].text == "=";
+    (named ? keyword : positional).push_back(Resolver::Evaluate(r.Text(arg)));
     arg.clear();
   };
   int inner = 0;
@@ -180,6 +184,10 @@ std::string CallArgs(const std::vector<Token>& tokens, size_t open, const Resolv
     else arg.push_back(t);
   }
   flush();
+  std::sort(keyword.begin(), keyword.end());
+  positional.insert(positional.end(), keyword.begin(), keyword.end());
+  std::string text = "(";
+  for (const std::string& a : positional) text += (text.size() > 1 ? "," : "") + a;
   return text + ")";
 }
 
@@ -265,6 +273,23 @@ std::vector<std::string> InitValues(const std::vector<Token>& body, const Resolv
 
 }  // namespace
 
+std::string EraseNumbers(std::string_view text) {
+  std::string out;
+  for (size_t k = 0; k < text.size();) {
+    const bool starts = isdigit(static_cast<unsigned char>(text[k])) &&
+                        (k == 0 || !(isalnum(static_cast<unsigned char>(text[k - 1])) || text[k - 1] == '_'));
+    if (!starts) {
+      out += text[k++];
+      continue;
+    }
+    while (k < text.size() && (isalnum(static_cast<unsigned char>(text[k])) || text[k] == '.' ||
+                               ((text[k] == '-' || text[k] == '+') && (text[k - 1] == 'e' || text[k - 1] == 'E'))))
+      ++k;
+    out += '#';
+  }
+  return out;
+}
+
 std::optional<OpSignature> ReferenceSignature(std::string_view source) {
   std::vector<Line> lines = SplitLines(source);
   std::vector<Token> tokens = Tokenize(source, LanguageFamily::kPython);
@@ -296,6 +321,14 @@ std::optional<OpSignature> ReferenceSignature(std::string_view source) {
   for (const auto& in : s.inputs) key.Add("input", in);
   for (const auto& v : s.init) key.Add("init", v);
   s.key = key.Hex();
+  KeyHasher shape_free;
+  for (const auto& op : s.ops) shape_free.Add("op", EraseNumbers(op));
+  std::vector<std::string> ranks;
+  for (const auto& in : s.inputs) ranks.push_back(EraseNumbers(in));
+  std::sort(ranks.begin(), ranks.end());
+  for (const auto& in : ranks) shape_free.Add("input", in);
+  for (const auto& v : s.init) shape_free.Add("init", EraseNumbers(v));
+  s.shape_free_key = shape_free.Hex();
   return s;
 }
 

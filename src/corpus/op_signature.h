@@ -7,6 +7,8 @@
 //   s->ops     -> {".sum", "Conv2d(3,16,3)", "relu", "op:+"}  (sorted multiset)
 //   s->inputs  -> {"randn(16,3,32,32)"}                        (sorted multiset)
 //   s->key     -> SHA-256 hex of both lists and the init inputs
+//   s->shape_free_key -> the same with every number spelled "#": equal for a task
+//                        resized (batch, dims, channels, init values changed)
 //
 // ops: every call in Model.forward (torch / F / nn functions by their last name,
 // tensor methods as ".name", submodules built in __init__ by their constructor and
@@ -25,7 +27,11 @@ struct OpSignature {
   std::vector<std::string> inputs;
   std::vector<std::string> init;
   std::string key;
+  std::string shape_free_key;  // numbers erased: the rank of each input stays, not its size
 };
+
+// `text` with every number (a run of digits, with its point and exponent) spelled "#".
+std::string EraseNumbers(std::string_view text);
 
 // nullopt when the source has no `class Model` with a `forward` that calls anything,
 // or no get_inputs.
