@@ -159,3 +159,24 @@ def test_graphs_captured_ahead_and_a_kept_reference(gpu_worker, tmp_path):
     assert events["ok"], events
     finished = gpu_worker.call("time_finish", out=str(tmp_path / "cand.kvt"))
     assert finished["ok"], finished
+
+
+@pytest.mark.skipif(not torch.version.cuda, reason="persisting L2 lines are a CUDA feature")
+def test_the_flush_gives_back_persisting_l2():
+    """A candidate that set L2 aside for persisting lines (an access policy window
+    keeps its data through a flush) finds the set-aside gone after each flush."""
+    import ctypes
+
+    from kvault_worker.timing import flush
+
+    torch.zeros(1, device="cuda")  # the context
+    lib = ctypes.CDLL("libcuda.so.1")
+    limit = ctypes.c_size_t(0)
+    if lib.cuCtxSetLimit(ctypes.c_int(flush.CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(4 << 20)) != 0:
+        pytest.skip("this device sets no persisting L2 aside")
+    assert lib.cuCtxGetLimit(ctypes.byref(limit), ctypes.c_int(flush.CU_LIMIT_PERSISTING_L2_CACHE_SIZE)) == 0
+    assert limit.value > 0
+    flush.Flusher(1 << 20, "cuda").flush()
+    assert lib.cuCtxGetLimit(ctypes.byref(limit), ctypes.c_int(flush.CU_LIMIT_PERSISTING_L2_CACHE_SIZE)) == 0
+    assert limit.value == 0
+    assert flush.reset_persisting_l2()
