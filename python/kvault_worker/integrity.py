@@ -95,7 +95,9 @@ def _switches():
 _PROFILING = bool(os.environ.get("KVAULT_WORKER_PROFILE"))
 
 
-_SIGNALS = sorted(signal.valid_signals()) if hasattr(signal, "valid_signals") else []
+# Every signal's handler but SIGCHLD's, which PyTorch's own worker pools install (data
+# loaders, compile workers) when an honest candidate starts one.
+_SIGNALS = sorted(set(signal.valid_signals()) - {signal.SIGCHLD}) if hasattr(signal, "valid_signals") else []
 _AUDIT_HOOKS_ADDED = []  # audit hooks added after settle(): they cannot be removed
 _AUDIT_INSTALLED = []
 
