@@ -1,7 +1,8 @@
 // kvault import: attempts exported as JSON Lines (`kvault export`) into a store
 // (docs/export.md, "Import"). How a cluster gathers the attempts its nodes recorded
 // into the driver's store (docs/cluster.md): the store's own key makes a row
-// imported twice one row.
+// imported twice one row. Imported rows are marked (origin "imported"): claims that
+// `kvault serve` never answers a request with.
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -27,6 +28,7 @@ Result<size_t> ImportLines(std::istream& in, const std::string& name, Store& sto
     if (!row) return Error{where() + row.error()};
     auto record = exporting::AttemptFromRow(*row);
     if (!record) return Error{where() + record.error()};
+    record->origin = "imported";  // a claim of another store: never answered as verified here
     if (Status s = store.Put(*record); !s) return Error{where() + s.error()};
     ++count;
     if (ack) std::cout << "ok " << line_no << std::endl;

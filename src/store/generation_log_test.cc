@@ -111,6 +111,7 @@ TEST(GenerationLog, MigratesAVersionOneStore) {
   }
   // Turn it back into what a version-1 build wrote.
   RawExec(path, "DROP TABLE generations; DROP TABLE gen_tasks; "
+                "DROP INDEX attempts_content; ALTER TABLE attempts DROP COLUMN origin; "  // version 5's
                 "DROP INDEX attempts_key; ALTER TABLE attempts DROP COLUMN sample; "  // version 4's
                 "CREATE UNIQUE INDEX attempts_key ON attempts (run, task, candidate_hash, backend, arch); "
                 "ALTER TABLE attempts DROP COLUMN policy; "  // version 3's

@@ -105,6 +105,14 @@ ALTER TABLE attempts ADD COLUMN sample TEXT NOT NULL DEFAULT '';
 DROP INDEX attempts_key;
 CREATE UNIQUE INDEX attempts_key ON attempts (run, task, sample, candidate_hash, backend, arch);
 )sql"},
+    {5, R"sql(
+-- Where an attempt's verdict comes from (docs/store.md): '' when an engine writing this
+-- store verified it, 'imported' for a row `kvault import` copied from elsewhere (a
+-- claim: kvault serve never answers a request with it). Rows are looked up by content
+-- (task and candidate hashes) as well as by the task's name.
+ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+CREATE INDEX attempts_content ON attempts (task_hash, candidate_hash);
+)sql"},
 };
 
 constexpr int kLatest = kMigrations[std::size(kMigrations) - 1].version;

@@ -12,7 +12,7 @@
 namespace kvault::store_schema {
 
 // The version this build writes and reads. A file with a higher version is refused.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // Brings the database on `db` to kSchemaVersion. Errors (each names no path; the
 // caller adds it):

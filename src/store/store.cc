@@ -15,12 +15,12 @@ INSERT INTO attempts (
   run, task, task_hash, candidate_hash, candidate_path, candidate_source,
   format, language, backend, arch, status, compiled, correct,
   speedup, reference_ms, candidate_ms, reward, message, diagnostics,
-  cases, environment, engine_version, seconds, created_at, policy, sample
+  cases, environment, engine_version, seconds, created_at, policy, sample, origin
 ) VALUES (
   :run, :task, :task_hash, :candidate_hash, :candidate_path, :candidate_source,
   :format, :language, :backend, :arch, :status, :compiled, :correct,
   :speedup, :reference_ms, :candidate_ms, :reward, :message, :diagnostics,
-  :cases, :environment, :engine_version, :seconds, :created_at, :policy, :sample
+  :cases, :environment, :engine_version, :seconds, :created_at, :policy, :sample, :origin
 )
 ON CONFLICT (run, task, sample, candidate_hash, backend, arch) DO UPDATE SET
   task_hash = excluded.task_hash, candidate_path = excluded.candidate_path,
@@ -32,7 +32,7 @@ ON CONFLICT (run, task, sample, candidate_hash, backend, arch) DO UPDATE SET
   message = excluded.message, diagnostics = excluded.diagnostics,
   cases = excluded.cases, environment = excluded.environment,
   engine_version = excluded.engine_version, seconds = excluded.seconds,
-  created_at = excluded.created_at, policy = excluded.policy
+  created_at = excluded.created_at, policy = excluded.policy, origin = excluded.origin
 RETURNING id
 )sql";
 
@@ -40,6 +40,15 @@ constexpr const char* kFindSql = R"sql(
 SELECT * FROM attempts
 WHERE run = :run AND task = :task AND sample = :sample AND candidate_hash = :candidate_hash
   AND backend = :backend AND arch = :arch
+)sql";
+
+// The newest attempt this store's engines verified of one content (FindVerified).
+constexpr const char* kFindVerifiedSql = R"sql(
+SELECT * FROM attempts
+WHERE task_hash = :task_hash AND candidate_hash = :candidate_hash AND run = :run AND sample = ''
+  AND backend = :backend AND arch = :arch AND language = :language AND policy = :policy
+  AND origin = ''
+ORDER BY id DESC LIMIT 1
 )sql";
 
 // A named sample holds one candidate: its record of other content goes when it changes.
@@ -88,6 +97,7 @@ void BindRecord(sqlite::Statement& s, const AttemptRecord& r, const std::string&
   s.Bind(":created_at", created_at);
   s.Bind(":policy", r.policy);
   s.Bind(":sample", r.sample);
+  s.Bind(":origin", r.origin);
 }
 
 // Binds the key columns a find or a removal names.
@@ -136,6 +146,7 @@ Result<AttemptRecord> ReadRecord(const sqlite::Statement& s) {
   r.created_at = s.Text("created_at");
   r.policy = s.Text("policy");
   r.sample = s.Text("sample");
+  r.origin = s.Text("origin");
   return r;
 }
 
@@ -160,6 +171,7 @@ struct Store::Impl {
   sqlite::Statement put;
   sqlite::Statement drop_replaced;
   sqlite::Statement find;
+  sqlite::Statement find_verified;
   sqlite::Statement list_run;
   sqlite::Statement list_runs;
 };
@@ -186,12 +198,14 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   if (!drop_replaced) return fail("prepare put", drop_replaced.error());
   auto find = sqlite::Statement::Prepare(*db, kFindSql);
   if (!find) return fail("prepare find", find.error());
+  auto find_verified = sqlite::Statement::Prepare(*db, kFindVerifiedSql);
+  if (!find_verified) return fail("prepare find", find_verified.error());
   auto list_run = sqlite::Statement::Prepare(*db, kListRunSql);
   if (!list_run) return fail("prepare list", list_run.error());
   auto list_runs = sqlite::Statement::Prepare(*db, kListRunsSql);
   if (!list_runs) return fail("prepare runs", list_runs.error());
   auto impl = std::unique_ptr<Impl>(new Impl{std::move(*db), std::move(*put), std::move(*drop_replaced), std::move(*find),
-                                             std::move(*list_run), std::move(*list_runs)});
+                                             std::move(*find_verified), std::move(*list_run), std::move(*list_runs)});
   return std::unique_ptr<Store>(new Store(path, std::move(impl)));
 }
 
@@ -237,12 +251,30 @@ Result<std::optional<AttemptRecord>> Store::FindSample(const std::string& run, c
   sqlite::Statement& s = impl_->find;
   sqlite::ResetOnExit reset(s);
   BindKey(s, run, task, sample, candidate_hash, backend, arch);
+  return FirstRow(s);
+}
+
+Result<std::optional<AttemptRecord>> Store::FirstRow(sqlite::Statement& s) const {
   auto step = s.Next();
   if (!step) return Fail("find", step.error());
   if (*step == sqlite::Step::kDone) return std::optional<AttemptRecord>();
   auto rec = ReadRecord(s);
   if (!rec) return Fail("find", rec.error());
   return std::optional<AttemptRecord>(std::move(*rec));
+}
+
+Result<std::optional<AttemptRecord>> Store::FindVerified(const ContentKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sqlite::Statement& s = impl_->find_verified;
+  sqlite::ResetOnExit reset(s);
+  s.Bind(":run", key.run);
+  s.Bind(":task_hash", key.task_hash);
+  s.Bind(":candidate_hash", key.candidate_hash);
+  s.Bind(":backend", key.backend);
+  s.Bind(":arch", key.arch);
+  s.Bind(":language", key.language);
+  s.Bind(":policy", key.policy);
+  return FirstRow(s);
 }
 
 Result<std::vector<AttemptRecord>> Store::ListRun(const std::string& run) {

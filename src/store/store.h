@@ -27,6 +27,9 @@
 #include "util/result.h"
 
 namespace kvault {
+namespace sqlite {
+class Statement;
+}  // namespace sqlite
 
 // One verification attempt. Key: (run, task, sample, candidate_hash, backend, arch).
 struct AttemptRecord {
@@ -56,12 +59,23 @@ struct AttemptRecord {
   // (kvault serve: identical candidates verify once). Samples of a task are ordered
   // by this name, numbers compared as numbers (sample_2 before sample_10).
   std::string sample;
+  // Where the verdict comes from: "" when an engine writing this store verified it,
+  // "imported" for a row `kvault import` copied in (a claim, never answered as a
+  // verification: FindVerified skips it).
+  std::string origin;
   // Stored as compact JSON text; invalid UTF-8 inside strings is stored as U+FFFD.
   Json cases = Json::array();         // per-case errors and timings
   Json environment = Json::object();  // environment fingerprint
   std::string engine_version;
   double seconds = 0;      // wall time of the attempt
   std::string created_at;  // ISO-8601 UTC ("2025-01-31T12:00:00.000Z"), set by Put
+};
+
+// An attempt's content, as kvault serve identifies it: the task's and candidate's
+// bytes (by hash, whatever label the client gave them), how the candidate is saved
+// (its language), where and under which policy it ran.
+struct ContentKey {
+  std::string run, task_hash, candidate_hash, language, backend, arch, policy;
 };
 
 class Store {
@@ -93,6 +107,10 @@ class Store {
                                             const std::string& candidate_hash,
                                             const std::string& backend, const std::string& arch);
 
+  // The newest record of `key` with sample "" that an engine writing this store made
+  // (origin ""), under any task name; nullopt when there is none.
+  Result<std::optional<AttemptRecord>> FindVerified(const ContentKey& key);
+
   // Every record of `run`, ordered by task, then id.
   Result<std::vector<AttemptRecord>> ListRun(const std::string& run);
 
@@ -105,6 +123,9 @@ class Store {
   struct Impl;  // the connection and its prepared statements (store.cc)
   Store(std::string path, std::unique_ptr<Impl> impl);
   Error Fail(const std::string& what, const std::string& detail) const;
+  // The record on the first row of a bound `SELECT * FROM attempts`, or nullopt.
+  // REQUIRES: mu_ held.
+  Result<std::optional<AttemptRecord>> FirstRow(sqlite::Statement& s) const;
 
   const std::string path_;
   std::mutex mu_;

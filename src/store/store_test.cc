@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -78,6 +79,7 @@ void ExpectSameFields(const AttemptRecord& a, const AttemptRecord& b) {
   EXPECT_EQ(a.diagnostics, b.diagnostics);
   EXPECT_EQ(a.policy, b.policy);
   EXPECT_EQ(a.sample, b.sample);
+  EXPECT_EQ(a.origin, b.origin);
   EXPECT_EQ(a.cases, b.cases);
   EXPECT_EQ(a.environment, b.environment);
   EXPECT_EQ(a.engine_version, b.engine_version);
@@ -133,8 +135,14 @@ TEST(Store, OptionalsRoundTripAsNull) {
   EXPECT_TRUE(found->environment.is_object());
 }
 
-// Undoes version 4 (the sample column and the key with it).
+// Undoes version 5 (the origin column and the content index).
+constexpr const char* kBackToVersion4 =
+    "DROP INDEX attempts_content; ALTER TABLE attempts DROP COLUMN origin; "
+    "UPDATE kvault_schema SET version = 4 WHERE id = 1;";
+
+// Undoes versions 5 and 4 (the sample column and the key with it).
 constexpr const char* kBackToVersion3 =
+    "DROP INDEX attempts_content; ALTER TABLE attempts DROP COLUMN origin; "
     "DROP INDEX attempts_key; ALTER TABLE attempts DROP COLUMN sample; "
     "CREATE UNIQUE INDEX attempts_key ON attempts (run, task, candidate_hash, backend, arch); "
     "UPDATE kvault_schema SET version = 3 WHERE id = 1;";
@@ -185,6 +193,19 @@ TEST(Store, MigratesAVersionThreeStoreToKeySamples) {
   named.sample = "relu.1.cpp";
   ASSERT_TRUE(store->Put(named));
   EXPECT_EQ(store->ListRun("run-1")->size(), 2u);
+}
+
+// A version-4 store (no origin column) gains it: its rows are this store's verdicts.
+TEST(Store, MigratesAVersionFourStoreToMarkImportedRows) {
+  TempDir dir = MakeTempDir();
+  const std::string path = dir.Join("old.db");
+  MakeOldStore(path, kBackToVersion4);
+  auto store = OpenOrDie(path);
+  const AttemptRecord r = FullRecord();
+  auto found = store->FindVerified({r.run, r.task_hash, r.candidate_hash, r.language, r.backend, r.arch, r.policy});
+  ASSERT_TRUE(found) << found.error();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->origin, "");
 }
 
 // Identical candidates of two samples are two attempts; content alone ("") is one;
@@ -271,6 +292,58 @@ TEST(Store, FindMissesAndListings) {
   EXPECT_EQ((*b)[1].task, "t1");
   EXPECT_EQ((*b)[2].task, "t2");
   EXPECT_LT((*b)[0].id, (*b)[1].id);
+}
+
+TEST(Store, FindVerifiedMatchesContentNotLabels) {
+  auto store = OpenOrDie(":memory:");
+  AttemptRecord r = FullRecord();
+  const ContentKey key{r.run, r.task_hash, r.candidate_hash, r.language, r.backend, r.arch, r.policy};
+  auto find = [&](const ContentKey& k) {
+    auto found = store->FindVerified(k);
+    if (!found) throw std::runtime_error(found.error());
+    return *found;
+  };
+  ASSERT_TRUE(store->Put(r));
+  // Another label of the same bytes is the same content.
+  AttemptRecord relabelled = r;
+  relabelled.task = "scale-relu";
+  relabelled.status = "mismatch";
+  ASSERT_TRUE(store->Put(relabelled));
+  auto hit = find(key);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->status, "mismatch");  // the newest
+  // Every other field of the key misses: language, policy, backend, arch, run.
+  for (auto change : std::vector<std::function<void(ContentKey&)>>{
+           [](ContentKey& k) { k.language = "cuda"; }, [](ContentKey& k) { k.policy = "any"; },
+           [](ContentKey& k) { k.backend = "cpu"; }, [](ContentKey& k) { k.arch = "gfx942"; },
+           [](ContentKey& k) { k.run = "run-2"; }, [](ContentKey& k) { k.task_hash = "sha256:cccc"; }}) {
+    ContentKey other = key;
+    change(other);
+    EXPECT_FALSE(find(other).has_value());
+  }
+}
+
+TEST(Store, FindVerifiedSkipsImportedClaimsAndSamples) {
+  auto store = OpenOrDie(":memory:");
+  AttemptRecord claim = FullRecord();
+  claim.origin = "imported";
+  ASSERT_TRUE(store->Put(claim));
+  AttemptRecord sample = FullRecord();
+  sample.task = "other-label";
+  sample.sample = "sample_1";
+  ASSERT_TRUE(store->Put(sample));
+  const ContentKey key{claim.run,    claim.task_hash, claim.candidate_hash, claim.language,
+                       claim.backend, claim.arch,      claim.policy};
+  auto found = store->FindVerified(key);
+  ASSERT_TRUE(found);
+  EXPECT_FALSE(found->has_value());
+  // Verified here, the same row is answered again.
+  AttemptRecord verified = FullRecord();
+  ASSERT_TRUE(store->Put(verified));
+  EXPECT_EQ(verified.id, claim.id);  // the claim's row, now verified
+  found = store->FindVerified(key);
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ((*found)->origin, "");
 }
 
 TEST(Store, RejectsAnEmptyKey) {
