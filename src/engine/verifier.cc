@@ -246,6 +246,13 @@ bool Verifier::RunSteps(const RunPlan& run, const Json& hello, Verification& v) 
   const bool ok = MakeReference(run, hello, state, v) && RunCandidate(run, state, v) && CheckInputs(run, state, v) &&
                   CompareRun(run, state, v);
   if (ok && run.constant) WatchReference(run, state);
+  // A verdict against a cached reference output that was written while in use (by a
+  // worker that can reach the cache) judged nothing: withdrawn, not the kernel's fault.
+  if (state.cached && !ReferenceCache::Unchanged(*state.cached)) {
+    Settle(v, Outcome(OutcomeStatus::kInfraError, "the cached reference output of " + run.where +
+                                                      " was written while it was compared; verify again"));
+    return false;
+  }
   return ok;
 }
 
@@ -311,6 +318,7 @@ bool Verifier::MakeReference(const RunPlan& run, const Json& hello, RunState& st
   }
   state.reference_path = ref->output_path;
   state.reference_digest = ref->input_digest;
+  state.cached = *ref;
   return true;
 }
 

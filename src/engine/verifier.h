@@ -137,6 +137,7 @@ class Verifier {
   // What a correctness run has made so far, step by step.
   struct RunState {
     std::string reference_path, reference_digest;  // the reference's output and inputs
+    std::optional<ReferenceEntry> cached;          // the reference cache's entry, when it gave one
     DeviceOffer offer;     // the reference's output offered on the device; ended on every way out
     HandoffSpec handoff;   // where the offer is made
     std::string out, repeat_out;  // the candidate's outputs of its checked and repeated calls
