@@ -2,7 +2,9 @@
 looks"): the harness check after every sample and flush, with and without the guarded
 objects and the interpreter's hooks; a flush with its check; a graph sample's input
 sets with the pool made anew from the sample's seed (make_inputs x 4) against the pool
-reused; the policy's judgement of a trace at every depth against the outermost only.
+reused; an output's capture, which copies it right when the call returns; the
+policy's judgement of a trace at every depth against the outermost only, and the
+fused policy's data flow over the same trace.
 
 usage: python3 bench/timing_guard_cost.py      (from the repository root; GPU if any)
 """
@@ -65,14 +67,24 @@ def main():
     print("graph input sets of 100 calls (1024x1024 fp32): pool reused %.2f ms, made from the seed %.2f ms"
           % (reused, remade))
 
+    from kvault_worker.tensorbytes import host_contiguous
+    from kvault_worker.tensorfile import capture
+    out = torch.randn(1 << 20, device=dev)
+    before = per_call_ms(lambda: host_contiguous(out), 50, device)
+    after = per_call_ms(lambda: capture(out), 50, device)
+    print("capture of a 4 MiB output: %.3f ms (a host copy of the memory, every time) against %.3f ms "
+          "for the host tensor alone (on the CPU: no copy)" % (after, before))
+
     a = torch.randn(64, 64)
     with op_policy.ProcessOperators() as ops:
         for _ in range(300):
             a.t().contiguous().view(-1)
     every = per_call_ms(ops.forbidden, 20)
     outer = per_call_ms(ops.outermost, 20)
-    print("policy judgement of a trace of %d operators: every depth %.2f ms, outermost only %.2f ms"
-          % (len(ops.nodes), every, outer))
+    from kvault_worker.fused import flow
+    fused = per_call_ms(lambda: flow(ops.nodes), 20)
+    print("policy judgement of a trace of %d operators: every depth %.2f ms, outermost only %.2f ms; "
+          "the fused policy's data flow %.2f ms" % (len(ops.nodes), every, outer, fused))
 
 
 if __name__ == "__main__":

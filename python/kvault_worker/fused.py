@@ -26,6 +26,7 @@ or that never launches, does not count.
 Not told apart: a kernel of its own that only copies what PyTorch computed into the
 output.
 """
+import functools
 import re
 
 ALLOCATE = frozenset("empty empty_like empty_strided new_empty new_empty_strided".split())
@@ -121,6 +122,7 @@ def _tensors(value, tensor_value, depth=0):
     return []
 
 
+@functools.lru_cache(maxsize=4096)
 def _written_arguments(schema):
     """Positions of the arguments an operator's schema marks as written (`Tensor(a!)`),
     keyword-only ones counted in order (the trace records every argument)."""
@@ -143,4 +145,4 @@ def _written_arguments(schema):
     if current:
         args.append("".join(current))
     arguments = [a for a in args if a.strip() != "*"]
-    return [i for i, a in enumerate(arguments) if _WRITES_RE.search(a)]
+    return tuple(i for i, a in enumerate(arguments) if _WRITES_RE.search(a))

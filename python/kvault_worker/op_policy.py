@@ -165,8 +165,8 @@ def _output_values(node):
 def _tensor_value(value):
     """[tensor id, storage id, offset, numel, itemsize, device] of a tensor value in the
     trace, or None for anything else."""
-    if isinstance(value, list) and len(value) == 6 and all(isinstance(v, int) and not isinstance(v, bool)
-                                                          for v in value[:5]) and isinstance(value[5], str):
+    if type(value) is list and len(value) == 6 and type(value[5]) is str and \
+            type(value[0]) is int and type(value[1]) is int and type(value[3]) is int:
         return value
     return None
 
