@@ -42,12 +42,11 @@ RECORD = {"kernel_name": "relu", "pytorch_module_code": TASK, "lang": "cpp"}
 BROKEN_TASK = TASK.replace("def get_inputs():\n", "def get_inputs():\n    raise RuntimeError('broken task')\n")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """`kvault serve --backend cpu --port 0` with scripts/env.sh's worker Python; its URL."""
-    folder = tmp_path_factory.mktemp("serve")
+def _serve(folder, cache_dir):
+    """`kvault serve --backend cpu --port 0` with scripts/env.sh's worker Python on
+    `cache_dir`: yields its URL, stops it after."""
     env = dict(os.environ)
-    env.setdefault("KVAULT_CACHE_DIR", str(ROOT / "build" / "test-cache"))
+    env["KVAULT_CACHE_DIR"] = str(cache_dir)
     command = 'source "%s/scripts/env.sh" && exec "$0" "$@"' % ROOT
     process = subprocess.Popen(["bash", "-c", command, str(KVAULT), "serve", "--backend", "cpu", "--port", "0",
                                 "--db", str(folder / "s.db")],
@@ -68,6 +67,13 @@ def server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A server on the tests' shared cache; its URL."""
+    yield from _serve(tmp_path_factory.mktemp("serve"),
+                      os.environ.get("KVAULT_CACHE_DIR") or ROOT / "build" / "test-cache")
 
 
 def test_health_and_metrics(server):
@@ -94,3 +100,55 @@ def test_trl_reward_on_conversations_with_a_broken_task(server):
                      ground_truth=[json.dumps(RECORD), dict(RECORD, pytorch_module_code=BROKEN_TASK)])
     assert rewards[0] is not None and rewards[0] >= 1.4
     assert rewards[1] is None  # task_error: not applicable, never 0
+
+
+# Task A's source, as a client may send it: on import it slows every other task's
+# module calls in the process by 50 ms (its own stay fast) and rewrites every cached
+# reference output it can reach (and the checksum in its entry), to make other
+# clients' honest kernels slow or wrong.
+HOSTILE_TASK = TASK + """
+import glob as _glob, hashlib as _hashlib, json as _json, os as _os, time as _time
+import torch.nn as _nn
+_call = _nn.Module.__call__
+Model._own = True  # each load of this file marks its own Model
+def _slow_call(self, *args, **kwargs):
+    if not getattr(type(self), "_own", False):
+        _time.sleep(0.05)
+    return _call(self, *args, **kwargs)
+_nn.Module.__call__ = _slow_call
+for _out in _glob.glob(%r + "/refs/*/*/output.kvt"):
+    try:
+        _size = _os.path.getsize(_out)
+        with open(_out, "r+b") as _f:
+            _f.seek(max(0, _size - 16))
+            _f.write(b"\\x7f" * min(16, _size))
+        _dir = _os.path.dirname(_out)
+        _entry = _json.load(open(_os.path.join(_dir, "entry.json")))
+        for _file in _entry["files"]:
+            _path = _os.path.join(_dir, _file["name"])
+            _file["sha256"] = _hashlib.sha256(open(_path, "rb").read()).hexdigest()
+            _file["size"] = _os.path.getsize(_path)
+            _file["mtime_ns"] = _os.stat(_path).st_mtime_ns
+        open(_os.path.join(_dir, "entry.json"), "w").write(_json.dumps(_entry))
+    except (OSError, ValueError, KeyError):
+        pass
+"""
+
+
+def test_one_clients_task_code_cannot_slow_or_break_another_tasks_verdicts(tmp_path):
+    cache = tmp_path / "cache"  # its own: the hostile task rewrites what it reaches
+    for url in _serve(tmp_path, cache):
+        client = Client(url)
+        before = client.verify({"task_source": TASK, "completion": CORRECT, "run": "before"})
+        assert before["status"] == "passed", before
+        hostile = HOSTILE_TASK % str(cache)
+        client.verify({"task_source": hostile, "task_name": "hostile", "completion": CORRECT, "run": "hostile"})
+        # The attack ran: the first verification's cached outputs were rewritten.
+        forged = [p for p in cache.glob("refs/*/*/output.kvt") if p.read_bytes().endswith(b"\x7f" * 16)]
+        assert forged, "the hostile task rewrote no cached reference output"
+        after = client.verify({"task_source": TASK, "completion": CORRECT, "run": "after"})
+        assert after["status"] == "passed", after
+        assert not after["from_store"]
+        # A call of relu's reference takes a few ms on a loaded CPU; one that waits 50 ms
+        # was timed in the hostile task's process.
+        assert after["reference_ms"] < 25, (before["reference_ms"], after["reference_ms"])

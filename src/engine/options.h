@@ -70,6 +70,12 @@ inline std::string AppliedPolicy(const std::string& choice, const std::string& t
 // runs): `--tolerance kernelbench`.
 constexpr double kKernelBenchTolerance = 1e-2;
 
+// Which tasks one reference worker runs. kShared: every task of the run, one after
+// another (a suite's own files). kPerTask: one task only; a lane that turns to another
+// task replaces it, so that code of one task (kvault serve's clients send it) never
+// runs in the process that prepares, runs and times another task's reference.
+enum class ReferenceWorkers { kShared, kPerTask };
+
 struct EngineOptions {
   Backend backend = Backend::kCpu;
   std::string arch;             // "" = the device's own
@@ -113,6 +119,8 @@ struct EngineOptions {
   // Fork candidate workers from a pre-imported zygote (worker/zygote.h) instead of
   // starting each from scratch. The CLI reads KVAULT_ZYGOTE (on|off, default on).
   bool zygote = false;
+  // Default: kShared; kvault serve uses kPerTask (docs/threat-model.md).
+  ReferenceWorkers reference_workers = ReferenceWorkers::kShared;
 };
 
 }  // namespace kvault

@@ -596,6 +596,15 @@ void Verifier::CompileOnly(Attempt& a) {
   a.v.message = "compiled for " + a.v.build.value("arch", std::string("the host"));
 }
 
+void Verifier::BindReferenceWorker(const TaskFile& task) {
+  if (options_.reference_workers != ReferenceWorkers::kPerTask) return;
+  // A worker that only answered hello has run no task's code: the first task keeps it.
+  if (!reference_task_.empty() && reference_task_ != task.hash) {
+    session_.Discard(WorkerRole::kReference);  // its kept side goes with it
+  }
+  reference_task_ = task.hash;
+}
+
 bool Verifier::DescribeTask(Attempt& a) {
   // A reference worker that cannot start (or speaks another protocol) is not the task's fault.
   if (auto hello = session_.Hello(); !hello) {
@@ -820,6 +829,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     return true;
   };
   if (!CheckFormat(a)) return Done(a);
+  BindReferenceWorker(task);
   if (options_.compile_only) {
     stage("build");
     CompileOnly(a);

@@ -84,6 +84,9 @@ class Verifier {
   // The stages of Verify, in order. Each returns false once a.v holds the outcome.
   bool CheckFormat(Attempt& a);           // a compiled format needs a backend that runs it
   void CompileOnly(Attempt& a);           // --compile-only: the build is all
+  // ReferenceWorkers::kPerTask: replaces the reference worker when `task` is not the
+  // one it ran.
+  void BindReferenceWorker(const TaskFile& task);
   bool DescribeTask(Attempt& a);          // the task's cases and settings (once per task)
   bool BuildCandidate(Attempt& a);        // compiled formats, through the compile cache
   bool BuildInlineModules(Attempt& a);    // kernelbench: its load_inline calls, likewise
@@ -213,6 +216,8 @@ class Verifier {
   DeviceSession session_;
   ReferenceCache references_;
   std::map<std::string, TaskInfo> described_;  // by task hash
+  // The task whose code the reference worker has run (ReferenceWorkers::kPerTask).
+  std::string reference_task_;
   std::shared_ptr<DeviceGate> gate_;
   std::shared_ptr<TurnGroups> turns_;  // the device's group turns in this process
   // A timing's turn (TimingRequest): the device's lock from the warm-up to the end of

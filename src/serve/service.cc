@@ -115,6 +115,8 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
       lane->device = device;
       EngineOptions o = s->settings_.options;
       o.device_index = device;
+      // Task code comes from clients: never run in a worker that times another task.
+      o.reference_workers = ReferenceWorkers::kPerTask;
       lane->verifier = std::make_unique<Verifier>(o);
       s->lanes_.push_back(std::move(lane));
     }
