@@ -23,6 +23,7 @@ from .errors import (  # noqa: E402
     KernelVaultError,
     RequestError,
     TaskError,
+    UnsupportedError,
 )
 
 __all__ = [
@@ -35,5 +36,6 @@ __all__ = [
     "KernelVaultError",
     "RequestError",
     "TaskError",
+    "UnsupportedError",
     "new_idempotency_key",
 ]

@@ -39,6 +39,7 @@ from .errors import (
     KernelVaultError,
     RequestError,
     TaskError,
+    UnsupportedError,
 )
 
 DEFAULT_URL = "http://127.0.0.1:8470"
@@ -412,6 +413,8 @@ class Client:
         message, kind = _server_message(payload, raw, status)
         text = "%s: HTTP %d: %s" % (where, status, message)
         result = payload if isinstance(payload, dict) and "status" in payload else None
+        if status == 422 and kind == "unsupported":
+            raise UnsupportedError(text, status=status, kind=kind)
         if status == 422:
             raise TaskError(text, status=status, kind=kind or "task", result=result)
         if status == 504 and kind == "deadline":  # the request's deadline_s (a proxy's 504 is retried)

@@ -8,6 +8,8 @@ failures: null, never 0"):
     KernelVaultError           base class
     +-- RequestError           the server refused the request (4xx): fix the caller
     |   +-- BatchNotFoundError the batch id is unknown (404), e.g. after a restart
+    |   +-- UnsupportedError   the server cannot run it (422 "unsupported"): its backend
+    |                          cannot build or run the candidate's language
     +-- TaskError              the task (the reference) is at fault, not the candidate
     +-- InfrastructureError    the service could not judge the candidate; retried
     |   +-- DeadlineError      the request's deadline passed before it was verified
@@ -38,6 +40,13 @@ class RequestError(KernelVaultError):
 class BatchNotFoundError(RequestError):
     """GET/DELETE of a batch the server does not know (404). After a server restart
     every batch id is unknown; `Client.verify_batch` resubmits by itself."""
+
+
+class UnsupportedError(RequestError):
+    """The server cannot judge this request at all (HTTP 422, kind `unsupported`):
+    its backend cannot build or run the candidate's language (a HIP or CUDA answer sent
+    to a server on the CPU backend). Nothing of the request was queued. Not a reward of
+    0: the trainer or the server is misconfigured, and every retry ends the same way."""
 
 
 class TaskError(KernelVaultError):

@@ -34,12 +34,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 if __package__ in (None, ""):  # loaded by file path (OpenRLHF's spec_from_file_location)
     from kernelvault.client import error_for, problem_of
-    from kernelvault.errors import InfrastructureError, RequestError, TaskError
+    from kernelvault.errors import InfrastructureError, RequestError, TaskError, UnsupportedError
     from kernelvault.records import build_request, score_of
     from kernelvault.shared import shared_client
 else:
     from .client import error_for, problem_of
-    from .errors import InfrastructureError, RequestError, TaskError
+    from .errors import InfrastructureError, RequestError, TaskError, UnsupportedError
     from .records import build_request, score_of
     from .shared import shared_client
 
@@ -123,6 +123,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(422, "task", e.message)
         except InfrastructureError as e:
             return self._error(503, "infrastructure", e.message, retry_after=5)
+        except UnsupportedError as e:  # the kvault server cannot run these answers: no score at all
+            return self._error(422, "unsupported", e.message)
         except RequestError as e:  # the kvault server refused what this endpoint sent it
             return self._error(502, "upstream", e.message)
         self._send(200, answer)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelvault import Client
+from kernelvault import Client, UnsupportedError
 from kernelvault.rewards import compute_score_batch
 from kernelvault.trl import KernelVaultReward
 
@@ -100,6 +100,25 @@ def test_trl_reward_on_conversations_with_a_broken_task(server):
                      ground_truth=[json.dumps(RECORD), dict(RECORD, pytorch_module_code=BROKEN_TASK)])
     assert rewards[0] is not None and rewards[0] >= 1.4
     assert rewards[1] is None  # task_error: not applicable, never 0
+
+
+HIP = (ROOT / "examples/hip/relu.hip").read_text() if (ROOT / "examples/hip/relu.hip").exists() else None
+
+
+@pytest.mark.skipif(HIP is None, reason="examples/hip/relu.hip is missing")
+def test_an_answer_the_server_cannot_run_raises_and_never_scores_zero(server):
+    client = Client(server, retries=0)
+    with pytest.raises(UnsupportedError) as raised:
+        client.verify({"task_source": TASK, "code": HIP})
+    assert raised.value.status == 422 and raised.value.kind == "unsupported"
+    assert "cpu" in raised.value.message and "hip" in raised.value.message
+    # A batch with one such answer is refused whole; the adapters raise it too.
+    with pytest.raises(UnsupportedError):
+        client.verify_batch([{"task_source": TASK, "completion": CORRECT},
+                             {"task_source": TASK, "completion": "```hip\n" + HIP + "```", "language": "hip"}])
+    with pytest.raises(UnsupportedError):
+        compute_score_batch(["relu"], ["```hip\n" + HIP + "```"], [dict(RECORD, lang="hip")], [{}],
+                            kvault_url=server)
 
 
 # Task A's source, as a client may send it: on import it slows every other task's

@@ -74,6 +74,7 @@ int RefusalCode(VerificationService::Refusal why) {
   switch (why) {
     case VerificationService::Refusal::kOverloaded: return 429;
     case VerificationService::Refusal::kConflict: return 409;
+    case VerificationService::Refusal::kUnsupported: return 422;
     default: return 503;
   }
 }
@@ -83,6 +84,7 @@ const char* RefusalKind(VerificationService::Refusal why) {
     case VerificationService::Refusal::kOverloaded: return "overloaded";
     case VerificationService::Refusal::kConflict: return "conflict";
     case VerificationService::Refusal::kStopping: return "stopping";
+    case VerificationService::Refusal::kUnsupported: return "unsupported";
     default: return "unavailable";
   }
 }

@@ -8,6 +8,7 @@
 
 #include "agent/feedback.h"
 #include "engine/batch.h"
+#include "engine/candidate_build.h"
 #include "engine/compile_pool.h"
 #include "engine/inline_prebuild.h"
 #include "engine/fingerprint.h"
@@ -172,7 +173,7 @@ void VerificationService::Stop() {
 // --- submitting ---------------------------------------------------------------
 
 std::optional<ServeOutcome> VerificationService::FromStore(const Job& job, const std::string& policy) {
-  if (!job.candidate) return std::nullopt;
+  if (!job.candidate || !job.unsupported.empty()) return std::nullopt;
   auto found = store_.Find(job.run, job.task.name, job.candidate->hash,
                            std::string(ToString(settings_.options.backend)), arch_);
   if (!found || !found->has_value()) return std::nullopt;
@@ -227,6 +228,12 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
     if (c) job->candidate = std::move(*c);
     else parse_failure = c.error();
   }
+  if (job->candidate) {
+    job->language = job->candidate->language;
+    // Not the candidate's fault: this server cannot judge it (Submit refuses it).
+    if (IsCompiledFormat(job->candidate->format))
+      job->unsupported = BackendMismatch(job->candidate->language, settings_.options.backend);
+  }
   if (!parse_failure.empty()) {
     // The candidate's outcome, known without a lane: recorded and answered at once.
     job->state = Job::State::kDone;
@@ -248,6 +255,13 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
   std::vector<std::shared_ptr<Job>> prepared;
   prepared.reserve(requests.size());
   for (const ServeRequest& r : requests) prepared.push_back(Prepare(r));
+  for (size_t i = 0; i < prepared.size(); ++i)
+    if (!prepared[i]->unsupported.empty())
+      return SubmitError{Refusal::kUnsupported,
+                         (requests.size() > 1 ? "requests[" + std::to_string(i) + "]: " : std::string()) +
+                             "this server (backend " + std::string(ToString(settings_.options.backend)) + ") cannot run a " +
+                             prepared[i]->language + " candidate: " + prepared[i]->unsupported,
+                         0};
   std::vector<std::optional<ServeOutcome>> stored(requests.size());
   for (size_t i = 0; i < prepared.size(); ++i)
     if (prepared[i]->state == Job::State::kQueued) stored[i] = FromStore(*prepared[i], requests[i].policy);

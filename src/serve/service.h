@@ -11,7 +11,9 @@
 // A job is one candidate against one task, identified by its content (run, task hash,
 // candidate hash, backend, policy): identical requests share one job while it is
 // known here, and the store answers one verified earlier (also by an earlier server
-// process). An infrastructure failure ends a job with error_kind "infrastructure" and
+// process). A request the server cannot run (a language its backend cannot build or
+// run) is refused whole (Refusal kUnsupported), never answered with a reward of 0.
+// An infrastructure failure ends a job with error_kind "infrastructure" and
 // no reward; it is never answered again, a resubmission verifies anew.
 // Thread-safe: Submit, Wait, Cancel, Health and Metrics may be called from any thread.
 #include <atomic>
@@ -62,6 +64,8 @@ struct Job {
   std::string key;          // the content key
   std::string run;          // the store's run name
   std::string policy;       // task | any | custom_kernel, as the request asked
+  std::string language;     // how the candidate is saved (its extension's language)
+  std::string unsupported;  // why this server cannot run it; "" when it can
   TaskFile task;
   std::optional<Candidate> candidate;  // nullopt: ended before it was loaded
   std::optional<Clock::time_point> deadline;  // the latest of its requests'; none: no deadline
@@ -75,7 +79,7 @@ struct Job {
 
 class VerificationService {
  public:
-  enum class Refusal { kOverloaded, kUnavailable, kConflict, kStopping };
+  enum class Refusal { kOverloaded, kUnavailable, kConflict, kStopping, kUnsupported };
   struct SubmitError {
     Refusal why;
     std::string message;
