@@ -121,6 +121,31 @@ def test_an_answer_the_server_cannot_run_raises_and_never_scores_zero(server):
                             kvault_url=server)
 
 
+def test_identical_bytes_under_another_label_come_from_the_store(server):
+    client = Client(server)
+    run = "labels-%d" % os.getpid()
+    first = client.verify({"task_source": TASK, "task_name": "scale-relu", "completion": CORRECT, "run": run})
+    assert first["status"] == "passed" and not first["from_store"], first
+    again = client.verify({"task_source": TASK, "task_name": "task-relu", "completion": CORRECT, "run": run})
+    assert again["status"] == "passed" and again["from_store"], again
+    # The same bytes saved as another language are another candidate.
+    native_as_python = client.verify({"task_source": TASK, "code": first_code(CORRECT), "language": "python",
+                                      "run": run})
+    assert not native_as_python["from_store"] and native_as_python["status"] != "passed", native_as_python
+
+
+def test_a_request_joining_an_earlier_one_is_marked_from_the_store(server):
+    client = Client(server)
+    run = "shared-%d" % os.getpid()
+    results = client.verify_batch([{"task_source": TASK, "completion": WRONG, "run": run}] * 3)
+    assert [r["status"] for r in results] == ["mismatch"] * 3, results
+    assert sorted(r["from_store"] for r in results) == [False, True, True], results
+
+
+def first_code(completion):
+    return completion.split("```cpp\n", 1)[1].rsplit("```", 1)[0]
+
+
 # Task A's source, as a client may send it: on import it slows every other task's
 # module calls in the process by 50 ms (its own stay fast) and rewrites every cached
 # reference output it can reach (and the checksum in its entry), to make other

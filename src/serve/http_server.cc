@@ -32,6 +32,7 @@ constexpr const char* kRetryAfterInfraS = "5";
 struct Batch {
   std::vector<ServeRequest> requests;
   std::vector<std::shared_ptr<Job>> jobs;
+  std::vector<bool> shared;  // VerificationService::Submitted::shared
   Clock::time_point created = Clock::now();
 };
 
@@ -229,18 +230,26 @@ struct HttpServer::Impl {
   }
 
   // Submits `requests`; on a refusal the answer is sent and nullopt returned.
-  std::optional<std::vector<std::shared_ptr<Job>>> Submit(const std::vector<ServeRequest>& requests, Response& res) {
+  std::optional<VerificationService::Submitted> Submit(const std::vector<ServeRequest>& requests, Response& res) {
     auto submitted = service->Submit(requests);
     if (auto* refused = std::get_if<VerificationService::SubmitError>(&submitted)) {
       SendError(res, RefusalCode(refused->why), RefusalKind(refused->why), refused->message, refused->retry_after_s);
       return std::nullopt;
     }
-    return std::get<std::vector<std::shared_ptr<Job>>>(std::move(submitted));
+    return std::get<VerificationService::Submitted>(std::move(submitted));
+  }
+
+  // A finished job's outcome as request i sees it: one that joined a job an earlier
+  // request made verified nothing itself (from_store).
+  static ServeOutcome AsSeen(ServeOutcome o, bool shared) {
+    if (shared) o.from_store = true;
+    return o;
   }
 
   // Waits for every job (each until its request's deadline); the outcomes in order.
   std::vector<ServeOutcome> WaitAll(const std::vector<ServeRequest>& requests,
-                                    const std::vector<std::shared_ptr<Job>>& jobs, Clock::time_point start) {
+                                    const VerificationService::Submitted& submitted, Clock::time_point start) {
+    const auto& jobs = submitted.jobs;
     std::vector<ServeOutcome> out;
     for (size_t i = 0; i < jobs.size(); ++i) {
       std::optional<Clock::time_point> until;
@@ -254,7 +263,7 @@ struct HttpServer::Impl {
                        " s; it is still verified and recorded, ask again later";
         o = late;
       }
-      out.push_back(std::move(*o));
+      out.push_back(AsSeen(std::move(*o), submitted.shared[i]));
     }
     return out;
   }
@@ -266,9 +275,9 @@ struct HttpServer::Impl {
     std::string id;
   };
   std::optional<Alone> RunAlone(const ServeRequest& request, Response& res, Clock::time_point start) {
-    auto jobs = Submit({request}, res);
-    if (!jobs) return std::nullopt;
-    return Alone{WaitAll({request}, *jobs, start)[0], (*jobs)[0]->id};
+    auto submitted = Submit({request}, res);
+    if (!submitted) return std::nullopt;
+    return Alone{WaitAll({request}, *submitted, start)[0], submitted->jobs[0]->id};
   }
 
   // Its HTTP code (OutcomeCode), with Retry-After when it met an infrastructure failure.
@@ -322,11 +331,12 @@ struct HttpServer::Impl {
     if (!body) return;
     auto requests = ParseBatchRequest(*body, settings.defaults);
     if (!requests) return SendError(res, 400, "bad_request", requests.error());
-    auto jobs = Submit(*requests, res);
-    if (!jobs) return;
+    auto submitted = Submit(*requests, res);
+    if (!submitted) return;
     auto batch = std::make_shared<Batch>();
     batch->requests = std::move(*requests);
-    batch->jobs = std::move(*jobs);
+    batch->jobs = std::move(submitted->jobs);
+    batch->shared = std::move(submitted->shared);
     const size_t size = batch->jobs.size();
     const std::string id = AddBatch(std::move(batch));
     SendJson(res, 202, {{"batch_id", id}, {"size", size}});
@@ -342,7 +352,7 @@ struct HttpServer::Impl {
         continue;
       }
       ++done;
-      results.push_back(ResultJson(b.requests[i], outcome, b.jobs[i]->id));
+      results.push_back(ResultJson(b.requests[i], AsSeen(outcome, b.shared[i]), b.jobs[i]->id));
     }
     return {{"batch_id", id}, {"size", b.jobs.size()}, {"done", done}, {"results", std::move(results)}};
   }
@@ -387,7 +397,10 @@ struct HttpServer::Impl {
           auto [state, outcome] = service->Peek(*batch->jobs[i]);
           if (state != Job::State::kDone) continue;
           const std::string line =
-              DumpJson({{"index", i}, {"result", ResultJson(batch->requests[i], outcome, batch->jobs[i]->id)}}) + "\n";
+              DumpJson({{"index", i},
+                        {"result", ResultJson(batch->requests[i], AsSeen(outcome, batch->shared[i]),
+                                              batch->jobs[i]->id)}}) +
+              "\n";
           if (!sink.write(line.data(), line.size())) return false;
           (*sent)[i] = true;
           --left;
@@ -424,9 +437,9 @@ struct HttpServer::Impl {
   // failure (the client retries; the store answers the others).
   void HipAnswer(const std::vector<ServeRequest>& requests, const std::vector<std::string>& names,
                  Response& res, Clock::time_point start, bool single) {
-    auto jobs = Submit(requests, res);
-    if (!jobs) return;
-    auto outcomes = WaitAll(requests, *jobs, start);
+    auto submitted = Submit(requests, res);
+    if (!submitted) return;
+    auto outcomes = WaitAll(requests, *submitted, start);
     Json responses = Json::array();
     int code = 200;
     for (size_t i = 0; i < outcomes.size(); ++i) {

@@ -174,11 +174,6 @@ void VerificationService::Stop() {
 
 std::optional<ServeOutcome> VerificationService::FromStore(const Job& job, const std::string& policy) {
   if (!job.candidate || !job.unsupported.empty()) return std::nullopt;
-  auto found = store_.Find(job.run, job.task.name, job.candidate->hash,
-                           std::string(ToString(settings_.options.backend)), arch_);
-  if (!found || !found->has_value()) return std::nullopt;
-  const AttemptRecord& r = **found;
-  if (!ErrorKind(r.status).empty()) return std::nullopt;  // not the candidate's outcome: verify again
   // A record answers only a request of the policy it was made under. `task` means the
   // task's own, known once a lane of this server has verified the task under it; until
   // then the request is verified (a record of another policy was answering it: a
@@ -190,7 +185,15 @@ std::optional<ServeOutcome> VerificationService::FromStore(const Job& job, const
     if (known == task_policies_.end()) return std::nullopt;
     wanted = known->second;
   }
-  if (r.policy != wanted) return std::nullopt;
+  // By content: the task's bytes, not the label the client gave them; the candidate's
+  // language (the same bytes saved as .hip and as .cu are two candidates); only rows
+  // verified by an engine of this store, never an imported claim.
+  const ContentKey key{job.run, job.task.hash, job.candidate->hash, job.candidate->language,
+                       std::string(ToString(settings_.options.backend)), arch_, wanted};
+  auto found = store_.FindVerified(key);
+  if (!found || !found->has_value()) return std::nullopt;
+  const AttemptRecord& r = **found;
+  if (!ErrorKind(r.status).empty()) return std::nullopt;  // not the candidate's outcome: verify again
   return OutcomeFromRecord(r, /*from_store=*/true);
 }
 
@@ -217,14 +220,16 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
   }
   const std::string candidate_hash =
       parse_failure.empty() ? Sha256Hex(code) : "unparsable:" + Sha256Hex(r.completion);
-  job->key = r.run + "\n" + job->task.hash + "\n" + candidate_hash + "\n" +
-             std::string(ToString(settings_.options.backend)) + "\n" + r.policy;
+  // The extension decides the candidate's language (with the content): part of the key.
+  const std::string extension = parse_failure.empty() ? CandidateExtension(r.language, code) : "";
+  const std::string backend(ToString(settings_.options.backend));
+  job->key = r.run + "\n" + job->task.hash + "\n" + candidate_hash + "\n" + extension + "\n" +
+             FenceLanguage(r.language) + "\n" + backend + "\n" + r.policy;
   job->id = "c-" + Sha256Hex(job->key).substr(0, 24);
   if (parse_failure.empty()) {
     // Named by the job, not the content: two jobs of one source (other runs or
     // policies) never remove each other's file.
-    auto c = CandidateFromSource(
-        settings_.work_dir + "/candidates/" + job->id + CandidateExtension(r.language, code), code);
+    auto c = CandidateFromSource(settings_.work_dir + "/candidates/" + job->id + extension, code);
     if (c) job->candidate = std::move(*c);
     else parse_failure = c.error();
   }
@@ -266,7 +271,7 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
   for (size_t i = 0; i < prepared.size(); ++i)
     if (prepared[i]->state == Job::State::kQueued) stored[i] = FromStore(*prepared[i], requests[i].policy);
 
-  std::vector<std::shared_ptr<Job>> out(requests.size());
+  Submitted out{std::vector<std::shared_ptr<Job>>(requests.size()), std::vector<bool>(requests.size(), false)};
   std::vector<std::shared_ptr<Job>> to_queue, to_build;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -320,7 +325,8 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
       }
       ++job->owners;
       if (!requests[i].idempotency_key.empty()) idempotency_[requests[i].idempotency_key] = job->key;
-      out[i] = job;
+      out.shared[i] = job != prepared[i];
+      out.jobs[i] = job;
     }
   }
   // Parse errors are outcomes of the candidate: recorded like any other.

@@ -9,12 +9,13 @@
 //   ServeOutcome o = (*service)->Wait(*jobs[0], deadline).value();
 //
 // A job is one candidate against one task, identified by its content (run, task hash,
-// candidate hash, backend, policy): identical requests share one job while it is
-// known here, and the store answers one verified earlier (also by an earlier server
-// process). A request the server cannot run (a language its backend cannot build or
-// run) is refused whole (Refusal kUnsupported), never answered with a reward of 0.
-// An infrastructure failure ends a job with error_kind "infrastructure" and
-// no reward; it is never answered again, a resubmission verifies anew.
+// candidate hash, the candidate's language, backend, policy): identical requests share
+// one job while it is known here, and the store answers one verified earlier (also by
+// an earlier server process; never a row `kvault import` brought in). A request the
+// server cannot run (a language its backend cannot build or run) is refused whole
+// (Refusal kUnsupported), never answered with a reward of 0. An infrastructure
+// failure ends a job with error_kind "infrastructure" and no reward; it is never
+// answered again, a resubmission verifies anew.
 // Thread-safe: Submit, Wait, Cancel, Health and Metrics may be called from any thread.
 #include <atomic>
 #include <chrono>
@@ -85,7 +86,13 @@ class VerificationService {
     std::string message;
     int retry_after_s = 0;
   };
-  using SubmitResult = std::variant<std::vector<std::shared_ptr<Job>>, SubmitError>;
+  // The job of each request; shared[i]: request i joined a job that an earlier
+  // request made (it is answered with from_store true, it verified nothing itself).
+  struct Submitted {
+    std::vector<std::shared_ptr<Job>> jobs;
+    std::vector<bool> shared;
+  };
+  using SubmitResult = std::variant<Submitted, SubmitError>;
 
   // Starts the lanes (each warms its workers) and the compile pool.
   static Result<std::unique_ptr<VerificationService>> Start(ServiceSettings settings, Store& store);
