@@ -64,7 +64,8 @@ class Flusher:
         # The flush runs between samples, where no clock looks: a candidate that makes
         # it evict nothing (the buffer swapped or shrunk in place, `flush` hidden by an
         # instance attribute) gets warm caches in its cold samples (integrity.py).
-        SNAPSHOT.guard("flush buffer %d %s" % (nbytes, torch_device), self, ("_buffer", "nbytes"))
+        self._guard = "flush buffer %d %s" % (nbytes, torch_device)
+        SNAPSHOT.guard(self._guard, self, ("_buffer", "nbytes"))
 
     def flush(self):
         self._value = (self._value + 1) % 251
@@ -73,6 +74,7 @@ class Flusher:
         self._buffer.fill_(self._value)
 
     def release(self):
+        SNAPSHOT.unguard(self._guard)
         self._buffer = None
 
 

@@ -66,7 +66,8 @@ class TimedSide:
         self.device_call_ms = None
         self.graph_inputs = None  # GraphInputs of the current graph
         self.pristine = True  # the timed buffers hold the timing seed's inputs
-        SNAPSHOT.guard("timed side %x" % id(self), self, ("fn", "flusher", "make_inputs", "device"))
+        self._guards = tuple("%s %x" % (what, id(self)) for what in ("timed side", "timed graph", "graph inputs"))
+        SNAPSHOT.guard(self._guards[0], self, ("fn", "flusher", "make_inputs", "device"))
 
     @property
     def flush_bytes(self):
@@ -223,9 +224,9 @@ class TimedSide:
             if escaped:
                 self._release_graph()
                 raise timers.GraphUnavailable(escaped)
-            SNAPSHOT.guard("timed graph %x" % id(self), self.graph, ("_graph", "outputs", "calls"))
+            SNAPSHOT.guard(self._guards[1], self.graph, ("_graph", "outputs", "calls"))
             if sets is not None:
-                SNAPSHOT.guard("graph inputs %x" % id(self), sets, ("pool", "stacked", "positions", "make_inputs"))
+                SNAPSHOT.guard(self._guards[2], sets, ("pool", "stacked", "positions", "make_inputs"))
         except timers.GraphUnavailable as e:
             self.graph_failure = str(e)
             self.graph_inputs = None
@@ -238,6 +239,8 @@ class TimedSide:
             return self.fn(inputs)
 
     def _release_graph(self):
+        for name in self._guards[1:]:
+            SNAPSHOT.unguard(name)
         if self.graph is not None:
             self.graph.release()
         self.graph = self.graph_inputs = None
@@ -330,6 +333,7 @@ class TimedSide:
 
     def release(self):
         self._release_graph()
+        SNAPSHOT.unguard(self._guards[0])
         self.fn = self.inputs = self.graph = self.flusher = self.last_output = None
         self.make_inputs = None
 
