@@ -479,14 +479,14 @@ bool CaseTimer::WarmUp() {
   }
   ContinueAll();
   SetAll("warmup_ms", warmup_ms_);
-  SetAll("flush_bytes", Field(leader_.prepared.reference, "flush_bytes"));
-  SetAll("reference_kept", Field(leader_.prepared.reference, "kept") == Json(true));
-  SetAll("reference_call_ms", Field(reference_warm_, "call_ms"));
-  SetAll("reference_device_call_ms", Field(reference_warm_, "device_call_ms"));
-  SetAll("sensors_before", Field(reference_warm_, "sensors"));
+  SetAll("flush_bytes", Field(leader_.prepared.reference, protocol::field::kFlushBytes));
+  SetAll("reference_kept", Field(leader_.prepared.reference, protocol::field::kKept) == Json(true));
+  SetAll("reference_call_ms", Field(reference_warm_, protocol::field::kCallMs));
+  SetAll("reference_device_call_ms", Field(reference_warm_, protocol::field::kDeviceCallMs));
+  SetAll("sensors_before", Field(reference_warm_, protocol::field::kSensors));
   for (CandidateSide& c : sides_) {
-    c.row()["candidate_call_ms"] = Field(c.warm, "call_ms");
-    c.row()["candidate_device_call_ms"] = Field(c.warm, "device_call_ms");
+    c.row()["candidate_call_ms"] = Field(c.warm, protocol::field::kCallMs);
+    c.row()["candidate_device_call_ms"] = Field(c.warm, protocol::field::kDeviceCallMs);
   }
   return AnyActive();
 }
@@ -515,7 +515,7 @@ bool CaseTimer::ChooseMethod() {
     ContinueAll();
     return AnyActive();  // every side uses events
   };
-  if (const Json why = Field(*ref, "graph_failed"); !why.is_null()) return fallback(why);
+  if (const Json why = Field(*ref, protocol::field::kGraphFailed); !why.is_null()) return fallback(why);
   const int ref_calls = static_cast<int>(Number(*ref, "graph_calls", 0));
   if (ref_calls < 1) {
     FailAll(OutcomeStatus::kTaskError, "the reference's worker captured a graph of no calls");
@@ -533,7 +533,7 @@ bool CaseTimer::ChooseMethod() {
       StopAllBut(&c);
       auto cand = AskCandidate(c, TimeGraphRequest{calls}.ToJson());
       if (!cand) continue;
-      if (const Json why = Field(*cand, "graph_failed"); !why.is_null()) return fallback(why);
+      if (const Json why = Field(*cand, protocol::field::kGraphFailed); !why.is_null()) return fallback(why);
       const int got = static_cast<int>(Number(*cand, "graph_calls", 0));
       if (got < 1 || got > calls) {
         FailCandidate(c, OutcomeStatus::kCrash, "the candidate's worker reported a graph of " + std::to_string(got) +
@@ -550,7 +550,7 @@ bool CaseTimer::ChooseMethod() {
     StopAllBut(nullptr);
     auto again = AskReference(TimeGraphRequest{calls}.ToJson());
     if (!again) return false;
-    if (const Json why = Field(*again, "graph_failed"); !why.is_null()) return fallback(why);
+    if (const Json why = Field(*again, protocol::field::kGraphFailed); !why.is_null()) return fallback(why);
     if (static_cast<int>(Number(*again, "graph_calls", 0)) != calls) {
       FailAll(OutcomeStatus::kTaskError, "the reference's worker did not capture the graph size asked");
       return false;
@@ -662,13 +662,13 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
       FailSide(side, std::string("the ") + who + "'s worker replayed a graph of another size (a forged reply)");
       return false;
     }
-    if (side > 0 && Field(*reply, "inputs_modified") != Json(false)) {
+    if (side > 0 && Field(*reply, protocol::field::kInputsModified) != Json(false)) {
       FailCandidate(sides_[side - 1], OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
       return false;
     }
     const double per_call = ms.get<double>();
     (flushed ? got.series.cold : got.series.warm).push_back(per_call);
-    if (const Json wall = Field(*reply, "wall_ms"); wall.is_number()) got.series.wall.push_back(wall.get<double>());
+    if (const Json wall = Field(*reply, protocol::field::kWallMs); wall.is_number()) got.series.wall.push_back(wall.get<double>());
     got.aliases.push_back(Field(*reply, protocol::field::kOutputAliases));
     got.reported.push_back(per_call * graph_calls_);
     got.clocked.push_back(clocked);
@@ -1004,25 +1004,21 @@ bool CaseTimer::RecheckOutput(CandidateSide& c) {
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
   const std::string& cand_dir = session_.CandidateFolder(req_.scratch);
   const std::string cand_out = cand_dir + "/timed_" + std::to_string(req_.case_index) + "_candidate.kvt";
-  Json finish{{"op", "time_finish"}};
   const HandoffSpec handoff = NewHandoff(cand_dir, 1);
-  if (t.recheck) finish["out"] = stem + "_reference.kvt";
-  if (t.recheck && req_.outputs_on_device) finish["handoff"] = handoff.ToJson();
-  Json ref_finish_req = finish;
-  ref_finish_req["keep"] = true;  // for the next candidate's timing of this case
-  auto ref_finish = AskReference(ref_finish_req);
+  TimeFinishRequest to_reference;
+  if (t.recheck) to_reference.out = stem + "_reference.kvt";
+  if (t.recheck && req_.outputs_on_device) to_reference.handoff = handoff.ToJson();
+  to_reference.keep = true;  // for the next candidate's timing of this case
+  auto ref_finish = AskReference(to_reference.ToJson());
   if (!ref_finish) return false;
   DeviceOffer offer = OfferIn(*ref_finish);  // ended on every way out
-  if (t.recheck) finish["out"] = cand_out;
-  finish.erase("handoff");
-  if (offer.open()) {
-    finish["handoff"] = Json{{"socket", handoff.socket}, {"secret", handoff.secret}};
-    finish["output_layout"] = offer.layout();
-  }
-  auto cand_finish = AskCandidate(c, finish);
+  TimeFinishRequest to_candidate;
+  if (t.recheck) to_candidate.out = cand_out;
+  if (offer.open()) to_candidate.handoff = handoff.Delivery(), to_candidate.output_layout = offer.layout();
+  auto cand_finish = AskCandidate(c, to_candidate.ToJson());
   if (!cand_finish) return false;
-  row["sensors_after"] = Field(*ref_finish, "sensors");
-  if (Field(*cand_finish, "inputs_modified") != Json(false)) {
+  row["sensors_after"] = Field(*ref_finish, protocol::field::kSensors);
+  if (Field(*cand_finish, protocol::field::kInputsModified) != Json(false)) {
     FailCandidate(c, OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
     return false;
   }

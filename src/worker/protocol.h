@@ -4,7 +4,8 @@
 // Ops and field names are spelled here once; the requests the engine sends are typed
 // structs whose ToJson() is the line that goes to the worker. Reading a reply stays
 // with the caller (worker replies are untrusted: engine/worker_outcome.h), through
-// the field names below.
+// the field names below. python/tests/test_protocol_schema.py checks that the worker
+// lists the same ops, error kinds, version and fields.
 //
 //   RunRequest run{.case_index = 0, .seed = 1, .out = "/abs/out.kvt"};
 //   WorkerReply r = worker->Call(run.ToJson(), timeout);
