@@ -286,5 +286,109 @@ TEST(Export, VerlRowCarriesAmdGroundTruthAndSkipsWhatItCannotHold) {
   EXPECT_FALSE(VerlRow(r, context, 0).has_value());
 }
 
+TEST(Import, VerlRowsInJsonLines) {
+  CorpusStore vault = Memory();
+  ImportReport r = Import(vault, ImportFormat::kVerl, Fixture("verl_rows.jsonl"));
+  EXPECT_EQ(r.imported, 1);
+  EXPECT_EQ(r.skipped.size(), 1u);  // the task-only row
+  EXPECT_EQ(Lines(r.malformed), (std::vector<int64_t>{3}));
+}
+
+TEST(Import, ARowNamingItselfAsParentIsMalformed) {
+  auto dir = TempDir::Create("", "kvault-corpus-parent");
+  ASSERT_TRUE(dir.ok());
+  KernelRecord r = Contender("k", "passed", 1.0);
+  r.provenance.parent_id = r.id;
+  Json row = RecordToJson(r);
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("self.jsonl"), DumpJson(row) + "\n").ok());
+  CorpusStore vault = Memory();
+  ImportReport report = Import(vault, ImportFormat::kRecords, dir->Join("self.jsonl"));
+  EXPECT_EQ(report.imported, 0);
+  ASSERT_EQ(report.malformed.size(), 1u);
+  EXPECT_NE(report.malformed[0].why.find("parent_id"), std::string::npos);
+}
+
+TEST(Export, DpoPairsANearMissWithItsPositiveAndStatesNoSpeedForAWrongKernel) {
+  CorpusStore vault = Memory();
+  KernelRecord fast = Contender("fast", "passed", 2.0), close = Contender("close", "passed", 1.5);
+  KernelRecord miss = Contender("close but wrong", "mismatch", 0);
+  ASSERT_TRUE(vault.UpsertMany({fast, close, miss}).ok());
+  ASSERT_TRUE(vault.SetDuplicates({{miss.id, close.id, "near_miss"}}).ok());
+  auto dir = TempDir::Create("", "kvault-corpus-dpo");
+  ExportOptions o = Export(ExportFormat::kDpo, dir->Join("dpo.jsonl"));
+  o.filter.include_duplicates = false;  // near misses stay
+  auto summary = ExportRecords(vault, o);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->rows, 2);  // close against fast, the miss against close
+  std::ifstream in(o.output);
+  std::string line;
+  bool paired = false;
+  while (std::getline(in, line)) {
+    Json row = *ParseJson(line);
+    EXPECT_FALSE(row["system"].get<std::string>().empty());
+    if (row["metadata"]["rejected_id"] != miss.id) continue;
+    paired = true;
+    EXPECT_EQ(row["metadata"]["chosen_id"], close.id);
+    EXPECT_TRUE(row["metadata"]["near_miss"].get<bool>());
+    EXPECT_TRUE(row["metadata"]["rejected_speedup"].is_null());
+  }
+  EXPECT_TRUE(paired);
+}
+
+TEST(Export, SplitByTaskPutsNoTaskOnBothSides) {
+  CorpusStore vault = Memory();
+  std::vector<KernelRecord> records;
+  for (int t = 0; t < 40; ++t) {
+    for (int k = 0; k < 2; ++k) {
+      KernelRecord r = Contender("kernel " + std::to_string(t) + "." + std::to_string(k), "passed", 1.0);
+      r.task.name = "task_" + std::to_string(t);
+      FinishRecord(r);
+      records.push_back(r);
+    }
+  }
+  ASSERT_TRUE(vault.UpsertMany(records).ok());
+  auto dir = TempDir::Create("", "kvault-corpus-split");
+  std::map<std::string, std::set<std::string>> tasks;  // split -> task names
+  for (auto [split, name] : {std::pair{ExportSplit::kTrain, "train"}, std::pair{ExportSplit::kTest, "test"}}) {
+    ExportOptions o = Export(ExportFormat::kSft, dir->Join(std::string(name) + ".jsonl"));
+    o.split = split;
+    o.test_share = 0.3;
+    auto summary = ExportRecords(vault, o);
+    ASSERT_TRUE(summary.ok()) << summary.error();
+    EXPECT_EQ(summary->rows + summary->other_split, 80);
+    std::ifstream in(o.output);
+    std::string line;
+    while (std::getline(in, line)) tasks[name].insert((*ParseJson(line))["metadata"]["kernel_name"].get<std::string>());
+  }
+  EXPECT_FALSE(tasks["train"].empty());
+  EXPECT_FALSE(tasks["test"].empty());
+  for (const std::string& t : tasks["test"]) EXPECT_EQ(tasks["train"].count(t), 0u) << t;
+  EXPECT_EQ(tasks["train"].size() + tasks["test"].size(), 40u);
+}
+
+TEST(Export, PromptsAreGensAndPublishLeavesOutTheMachine) {
+  KernelRecord r = Contender("__global__ void k() {}\n", "passed", 2.0);
+  r.results[0].environment = {{"host", "build-node-7"}, {"cache", "/home/someone/.cache/kvault"}};
+  r.provenance.origin_file = "/home/someone/data/rows.jsonl";
+  ExportPrompts prompts({.root = SourceRoot() + "/prompts", .version = "v1", .hardware = ""});
+  auto p = prompts.Of(r);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_NE(p->system.find("MI300X"), std::string::npos);  // hip: gen's default target
+  EXPECT_NE(p->system.find("exactly one fenced code block tagged `hip`"), std::string::npos);
+  EXPECT_EQ(p->user.rfind("task: relu\nrole: generator\niteration: 1\n", 0), 0u);
+  EXPECT_NE(p->user.find("```python\nref\n"), std::string::npos);
+  RecordFilter filter;
+  RowContext published{filter, *p, true}, kept{filter, *p, false};
+  const std::string row = DumpJson(SftRow(r, published)) + DumpJson(HfRow(r, published));
+  EXPECT_EQ(row.find("build-node-7"), std::string::npos);
+  EXPECT_EQ(row.find("/home/someone"), std::string::npos);
+  EXPECT_NE(DumpJson(SftRow(r, kept)).find("build-node-7"), std::string::npos);
+  EXPECT_EQ(SftRow(r, published)["messages"][0]["role"], "system");
+  r.format = "no-such-format";
+  auto missing = prompts.Of(r);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("no-such-format"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvault::corpus
