@@ -84,6 +84,9 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
                                  "unavailable_reasons": reasons})
         self.device = device
         SNAPSHOT.settle()
+        # Every sample ends at the device's synchronisation: no instance attribute may
+        # hide it (or another method of the device), nor may the device's class change.
+        SNAPSHOT.guard("device", device, ("torch_device", "is_gpu"))
         # What is alive now (PyTorch and the harness) stays for the worker's life:
         # the collections that free each case's tensors then skip it (about 50 ms
         # each with PyTorch imported, a few after this).
