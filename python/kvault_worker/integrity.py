@@ -25,8 +25,9 @@ or candidate code runs) of:
 - the interpreter's hooks that would run the candidate's code inside the worker's own
   work, between the samples where no clock looks (the cache flush, the requests
   around the samples): the trace and profile functions (`sys.settrace`,
-  `sys.setprofile`, and `threading`'s for new threads) and the garbage collector's
-  callbacks (`gc.callbacks`);
+  `sys.setprofile`, and `threading`'s for new threads), the garbage collector's
+  callbacks (`gc.callbacks`), signal handlers (but SIGCHLD's), audit hooks added, and
+  torch function or dispatch modes left entered (the depth of both stacks);
 - the worker's objects on the timing path (`guard`): the timed side, the flush
   buffer's owner, a graph and its input sets may not change class nor gain an
   instance attribute that hides a method, and the attributes named when guarded
@@ -119,6 +120,12 @@ def _hooks():
              "sys.addaudithook": len(_AUDIT_HOOKS_ADDED)}
     if not _PROFILING:
         hooks["sys.getprofile()"] = sys.getprofile()
+    # A torch function or dispatch mode entered and never left intercepts every later
+    # torch call on the thread: the harness's own (the flush's fill_) included.
+    for name, depth in (("torch function modes", "_len_torch_function_stack"),
+                        ("torch dispatch modes", "_len_torch_dispatch_stack")):
+        if hasattr(torch._C, depth):
+            hooks[name] = getattr(torch._C, depth)()
     for number in _SIGNALS:
         try:
             hooks["signal %d handler" % number] = signal.getsignal(number)
