@@ -9,6 +9,8 @@ or candidate code runs) of:
 - the tensor methods the worker uses to read outputs (`Tensor.cpu`, `to`,
   `contiguous`, `clone`, `copy_`, `detach`, `view`, `numpy`) and comparisons
   (`torch.equal`, `torch.allclose`, `torch.isnan`);
+- every callable that `torch`, `torch.nn.functional` and `torch.Tensor` bind (the
+  task's `get_inputs` calls them while a sample's inputs are drawn, before its clock);
 - every function, class, builtin and module bound at the top of the worker's own
   modules (`timers._perf_counter_ns`, an alias of a clock, is one; so is `os` in
   `protocol`, through which replies are written), and every method, static or class
@@ -80,6 +82,24 @@ _ATTRIBUTES = {
                      "index_select", "__torch_function__"),
     "torch.cuda.CUDAGraph": ("replay",),
 }
+
+
+# The namespaces whose functions the worker, and the task's own code in the
+# candidate's worker (get_inputs draws a sample's fresh inputs before its clock
+# starts), call: every callable they bind is snapshotted by identity, so a wrapper of
+# `torch.randn` that computes the answer while the inputs are drawn is a change.
+_NAMESPACES = {"torch": torch, "torch.nn.functional": torch.nn.functional,
+               "torch.Tensor": torch.Tensor}
+
+
+def _namespace_callables():
+    found = {}
+    for prefix, space in _NAMESPACES.items():
+        for attr, value in list(vars(space).items()):
+            if not attr.startswith("__") and (callable(value) or isinstance(value, (staticmethod, classmethod))) \
+                    and not isinstance(value, types.ModuleType):
+                found["%s.%s" % (prefix, attr)] = (space, attr, value)
+    return found
 
 
 def _switches():
@@ -274,6 +294,7 @@ class Snapshot:
                 if hasattr(owner, attr):
                     self.attributes["%s.%s" % (owner_name, attr)] = (owner, attr, _raw(owner, attr))
         self.own = {}
+        self.namespaces = {}  # name -> (namespace, attribute, value): torch's callables
         self.classes = {}    # name -> (class, {member: value}, size of its __dict__)
         self.functions = {}  # id -> (name, _Function): every Python function behind the above
         self._add_functions(self.attributes.items())
@@ -287,6 +308,7 @@ class Snapshot:
         """Records the worker's own definitions and the precision switches as they are
         once the device is open (`hello` sets the switches), before any task code."""
         self.own = _own_definitions()
+        self.namespaces = _namespace_callables()
         self.classes = _own_classes(self.own)
         self._add_functions(self.own.items())
         self._add_functions(("%s.%s" % (name, m), (None, None, v)) for name, (_, members, _) in self.classes.items()
@@ -326,6 +348,8 @@ class Snapshot:
                    if _raw(owner, attr) is not value]
         changed += [name for name, (module, attr, value) in self.own.items()
                     if vars(module).get(attr) is not value]
+        changed += [name for name, (space, attr, value) in self.namespaces.items()
+                    if vars(space).get(attr) is not value]
         for name, (klass, members, size) in self.classes.items():
             now = vars(klass)
             changed += ["%s.%s" % (name, m) for m, value in members.items() if now.get(m) is not value]
