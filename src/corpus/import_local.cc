@@ -91,7 +91,8 @@ Status ImportRun(const std::string& path, const std::string& run, Store& store, 
   for (size_t i = 0; i < records.size(); ++i) {
     if (parent_sample[i].empty()) continue;
     auto p = id_of_sample.find({records[i].task.name, parent_sample[i]});
-    if (p != id_of_sample.end()) records[i].provenance.parent_id = p->second;
+    // A child that repeats its parent's code is the same record: no parent of itself.
+    if (p != id_of_sample.end() && p->second != records[i].id) records[i].provenance.parent_id = p->second;
   }
   for (size_t i = 0; i < records.size(); ++i)
     if (Status s = sink.Add(std::move(records[i]), path, attempt_ids[i]); !s) return s;
