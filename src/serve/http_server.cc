@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <random>
 
@@ -145,6 +148,7 @@ struct HttpServer::Impl {
     });
     server.set_logger([this](const Request& req, const Response& res) {
       service->metrics().CountRequest(EndpointLabel(req), res.status);
+      LogRequest(req, res);
     });
 
     PostJson("/v1/verify", &Impl::VerifyOne);
@@ -196,7 +200,43 @@ struct HttpServer::Impl {
     return "other";
   }
 
+  // The body's size as the client declared it (POST routes read the body into a copy
+  // of the request, so the logger's has none).
+  static uint64_t BodyBytes(const Request& req) {
+    if (!req.body.empty()) return req.body.size();
+    const std::string length = req.get_header_value("Content-Length");
+    return length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);
+  }
+
+  // One line on stderr per request answered: when, who, what, the answer and its time.
+  static void LogRequest(const Request& req, const Response& res) {
+    const double unix_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    Json line{{"time", std::round(unix_s * 1000) / 1000},
+              {"remote", req.remote_addr},
+              {"method", req.method},
+              {"path", EndpointLabel(req)},
+              {"status", res.status},
+              {"bytes_in", BodyBytes(req)}};
+    if (request_start) {  // not for a request whose head could not be read
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - *request_start).count();
+      line["ms"] = std::round(ms * 10) / 10;
+      request_start.reset();
+    }
+    if (res.status >= 400) {
+      auto answer = ParseJson(res.body);
+      if (answer && answer->is_object() && answer->contains("error") && (*answer)["error"].is_object())
+        line["error"] = (*answer)["error"].value("kind", std::string());
+    }
+    const std::string text = "kvault serve: request " + DumpJson(line) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
+
+  // When the request this thread serves was read (its head: the pre-routing handler).
+  static inline thread_local std::optional<Clock::time_point> request_start;
+
   httplib::Server::HandlerResponse Authorize(const Request& req, Response& res) {
+    request_start = Clock::now();
     if (settings.token.empty() || req.path == "/health" || req.path == "/v1/health")
       return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
