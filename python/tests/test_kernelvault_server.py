@@ -4,8 +4,11 @@ reward callable. Skipped while the binary has no `serve` subcommand. Lean on
 purpose: every CPU verification takes seconds."""
 import json
 import os
+import re
+import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -140,6 +143,26 @@ def test_a_request_joining_an_earlier_one_is_marked_from_the_store(server):
     results = client.verify_batch([{"task_source": TASK, "completion": WRONG, "run": run}] * 3)
     assert [r["status"] for r in results] == ["mismatch"] * 3, results
     assert sorted(r["from_store"] for r in results) == [False, True, True], results
+
+
+def test_health_answers_beside_hundreds_of_slow_connections(server):
+    host, port = re.match(r"http://([^:/]+):(\d+)", server).groups()
+    slow = []
+    try:
+        # More than the 512 threads that once served every connection: each sends half a
+        # request head and nothing more.
+        for _ in range(600):
+            s = socket.create_connection((host, int(port)), timeout=10)
+            s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")
+            slow.append(s)
+        time.sleep(0.5)
+        start = time.monotonic()
+        health = Client(server, retries=0).health()
+        assert health["status"] == "ok"
+        assert time.monotonic() - start < 2.0
+    finally:
+        for s in slow:
+            s.close()
 
 
 def first_code(completion):

@@ -1,6 +1,7 @@
 #include "serve/http_server.h"
 
 #include <httplib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <random>
 
 #include "kvault/build_config.h"
+#include "serve/connection_gate.h"
 #include "util/json_parse.h"
 
 namespace kvault::serve {
@@ -112,19 +114,21 @@ bool IsLoopback(const std::string& host) {
 struct HttpServer::Impl {
   HttpSettings settings;
   VerificationService* service = nullptr;  // set by Listen, before any request is read
+  ConnectionGate gate;                     // outlives the server, whose queue it makes
   httplib::Server server;
   std::mutex mu;                                   // guards batches
   std::map<std::string, std::shared_ptr<Batch>> batches;
   int listen_fd = -1;                              // the socket Bind() bound
 
-  explicit Impl(HttpSettings s) : settings(std::move(s)) {}
+  explicit Impl(HttpSettings s)
+      : settings(std::move(s)), gate(GateSettings{settings.max_connections, settings.read_deadline}) {}
 
   // --- plumbing ---------------------------------------------------------------
   void Route() {
-    const int threads = std::max(4, settings.threads);
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    server.new_task_queue = [this] { return gate.NewQueue(); };
     server.set_payload_max_length(settings.max_body_bytes);
-    server.set_read_timeout(60);
+    // Each read's own bound; the request's total is the gate's deadline.
+    server.set_read_timeout(std::min<std::chrono::milliseconds>(settings.read_deadline, std::chrono::seconds(60)));
     server.set_write_timeout(60);
     // Not cpp-httplib's own options: they set SO_REUSEPORT, under which a second
     // server binds a port this one serves and the kernel splits the connections
@@ -149,6 +153,7 @@ struct HttpServer::Impl {
     server.set_logger([this](const Request& req, const Response& res) {
       service->metrics().CountRequest(EndpointLabel(req), res.status);
       LogRequest(req, res);
+      ConnectionGate::Reading();  // keep-alive: the connection's next request is read now
     });
 
     PostJson("/v1/verify", &Impl::VerifyOne);
@@ -185,6 +190,7 @@ struct HttpServer::Impl {
       }
       // False: too large (413) or cut short (400); OnError answers with res.status.
       if (!read([&req](const char* data, size_t n) { return req.body.append(data, n), true; })) return;
+      ConnectionGate::Handling();  // read: waiting for its verification has no deadline
       (this->*handler)(req, r);
     });
   }
@@ -237,6 +243,8 @@ struct HttpServer::Impl {
 
   httplib::Server::HandlerResponse Authorize(const Request& req, Response& res) {
     request_start = Clock::now();
+    // A request without a body is read once its head is; POST routes say so after the body.
+    if (req.method != "POST") ConnectionGate::Handling();
     if (settings.token.empty() || req.path == "/health" || req.path == "/v1/health")
       return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
@@ -545,6 +553,15 @@ Result<int> HttpServer::Bind() {
     if (port <= 0) return Error{"cannot bind " + host + " to any port"};
   } else if (!impl_->server.bind_to_port(host, port)) {
     return Error{"cannot bind " + host + ":" + std::to_string(port) + " (in use, or not an address of this host)"};
+  }
+  // Every connection holds a socket: room for the most the gate serves at once.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    const rlim_t want = static_cast<rlim_t>(impl_->settings.max_connections) * 2 + 512;
+    if (files.rlim_cur < want) {
+      files.rlim_cur = std::min(want, files.rlim_max);
+      (void)::setrlimit(RLIMIT_NOFILE, &files);
+    }
   }
   // cpp-httplib listens with a backlog of 5: a burst of connections (an RL step's
   // samples at once) overflows it and the kernel resets some of them. Listening again

@@ -7,6 +7,7 @@
 //   HttpServer http(settings);
 //   auto port = http.Bind();        // before the service starts its lanes: a taken port fails at once
 //   http.Listen(service);           // until Stop() (from a signal thread)
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,7 +22,11 @@ struct HttpSettings {
   int port = 8470;            // 0: any free port
   std::string token;          // "" = none (allowed on loopback only: the CLI checks)
   size_t max_body_bytes = 32u << 20;
-  int threads = 512;          // connections served at once (a waiting verify holds one)
+  // Connections served at once (a waiting verify holds one; each has a thread); one
+  // beyond gets 503 at once. Reading a request (head and body) has `read_deadline` in
+  // all; a connection still reading past it is closed (serve/connection_gate.h).
+  size_t max_connections = 1024;
+  std::chrono::milliseconds read_deadline{60000};
   RequestDefaults defaults;
   std::optional<TritonSuite> triton;
 };

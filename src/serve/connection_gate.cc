@@ -1,0 +1,220 @@
+#include "serve/connection_gate.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+// The socket this thread accepted last (-1: none since the queue took the last one).
+thread_local int last_accepted = -1;
+}  // namespace
+
+// The C library's accept calls, noting the socket for ConnectionGate's queue (its
+// enqueue runs on the thread that accepted, right after the call). Same behaviour
+// otherwise: the system call itself.
+extern "C" int accept4(int fd, struct sockaddr* addr, socklen_t* len, int flags) {
+  const int sock = static_cast<int>(::syscall(SYS_accept4, fd, addr, len, flags));
+  if (sock >= 0) last_accepted = sock;
+  return sock;
+}
+
+extern "C" int accept(int fd, struct sockaddr* addr, socklen_t* len) { return accept4(fd, addr, len, 0); }
+
+namespace kvault::serve {
+
+using Clock = std::chrono::steady_clock;
+
+struct ConnectionGate::State {
+  struct Conn {
+    int guard = -1;  // a duplicate of the socket: its number cannot be reused while kept
+    bool reading = true;
+    bool cut = false;
+    Clock::time_point deadline;
+  };
+
+  GateSettings settings;
+  mutable std::mutex mu;
+  std::condition_variable changed;
+  std::map<uint64_t, Conn> conns;
+  uint64_t next_id = 1;
+  size_t running = 0;  // connection threads not yet finished
+  size_t refused = 0, cut_off = 0;
+  bool stopping = false;
+  bool warned = false;
+  std::vector<std::thread> threads;
+  std::vector<std::thread::id> finished;  // to join
+  std::thread watchdog;
+
+  explicit State(GateSettings s) : settings(s) {}
+
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping) {
+      changed.wait_for(lock, std::chrono::milliseconds(200));
+      const auto now = Clock::now();
+      for (auto& [id, c] : conns) {
+        if (!c.reading || c.cut || c.guard < 0 || now < c.deadline) continue;
+        ::shutdown(c.guard, SHUT_RDWR);  // its thread's read ends; cpp-httplib closes it
+        c.cut = true;
+        ++cut_off;
+      }
+    }
+  }
+
+  // Joins the threads that finished. REQUIRES: mu not held.
+  void Reap() {
+    std::vector<std::thread> done;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (auto it = threads.begin(); it != threads.end();) {
+        if (std::find(finished.begin(), finished.end(), it->get_id()) != finished.end()) {
+          done.push_back(std::move(*it));
+          it = threads.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      finished.clear();
+    }
+    for (auto& t : done) t.join();
+  }
+};
+
+namespace {
+
+// The connection the calling thread serves (set while a connection's task runs).
+thread_local ConnectionGate::State* current_state = nullptr;
+thread_local uint64_t current_id = 0;
+
+// Answers a connection beyond the bound: 503 with Retry-After, without reading it.
+void Refuse(int sock, int retry_after_s) {
+  const std::string body =
+      "{\"error\":{\"kind\":\"overloaded\",\"message\":\"the server has too many connections open; retry later\"}}\n";
+  const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: " +
+                             std::to_string(retry_after_s) + "\r\nConnection: close\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n" + body;
+  (void)::send(sock, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::shutdown(sock, SHUT_RDWR);
+}
+
+class GateQueue : public httplib::TaskQueue {
+ public:
+  explicit GateQueue(std::shared_ptr<ConnectionGate::State> state) : state_(std::move(state)) {}
+
+  void enqueue(std::function<void()> fn) override {
+    auto& s = *state_;
+    const int sock = last_accepted;
+    last_accepted = -1;
+    s.Reap();
+    std::unique_lock<std::mutex> lock(s.mu);
+    if (s.stopping) {  // not after shutdown(): served here, as it comes
+      lock.unlock();
+      fn();
+      return;
+    }
+    if (sock < 0 && !s.warned) {
+      s.warned = true;
+      std::fprintf(stderr, "kvault serve: cannot see the sockets of connections; reads have no total deadline\n");
+    }
+    if (s.running >= s.settings.max_connections) {
+      ++s.refused;
+      lock.unlock();
+      if (sock >= 0) Refuse(sock, s.settings.retry_after_s);
+      fn();  // reads nothing (shut down) and closes the socket
+      return;
+    }
+    ConnectionGate::State::Conn c;
+    c.guard = sock >= 0 ? ::fcntl(sock, F_DUPFD_CLOEXEC, 0) : -1;
+    c.deadline = Clock::now() + s.settings.read_deadline;
+    const uint64_t id = s.next_id++;
+    s.conns.emplace(id, c);
+    ++s.running;
+    s.threads.emplace_back([state = state_, id, fn = std::move(fn)] {
+      current_state = state.get();
+      current_id = id;
+      fn();
+      current_state = nullptr;
+      std::lock_guard<std::mutex> lock(state->mu);
+      auto it = state->conns.find(id);
+      if (it != state->conns.end()) {
+        if (it->second.guard >= 0) ::close(it->second.guard);
+        state->conns.erase(it);
+      }
+      --state->running;
+      state->finished.push_back(std::this_thread::get_id());
+      state->changed.notify_all();
+    });
+  }
+
+  void shutdown() override {
+    auto& s = *state_;
+    {
+      std::unique_lock<std::mutex> lock(s.mu);
+      s.changed.wait(lock, [&] { return s.running == 0; });
+    }
+    s.Reap();
+  }
+
+ private:
+  std::shared_ptr<ConnectionGate::State> state_;
+};
+
+void Mark(bool reading) {
+  ConnectionGate::State* s = current_state;
+  if (!s) return;
+  std::lock_guard<std::mutex> lock(s->mu);
+  auto it = s->conns.find(current_id);
+  if (it == s->conns.end()) return;
+  it->second.reading = reading;
+  if (reading) it->second.deadline = Clock::now() + s->settings.read_deadline;
+}
+
+}  // namespace
+
+ConnectionGate::ConnectionGate(GateSettings settings) : state_(std::make_shared<State>(settings)) {
+  state_->watchdog = std::thread([s = state_.get()] { s->Watch(); });
+}
+
+ConnectionGate::~ConnectionGate() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stopping = true;
+  }
+  state_->changed.notify_all();
+  state_->watchdog.join();
+  state_->Reap();
+  for (auto& t : state_->threads) t.join();
+}
+
+httplib::TaskQueue* ConnectionGate::NewQueue() { return new GateQueue(state_); }
+
+void ConnectionGate::Handling() { Mark(false); }
+void ConnectionGate::Reading() { Mark(true); }
+
+size_t ConnectionGate::open() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->running;
+}
+
+size_t ConnectionGate::refused() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->refused;
+}
+
+size_t ConnectionGate::cut_off() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->cut_off;
+}
+
+}  // namespace kvault::serve

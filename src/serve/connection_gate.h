@@ -1,0 +1,62 @@
+#pragma once
+// ConnectionGate: the connections `kvault serve` reads, bounded (docs/serve.md,
+// "Slow and many connections"). cpp-httplib serves each connection on a thread of
+// its task queue and bounds only each single read (a client sending a byte every few
+// seconds holds a thread for good); this queue
+//   - runs every connection on its own thread, up to `max_connections` at once, so a
+//     few hundred slow clients cannot keep /v1/health waiting behind them;
+//   - answers a connection beyond that bound with 503 at once (nothing read) and
+//     closes it;
+//   - gives the reading of each request (head and body) a total deadline: a
+//     connection still reading past it is shut down. The wait for a verification is
+//     not reading: handlers call Handling() once the body is in.
+//
+//   ConnectionGate gate({.max_connections = 1024, .read_deadline = 60s});
+//   server.new_task_queue = [&] { return gate.NewQueue(); };
+//   // in a handler, once the request is read:  ConnectionGate::Handling();
+//   // after each answer (keep-alive: the next request is read):  ConnectionGate::Reading();
+//
+// How it knows each connection's socket: cpp-httplib accepts on its listening thread
+// and queues the connection at once; this file's accept()/accept4() (the C library's,
+// interposed) note the socket the calling thread accepted last, and the queue takes it.
+// Thread-safe.
+#include <chrono>
+#include <cstddef>
+#include <httplib.h>
+#include <memory>
+
+namespace kvault::serve {
+
+struct GateSettings {
+  size_t max_connections = 1024;                  // connections served at once
+  std::chrono::milliseconds read_deadline{60000};  // reading one request, head and body
+  int retry_after_s = 5;                          // of the 503 beyond max_connections
+};
+
+class ConnectionGate {
+ public:
+  explicit ConnectionGate(GateSettings settings);
+  ~ConnectionGate();  // REQUIRES: every queue it made was shut down
+  ConnectionGate(const ConnectionGate&) = delete;
+  ConnectionGate& operator=(const ConnectionGate&) = delete;
+
+  // A task queue for httplib::Server::new_task_queue (owned by the server).
+  httplib::TaskQueue* NewQueue();
+
+  // On a connection's thread: the request is read (its deadline no longer applies),
+  // or the next one is about to be read (its deadline starts now). No-ops elsewhere.
+  static void Handling();
+  static void Reading();
+
+  // Connections open now, and those refused or cut off so far (metrics, tests).
+  size_t open() const;
+  size_t refused() const;
+  size_t cut_off() const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace kvault::serve
