@@ -133,7 +133,8 @@ def _audit(event, args):
 def _hooks():
     """The interpreter's hooks that run Python code inside any of the worker's work:
     trace and profile functions, signal handlers (a timer's signal runs its handler
-    between any two bytecodes of the worker), audit hooks added."""
+    between any two bytecodes of the worker), audit hooks added, torch modes left
+    entered."""
     hooks = {"sys.gettrace()": sys.gettrace(),
              "threading trace hook": getattr(threading, "_trace_hook", None),
              "threading profile hook": getattr(threading, "_profile_hook", None),
