@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "store/sqlite.h"
 #include "util/files.h"
 
 namespace kvault::corpus {
@@ -157,6 +158,35 @@ TEST(CorpusStore, RefusesForeignAndReopensItsOwnFile) {
   auto bad = CorpusStore::Open(junk);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("junk.db"), std::string::npos);
+}
+
+TEST(CorpusStore, AVersionOneVaultMigratesItsResultsAsClaims) {
+  auto dir = TempDir::Create("", "kvault-vault-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir->path() + "/vault.db";
+  KernelRecord r = Kernel("relu", "a");
+  r.results = {Result("H200", "passed", 2.0)};
+  {
+    auto vault = CorpusStore::Open(path);
+    ASSERT_TRUE(vault.ok()) << vault.error();
+    ASSERT_TRUE(vault->Upsert(r).ok());
+  }
+  {  // back to version 1's results table, as an older build left it
+    auto db = sqlite::Connection::Open(path, 1000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->Exec("CREATE TABLE old AS SELECT record_id, hardware, toolchain, backend, status, speedup, "
+                         "reference_ms, candidate_ms, environment, verified_at FROM results; DROP TABLE results; "
+                         "ALTER TABLE old RENAME TO results; UPDATE kvault_vault_schema SET version = 1;")
+                    .ok());
+  }
+  auto vault = CorpusStore::Open(path);
+  ASSERT_TRUE(vault.ok()) << vault.error();
+  auto got = vault->Get(r.id);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  ASSERT_EQ((*got)->results.size(), 1u);
+  EXPECT_EQ((*got)->results[0].origin, kOriginImport);  // its origin cannot be told: a claim
+  EXPECT_DOUBLE_EQ(*(*got)->results[0].speedup, 2.0);
+  EXPECT_EQ(BestResult(**got), nullptr);
 }
 
 TEST(CorpusStore, RejectsRecordsWithoutTheirKey) {

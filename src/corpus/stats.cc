@@ -132,8 +132,8 @@ Json StatsToJson(const CorpusStats& s) {
 
 std::string StatsText(const CorpusStats& s) {
   std::ostringstream out;
-  out << "records " << s.records << " (duplicates " << s.duplicates << ", contaminated " << s.contaminated
-      << ")\n";
+  out << "records " << s.records << " (duplicates " << s.duplicates << ", near misses " << s.near_misses
+      << ", contaminated " << s.contaminated << ")\n";
   auto section = [&](const char* title, const std::map<std::string, int64_t>& m) {
     out << title << ":";
     for (const auto& [name, n] : Top(m, kTopOperations)) out << "  " << name << " " << n;
@@ -143,6 +143,7 @@ std::string StatsText(const CorpusStats& s) {
   section("source", s.by_source);
   section("language", s.by_language);
   section("status", s.by_status);
+  section("claimed status", s.by_claimed_status);
   section("operation", s.by_operation);
   section("hardware", s.by_hardware);
   out << "speedup of " << s.speedups.size() << " correct kernels:";
