@@ -632,3 +632,43 @@ def test_a_generator_left_unusable_is_the_workers_error(monkeypatch):
     with pytest.raises(WorkerError) as raised:
         timers._repair_generator("cpu")
     assert raised.value.kind == "internal" and "random generator" in str(raised.value)
+
+
+def test_a_graphs_input_pool_is_made_from_each_samples_seed():
+    """The pool a graph's calls read from is drawn anew from every sample's seed: sets
+    made ahead for fixed seeds fit no later sample (timing/side.py, GraphInputs)."""
+    from kvault_worker.device import Device
+    from kvault_worker.timing import side
+
+    def make_inputs(seed):
+        generator = torch.Generator().manual_seed(int(seed) % (1 << 62))
+        return [torch.randn(4, 3, generator=generator), 7]
+
+    sets = side.GraphInputs(make_inputs(1), make_inputs, 5, Device("cpu", 0))
+    ahead = sets.pool[0].clone()  # the capture's pool: fixed seeds
+    assert torch.equal(ahead[0], make_inputs(side.POOL_SEED)[0])
+    sets.refresh(123)
+    first = sets.pool[0].clone()
+    assert not any(torch.equal(first[k], ahead[j]) for k in range(side.POOL_SETS) for j in range(side.POOL_SETS))
+    for call, k in enumerate(side.assignment(123, 5).tolist()):
+        assert torch.equal(sets.call_inputs[call][0], make_inputs(side.pool_seed(123, k))[0])
+        assert sets.call_inputs[call][1] == 7
+    sets.refresh(456)
+    assert not torch.equal(sets.pool[0], first)
+    sets.refresh(123)
+    assert torch.equal(sets.pool[0], first)  # both sides make the same sets for a seed
+
+
+def test_a_released_side_leaves_the_snapshot_clean():
+    from kvault_worker.device import Device
+    from kvault_worker.integrity import SNAPSHOT
+    from kvault_worker.timing import side
+
+    timed = side.TimedSide(torch.relu, [torch.randn(8)], Device("cpu", 0), "runtime_error", "the candidate",
+                           flush=False)
+    assert timed._guards[0] in SNAPSHOT.guarded
+    kept = timed  # still referenced after release (a traceback's frame would do the same)
+    timed.release()
+    assert timed._guards[0] not in SNAPSHOT.guarded
+    assert not [c for c in SNAPSHOT.changes() if "timed side" in c]
+    del kept
