@@ -108,7 +108,8 @@ int RunExportCmd(const CorpusFlags& f) {
   o.prompts.version = f.prompt_version;
   o.prompts.hardware = f.prompt_hardware;
   o.system_prompt = !f.no_system_prompt;
-  o.publish = f.publish || (o.format == corpus::ExportFormat::kHf && !f.no_publish);
+  // Training data leaves the machine: published unless asked; records stay the vault's own.
+  o.publish = f.publish || (o.format != corpus::ExportFormat::kRecords && !f.no_publish);
   o.split = f.split == "train" ? corpus::ExportSplit::kTrain
             : f.split == "test" ? corpus::ExportSplit::kTest
                                 : corpus::ExportSplit::kAll;
@@ -219,8 +220,8 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
                            "target description in prompts/hardware (Default: by language: hip mi300x, cpp cpu, else h200)");
   f.export_cmd->add_flag("--no-system-prompt", f.no_system_prompt, "rows without gen's system message");
   auto* publish = f.export_cmd->add_flag("--publish", f.publish,
-                                         "leave out paths, command lines and host names (Default: on for hf)");
-  f.export_cmd->add_flag("--no-publish", f.no_publish, "hf: keep environments and file paths")->excludes(publish);
+                                         "leave out paths, command lines and host names (Default: on, but for records)");
+  f.export_cmd->add_flag("--no-publish", f.no_publish, "keep results' environments and file paths")->excludes(publish);
   f.export_cmd->add_option("--split", f.split, "all | train | test: the tasks of one side of the split by task")
       ->check(CLI::IsMember({"all", "train", "test"}));
   f.export_cmd->add_option("--test-share", f.test_share, "share of tasks in the test split (Default: 0.1)")

@@ -86,6 +86,10 @@ for split in hf.values():
     for row in split:
         assert tmp not in json.dumps(row) and "/tests/fixtures/" not in json.dumps(row), row
         assert all("environment" not in r for r in json.loads(row["results"])), row["results"]
+# Training formats are published by default: no environment, no claim's file.
+for line in open(tmp + "/out.sft.jsonl"):
+    meta = json.loads(line)["metadata"]
+    assert all("environment" not in r and "claim" not in r for r in meta["results"]), meta["results"]
 for line in open(tmp + "/out.sharegpt.jsonl"):
     assert [m["from"] for m in json.loads(line)["conversations"]] == ["human", "gpt"]
 PYEOF
