@@ -43,7 +43,7 @@ stage() {
   t0=$(now)
   "$@" >"$logs/$name.out" 2>"$logs/$name.err"
   rc=$?
-  echo "$(echo "$(now) - $t0" | bc) $rc" >"$logs/$name.time"
+  echo "$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.3f", a - b }') $rc" >"$logs/$name.time"
   echo "$name: exit $rc, $(cut -d' ' -f1 "$logs/$name.time") s" >&2
   return 0
 }
