@@ -241,6 +241,8 @@ std::string CardLicence(const SourceLicences& licences) {
 // The dataset card: what is in the folder, where it came from, and what was dropped.
 std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const ExportSummary& summary,
                         const SourceLicences& licences) {
+  std::map<std::string, int64_t> sources;
+  for (const auto& [source, n] : s.by_source) sources[o.publish ? PublicName(source) : source] += n;
   std::ostringstream card;
   card << "---\nlicense: " << CardLicence(licences) << "\nconfigs:\n- config_name: default\n  data_files:\n"
        << "  - split: train\n    path: data/train-*.parquet\n";
@@ -261,7 +263,7 @@ std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const Expo
        << "## Counts\n\n| kind | records |\n|---|---|\n" << CountsLines(s.by_kind)
        << "\n| language | records |\n|---|---|\n" << CountsLines(s.by_language)
        << "\n| status (best result) | records |\n|---|---|\n" << CountsLines(s.by_status)
-       << "\n## Sources\n\n| source | records |\n|---|---|\n" << CountsLines(s.by_source)
+       << "\n## Sources\n\n| source | records |\n|---|---|\n" << CountsLines(sources)
        << "\n## Licences\n\n| source | licence | records |\n|---|---|---|\n";
   for (const auto& [key, n] : licences)
     card << "| " << (key.first.empty() ? "unknown" : key.first) << " | " << (key.second.empty() ? "unknown" : key.second)
@@ -321,8 +323,7 @@ Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const
   if (!stats) return Error{stats.error()};
   SourceLicences licences;
   Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
-    ++licences[{o.publish ? fs::path(r.provenance.source).filename().string() : r.provenance.source,
-                r.provenance.license}];
+    ++licences[{o.publish ? PublicName(r.provenance.source) : r.provenance.source, r.provenance.license}];
     return true;
   });
   if (!s) return Error{s.error()};

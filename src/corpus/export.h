@@ -61,6 +61,10 @@ struct ExportSummary {
 // is on both sides, and a task stays on its side as the vault grows.
 bool InTestSplit(const std::string& task_name, double test_share);
 
+// What a published export says of a file or source: a path's last part; a URL or a
+// plain name as it is.
+std::string PublicName(const std::string& text);
+
 // A result as an export shows it: with publish, without its environment fingerprint
 // (host, paths, compiler command lines) and its claim's file.
 Json ExportedResult(const VerificationResult& result, bool publish);

@@ -23,12 +23,6 @@ Json ResultsJson(const KernelRecord& r, bool publish) {
   return out;
 }
 
-// A path's last part: what a published row may say of a file.
-std::string PublicName(const std::string& text) {
-  if (text.find('/') == std::string::npos || text.find("://") != std::string::npos) return text;
-  return std::filesystem::path(text).filename().string();
-}
-
 // What every format's metadata carries beside AMD's fields, so an import of the
 // export gets the same record back.
 void AddVaultFields(Json& o, const KernelRecord& r, bool publish) {
@@ -53,6 +47,11 @@ void AddSpeed(Json& o, const KernelRecord& r, const RecordFilter& filter) {
 }
 
 }  // namespace
+
+std::string PublicName(const std::string& text) {
+  if (text.find('/') == std::string::npos || text.find("://") != std::string::npos) return text;
+  return std::filesystem::path(text).filename().string();
+}
 
 bool InTestSplit(const std::string& task_name, double test_share) {
   const std::string hex = Sha256Hex(task_name).substr(0, 16);
