@@ -5,7 +5,9 @@ purpose: every CPU verification takes seconds."""
 import json
 import os
 import re
+import signal
 import socket
+import sqlite3
 import subprocess
 import threading
 import time
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelvault import Client, UnsupportedError
+from kernelvault import Client, InfrastructureError, UnsupportedError
 from kernelvault.rewards import compute_score_batch
 from kernelvault.trl import KernelVaultReward
 
@@ -47,7 +49,7 @@ BROKEN_TASK = TASK.replace("def get_inputs():\n", "def get_inputs():\n    raise 
 
 def _serve(folder, cache_dir):
     """`kvault serve --backend cpu --port 0` with scripts/env.sh's worker Python on
-    `cache_dir`: yields its URL, stops it after."""
+    `cache_dir`: yields its URL and process, stops it after."""
     env = dict(os.environ)
     env["KVAULT_CACHE_DIR"] = str(cache_dir)
     command = 'source "%s/scripts/env.sh" && exec "$0" "$@"' % ROOT
@@ -62,7 +64,7 @@ def _serve(folder, cache_dir):
     try:
         line = first.get("line") or ""
         assert line, "kvault serve printed nothing in 180 s; its log: %s" % (folder / "serve.log").read_text()[-2000:]
-        yield json.loads(line)["listening"]
+        yield json.loads(line)["listening"], process
     finally:
         process.terminate()
         try:
@@ -75,8 +77,9 @@ def _serve(folder, cache_dir):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """A server on the tests' shared cache; its URL."""
-    yield from _serve(tmp_path_factory.mktemp("serve"),
-                      os.environ.get("KVAULT_CACHE_DIR") or ROOT / "build" / "test-cache")
+    for url, _ in _serve(tmp_path_factory.mktemp("serve"),
+                         os.environ.get("KVAULT_CACHE_DIR") or ROOT / "build" / "test-cache"):
+        yield url
 
 
 def test_health_and_metrics(server):
@@ -204,7 +207,7 @@ for _out in _glob.glob(%r + "/refs/*/*/output.kvt"):
 
 def test_one_clients_task_code_cannot_slow_or_break_another_tasks_verdicts(tmp_path):
     cache = tmp_path / "cache"  # its own: the hostile task rewrites what it reaches
-    for url in _serve(tmp_path, cache):
+    for url, _ in _serve(tmp_path, cache):
         client = Client(url)
         before = client.verify({"task_source": TASK, "completion": CORRECT, "run": "before"})
         assert before["status"] == "passed", before
@@ -219,3 +222,51 @@ def test_one_clients_task_code_cannot_slow_or_break_another_tasks_verdicts(tmp_p
         # A call of relu's reference takes a few ms on a loaded CPU; one that waits 50 ms
         # was timed in the hostile task's process.
         assert after["reference_ms"] < 25, (before["reference_ms"], after["reference_ms"])
+
+
+# A candidate whose forward never returns, and which leaves a process of its own
+# session behind.
+HANGING = """import subprocess
+import time
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        subprocess.Popen(["sleep", "120"], start_new_session=True)
+        time.sleep(300)
+        return torch.relu(x)
+"""
+
+
+def test_sigterm_ends_the_server_while_a_candidate_hangs(tmp_path):
+    for url, process in _serve(tmp_path, os.environ.get("KVAULT_CACHE_DIR") or ROOT / "build" / "test-cache"):
+        outcome = {}
+
+        def ask():
+            try:
+                outcome["result"] = Client(url, retries=0).verify(
+                    {"task_source": TASK, "code": HANGING, "policy": "any", "run": "hanging"})
+            except InfrastructureError as e:
+                outcome["error"] = e
+
+        asking = threading.Thread(target=ask)
+        asking.start()
+        until = time.monotonic() + 120
+        while 'kvault_lanes{state="busy"} 1' not in Client(url).metrics() and time.monotonic() < until:
+            time.sleep(0.2)
+        time.sleep(2)  # into the candidate's run
+        start = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)  # the second ends the running verification at once
+        assert process.wait(timeout=30) == 0
+        assert time.monotonic() - start < 10
+        asking.join(timeout=30)
+        # The client was told to submit again; nothing was recorded against the candidate.
+        assert "error" in outcome and outcome["error"].status == 503, outcome
+        rows = sqlite3.connect(str(tmp_path / "s.db")).execute(
+            "SELECT count(*) FROM attempts WHERE run = 'hanging'").fetchone()[0]
+        assert rows == 0

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -12,12 +14,17 @@
 #include "geak/geak_import.h"
 #include "serve/http_server.h"
 #include "serve/service.h"
+#include "util/child_process.h"
 #include "util/files.h"
 #include "util/env_vars.h"
 #include "util/strings.h"
 
 namespace kvault::cli {
 namespace {
+
+// How long running verifications may go on after SIGTERM or SIGINT before they are
+// ended (their workers killed, nothing recorded).
+constexpr std::chrono::seconds kStopGrace{10};
 
 int Misuse(const std::string& why) {
   std::cerr << "kvault serve: " << why << "\n";
@@ -156,13 +163,34 @@ int RunServe(const ServeFlags& flags) {
   if (!(*service)->Available())
     std::cerr << "kvault serve: warning: the first lane's workers did not start; /v1/health answers 503 until "
                  "one does\n";
+  // The first signal: no new work, queued candidates dropped, running verifications
+  // get kStopGrace to finish (and are recorded). Then, or at a second signal, the rest
+  // end at once: every child's process group is killed and their results dropped.
+  std::atomic<bool> done{false};
   std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    std::cerr << "kvault serve: stopping (" << (sig == SIGINT ? "SIGINT" : "SIGTERM")
-              << "): running verifications finish and are recorded; queued ones are not verified\n";
+    const timespec tick{0, 50 * 1000 * 1000};
+    auto next_signal = [&](std::chrono::steady_clock::time_point until) {
+      while (!done && std::chrono::steady_clock::now() < until) {
+        const int sig = sigtimedwait(&stop_signals, nullptr, &tick);
+        if (sig > 0) return sig;
+      }
+      return 0;
+    };
+    const int sig = next_signal(std::chrono::steady_clock::time_point::max());
+    if (done) return;
+    std::cerr << "kvault serve: stopping (" << (sig == SIGINT ? "SIGINT" : "SIGTERM") << "): running verifications get "
+              << kStopGrace.count() << " s to finish and are recorded, queued ones are not verified; a second "
+              << "signal ends them at once\n";
     (*service)->Stop();
     server.Stop();
+    next_signal(std::chrono::steady_clock::now() + kStopGrace);
+    if (done) return;
+    std::cerr << "kvault serve: ending the running verifications (not recorded; submit them again)\n";
+    (*service)->Abort();
+    while (!done) {
+      ChildProcess::KillAllGroups();  // and those a lane starts meanwhile
+      next_signal(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+    }
   });
   const std::string host = flags.host.find(':') != std::string::npos ? "[" + flags.host + "]" : flags.host;
   Json ready = {{"listening", "http://" + host + ":" + std::to_string(*port)},
@@ -172,8 +200,11 @@ int RunServe(const ServeFlags& flags) {
                 {"db", db}};
   std::cout << ready.dump() << std::endl;
   server.Listen(**service);
-  // Listen returns after Stop (a signal) or when the socket fails.
-  pthread_kill(stopper.native_handle(), SIGTERM);
+  // Listen returns after Stop (a signal) or when the socket fails. The lanes end
+  // (within the grace, or killed by the stopper) while the service still exists.
+  (*service)->Stop();
+  (*service)->Join();
+  done = true;
   stopper.join();
   service->reset();
   return kExitOk;

@@ -62,13 +62,17 @@ struct ConnectionGate::State {
     std::unique_lock<std::mutex> lock(mu);
     while (!stopping) {
       changed.wait_for(lock, std::chrono::milliseconds(200));
-      const auto now = Clock::now();
-      for (auto& [id, c] : conns) {
-        if (!c.reading || c.cut || c.guard < 0 || now < c.deadline) continue;
-        ::shutdown(c.guard, SHUT_RDWR);  // its thread's read ends; cpp-httplib closes it
-        c.cut = true;
-        ++cut_off;
-      }
+      CutReading(Clock::now());
+    }
+  }
+
+  // Shuts down each connection reading past `now`'s deadline. REQUIRES: mu held.
+  void CutReading(Clock::time_point now) {
+    for (auto& [id, c] : conns) {
+      if (!c.reading || c.cut || c.guard < 0 || now < c.deadline) continue;
+      ::shutdown(c.guard, SHUT_RDWR);  // its thread's read ends; cpp-httplib closes it
+      c.cut = true;
+      ++cut_off;
     }
   }
 
@@ -198,6 +202,11 @@ ConnectionGate::~ConnectionGate() {
 }
 
 httplib::TaskQueue* ConnectionGate::NewQueue() { return new GateQueue(state_); }
+
+void ConnectionGate::CloseReading() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->CutReading(Clock::time_point::max());
+}
 
 void ConnectionGate::Handling() { Mark(false); }
 void ConnectionGate::Reading() { Mark(true); }

@@ -48,6 +48,10 @@ class ConnectionGate {
   static void Handling();
   static void Reading();
 
+  // Shuts down every connection still reading a request (or idle between two): for a
+  // server that stops, which answers only what it has read.
+  void CloseReading();
+
   // Connections open now, and those refused or cut off so far (metrics, tests).
   size_t open() const;
   size_t refused() const;

@@ -154,5 +154,23 @@ TEST(ConnectionGate, SlowClientsDoNotDelayOthersAndTheExcessIsRefused) {
   for (int f : slow) ::close(f);
 }
 
+TEST(ConnectionGate, ClosingReadingConnectionsSparesAWaitingOne) {
+  GatedServer s({.max_connections = 8, .read_deadline = 30000ms});
+  const int half = Connect(s.port());
+  Send(half, "GET /ok HTTP/1.1\r\n");
+  const int waiting = Connect(s.port());
+  Send(waiting, "GET /wait HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  while (s.gate().open() < 2) std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(200ms);  // the waiting one is in its handler
+  s.gate().CloseReading();
+  bool closed = false;
+  ReadUntilClosed(half, 1s, &closed);
+  EXPECT_TRUE(closed);
+  const std::string answer = ReadUntilClosed(waiting, 10s, &closed);
+  EXPECT_NE(answer.find("done"), std::string::npos) << answer;
+  ::close(half);
+  ::close(waiting);
+}
+
 }  // namespace
 }  // namespace kvault::serve

@@ -575,6 +575,9 @@ void HttpServer::Listen(VerificationService& service) {
   impl_->server.listen_after_bind();
 }
 
-void HttpServer::Stop() { impl_->server.stop(); }
+void HttpServer::Stop() {
+  impl_->server.stop();
+  impl_->gate.CloseReading();  // idle and half-read connections would hold Listen up to their deadline
+}
 
 }  // namespace kvault::serve

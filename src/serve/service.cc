@@ -147,7 +147,7 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
 
 VerificationService::~VerificationService() {
   Stop();
-  for (auto& t : threads_) t.join();
+  Join();
   inline_calls_.reset();
   pool_.reset();
 }
@@ -168,6 +168,16 @@ void VerificationService::Stop() {
   }
   work_.notify_all();
   changed_.notify_all();
+}
+
+void VerificationService::Join() {
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+void VerificationService::Abort() {
+  aborting_ = true;
+  Stop();
 }
 
 // --- submitting ---------------------------------------------------------------
@@ -494,6 +504,12 @@ std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
 void VerificationService::Verify(Lane& lane, Job& job) {
   lane.verifier->SetPolicy(job.policy);
   Verification v = VerifyLoaded(*lane.verifier, job.task, *job.candidate);
+  if (aborting_) {  // its workers may have been killed under it: no verdict, nothing recorded
+    std::error_code ec;
+    std::filesystem::remove(job.candidate->path, ec);
+    Finish(job, Ended("infrastructure", "the server stopped while verifying this candidate; submit it again"));
+    return;
+  }
   EngineOptions options = settings_.options;
   options.device_index = lane.device;
   AttemptRecord rec = MakeRecord(job.run, job.task, &*job.candidate, job.candidate->path, options, v, lane.environment);

@@ -115,6 +115,13 @@ class VerificationService {
   // Stops taking jobs: queued ones end as infrastructure ("server stopping"), running
   // ones finish and are recorded.
   void Stop();
+  // Stop(), and every verification that ends from now on is dropped: it ends as
+  // infrastructure ("submit it again") and is not recorded. For a caller about to kill
+  // the running ones' workers and builds (ChildProcess::KillAllGroups), whose deaths
+  // are no verdict on the candidates.
+  void Abort();
+  // Waits until every lane has ended. REQUIRES: Stop() or Abort() was called.
+  void Join();
 
   bool Available() const;  // at least one lane can verify
   Json Health() const;
@@ -150,6 +157,7 @@ class VerificationService {
   std::map<std::string, std::string> idempotency_;       // key -> content key
   uint64_t generation_ = 0;
   bool stopping_ = false;
+  std::atomic<bool> aborting_{false};  // Abort()
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::thread> threads_;
 };
