@@ -24,15 +24,16 @@ def _unique_name(role, path):
     return "_kvault_%s_%d_%s" % (role, next(_counter), stem)
 
 
-def exec_file(path, role):
-    """Runs the file at `path` in a fresh module and returns the module.
+def exec_file(path, role, code=None):
+    """Runs the file at `path` (or `code`, compiled from it) in a fresh module and
+    returns the module.
 
     Raises whatever reading, compiling or executing the file raises; the
     module is then not left in sys.modules.
     """
     name = _unique_name(role, path)
-    source = Path(path).read_bytes()
-    code = compile(source, str(path), "exec", dont_inherit=True)
+    if code is None:
+        code = compile(Path(path).read_bytes(), str(path), "exec", dont_inherit=True)
     module = types.ModuleType(name)
     module.__file__ = str(path)
     sys.modules[name] = module

@@ -14,7 +14,7 @@ from typing import Callable, List, Optional
 
 import torch
 
-from kvault_worker import distributions, fresh_module, op_policy
+from kvault_worker import distributions, fresh_module, held_out, op_policy
 from kvault_worker.errors import TASK_ERROR, WorkerError, attributed
 
 CASE_KINDS = {"correctness": (True, False), "performance": (False, True), "both": (True, True)}
@@ -43,6 +43,7 @@ class Meta:
     policy: str = "any"
     input_distributions: List[str] = field(default_factory=lambda: list(distributions.EXTRA))
     plausible_speedup: Optional[float] = None
+    held_out: bool = True  # a held-out size's case for tasks written for one (held_out.py)
 
     def to_json(self):
         return {"rtol": self.rtol, "atol": self.atol, "nan_policy": self.nan_policy,
@@ -60,6 +61,7 @@ class Task:
     twin_fn: Optional[Callable]  # module_fn when the task has a functional twin
     cases: List[Case]
     meta: Meta
+    held_out_module: object = None  # the task run again at the held-out size (held_out.py)
 
     @property
     def has_twin(self):
@@ -84,6 +86,7 @@ def load_task(path):
 def release_task(task):
     if task is not None:
         fresh_module.release(task.module)
+        fresh_module.release(task.held_out_module)
 
 
 def _inspect(path, module):
@@ -102,10 +105,32 @@ def _inspect(path, module):
         get_init_inputs = list
     elif not callable(get_init_inputs):
         raise _fail("get_init_inputs must be a function, got %s" % _type_name(get_init_inputs))
-    return Task(path=str(path), name=Path(path).stem, module=module, model_class=model_class,
+    task = Task(path=str(path), name=Path(path).stem, module=module, model_class=model_class,
                 twin_fn=_find_twin(module, model_class),
                 cases=_read_cases(module, get_inputs, get_init_inputs),
                 meta=_read_meta(getattr(module, "KVAULT_META", None)))
+    if task.meta.held_out and getattr(module, "get_cases", None) is None:
+        _add_held_out(task)
+    return task
+
+
+def _add_held_out(task):
+    """Appends the held-out case (held_out.py) when the task binds `batch_size`; a
+    task that does not run again at that size simply has none."""
+    try:
+        code = held_out.held_out_code(Path(task.path).read_bytes(), task.path)
+        if code is None:
+            return
+        again = fresh_module.exec_file(task.path, "task", code)
+    except Exception:
+        return
+    get_inputs = getattr(again, "get_inputs", None)
+    get_init_inputs = getattr(again, "get_init_inputs", None) or list
+    if not callable(get_inputs) or not callable(get_init_inputs):
+        fresh_module.release(again)
+        return
+    task.held_out_module = again
+    task.cases.append(Case(held_out.HELD_OUT, True, False, get_inputs, get_init_inputs))
 
 
 def _find_twin(module, model_class):
@@ -169,7 +194,7 @@ def _read_meta(raw):
     if not isinstance(raw, dict):
         raise _fail("KVAULT_META must be a dict, got %s" % _type_name(raw))
     unknown = sorted(set(map(str, raw)) - {"rtol", "atol", "nan_policy", "seeds", "policy",
-                                           "input_distributions", "plausible_speedup"})
+                                           "input_distributions", "plausible_speedup", "held_out"})
     if unknown:
         raise _fail("KVAULT_META has unknown key(s) %s" % ", ".join(unknown))
     meta = Meta()
@@ -197,6 +222,9 @@ def _read_meta(raw):
         raise _fail("KVAULT_META['input_distributions'] must be a list of distinct names from %s, got %r"
                     % (", ".join(distributions.EXTRA), dists))
     meta.input_distributions = list(dists)
+    meta.held_out = raw.get("held_out", True)
+    if not isinstance(meta.held_out, bool):
+        raise _fail("KVAULT_META['held_out'] must be True or False, got %r" % (meta.held_out,))
     bound = raw.get("plausible_speedup")
     if bound is not None:
         if (isinstance(bound, bool) or not isinstance(bound, numbers.Real)
