@@ -121,6 +121,7 @@ int RunExportCmd(const CorpusFlags& f) {
     std::cerr << "kvault corpus export: " << summary.error() << "\n";
     return kExitInfra;
   }
+  for (const std::string& why : summary->skipped_why) std::cerr << "kvault corpus export: left out " << why << "\n";
   if (f.json)
     std::cout << summary->ToJson().dump() << std::endl;
   else

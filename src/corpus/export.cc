@@ -158,7 +158,10 @@ Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& promp
       auto rejected = vault.Get(c.id);
       if (!rejected || !*rejected) return Error{"dpo: cannot read " + c.id};
       auto context = ContextOf(**chosen_record, o, prompts);
-      if (!context) return Error{context.error()};
+      if (!context) {
+        summary.Skip(c.id, context.error());
+        continue;
+      }
       auto optional = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
       rows.Add({{"prompt", context->prompt.user},
                 {"system", context->prompt.system},
@@ -182,7 +185,6 @@ Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& promp
 // rows of the test split's tasks.
 Status WriteEach(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prompts, RowWriter& rows,
                  ExportSummary& summary, RowWriter* test = nullptr) {
-  Status row_error = Status::Ok();
   Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
     ++summary.records;
     if (!InSplit(r, o)) {
@@ -199,9 +201,9 @@ Status WriteEach(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prom
       return true;
     }
     auto c = ContextOf(r, o, prompts);
-    if (!c) {
-      row_error = Error{"record " + r.id + ": " + c.error()};
-      return false;
+    if (!c) {  // e.g. a format gen has no template for: the row is left out, and why said
+      summary.Skip(r.id, c.error());
+      return true;
     }
     switch (o.format) {
       case ExportFormat::kSft: out.Add(SftRow(r, *c)); break;
@@ -214,8 +216,7 @@ Status WriteEach(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prom
     }
     return true;
   });
-  if (!s) return s;
-  return row_error;
+  return s;
 }
 
 std::string CountsLines(const std::map<std::string, int64_t>& m) {
@@ -340,8 +341,14 @@ std::optional<ExportFormat> ExportFormatFromString(std::string_view name) { retu
 std::string ExportFormatNames() { return NamesOf(kFormats); }
 
 Json ExportSummary::ToJson() const {
-  return {{"records", records}, {"rows", rows},           {"skipped", skipped},
-          {"test_rows", test_rows}, {"other_split", other_split}, {"files", files}};
+  return {{"records", records},     {"rows", rows},           {"skipped", skipped},
+          {"skipped_why", skipped_why}, {"test_rows", test_rows}, {"other_split", other_split},
+          {"files", files}};
+}
+
+void ExportSummary::Skip(const std::string& record_id, const std::string& why) {
+  ++skipped;
+  if (skipped_why.size() < kSkippedWhy) skipped_why.push_back("record " + record_id + ": " + why);
 }
 
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) {

@@ -49,11 +49,14 @@ struct ExportOptions {
 struct ExportSummary {
   int64_t records = 0;  // records that passed the filter
   int64_t rows = 0;     // rows written
-  int64_t skipped = 0;  // records the format cannot hold (e.g. verl: no reference)
+  int64_t skipped = 0;  // records the format cannot hold (e.g. verl: no reference; no prompt template)
+  static constexpr size_t kSkippedWhy = 20;
+  std::vector<std::string> skipped_why;  // the first kSkippedWhy records left out for a reason of their own
   int64_t test_rows = 0;       // hf: rows of the test split
   int64_t other_split = 0;     // records left out: their task is in the other split
   std::vector<std::string> files;
   Json ToJson() const;
+  void Skip(const std::string& record_id, const std::string& why);  // counts it, keeps why
 };
 
 // The split by task: a task (by name) is in the test split when the first 8 bytes

@@ -388,6 +388,17 @@ TEST(Export, PromptsAreGensAndPublishLeavesOutTheMachine) {
   auto missing = prompts.Of(r);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("no-such-format"), std::string::npos);
+  // In an export that record is left out, with its reason; the others are written.
+  CorpusStore vault = Memory();
+  FinishRecord(r);
+  ASSERT_TRUE(vault.UpsertMany({r, Contender("fine", "passed", 1.0)}).ok());
+  auto dir = TempDir::Create("", "kvault-corpus-prompt");
+  auto summary = ExportRecords(vault, Export(ExportFormat::kSft, dir->Join("sft.jsonl")));
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->rows, 1);
+  EXPECT_EQ(summary->skipped, 1);
+  ASSERT_EQ(summary->skipped_why.size(), 1u);
+  EXPECT_NE(summary->skipped_why[0].find("no-such-format"), std::string::npos);
 }
 
 }  // namespace
