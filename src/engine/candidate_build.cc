@@ -40,9 +40,17 @@ Result<BuildRequest> CandidateBuildRequest(const Candidate& c, const EngineOptio
   req.language = LanguageOf(c.language);
   req.backend = options.backend;
   req.arch = options.arch;
-  if (req.arch.empty() && options.backend != Backend::kCpu && hello.contains(protocol::field::kDevice) &&
-      hello[protocol::field::kDevice].is_object())
-    req.arch = hello[protocol::field::kDevice].value(protocol::field::kArch, std::string());
+  if (req.arch.empty() && options.backend != Backend::kCpu) {
+    // The device's own target, from a worker on a device of this backend; a
+    // compile-only check on a machine without one has none to take.
+    const Json device = hello.value(protocol::field::kDevice, Json::object());
+    const std::string backend(ToString(options.backend));
+    if (device.is_object() && device.contains(protocol::field::kBackend) &&
+        device[protocol::field::kBackend] != Json(backend))
+      return Error{"no --arch, and this machine has no " + backend + " device to take its target from: give --arch (" +
+                   (options.backend == Backend::kHip ? "gfx90a, gfx942, ..." : "sm_90, sm_100, ...") + ")"};
+    if (device.is_object()) req.arch = device.value(protocol::field::kArch, std::string());
+  }
   req.torch = std::move(*torch);
   req.extra_flags = extra_flags;
   req.extra_link_flags = extra_link_flags;

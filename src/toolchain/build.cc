@@ -47,6 +47,18 @@ std::string MissingTorchCudaHeader(const std::string& diagnostics) {
   return "";
 }
 
+// The compiler driver's own line saying it does not know the target `arch` ("clang:
+// error: invalid target ID 'gfx942'", "nvcc fatal : Unsupported gpu architecture");
+// "" when there is none. Only the driver's lines count: a source's #error text starts
+// with its file name.
+std::string UnknownTargetLine(const std::string& diagnostics, const std::string& arch) {
+  for (const std::string& line : Split(diagnostics, '\n'))
+    if (StartsWith(line, "clang: error: invalid target ID '" + arch + "'") ||
+        (StartsWith(line, "nvcc fatal") && line.find("Unsupported gpu architecture") != std::string::npos))
+      return line;
+  return "";
+}
+
 bool TorchHasHip(const TorchBuildInfo& torch) {
   for (const std::string& dir : torch.include_paths)
     if (FileExists(dir + "/c10/hip/HIPStream.h")) return true;
@@ -352,6 +364,11 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
   }
   if (req.lite_only) return Error{"not built: only the lite build was asked for, and " + lite_note};
   auto built = BuildUnderKey(c, *key, ExtBuild{}, lite_note);
+  // A target the compiler does not know is the request's (--arch), not the source's.
+  if (built && !built->ok && !built->timed_out && !req.arch.empty())
+    if (std::string line = UnknownTargetLine(built->diagnostics, req.arch); !line.empty())
+      return Error{ToolName(setup.tool) + " cannot build for " + req.arch + " (" + line +
+                   "); `kvault doctor` lists the targets it knows"};
   // The machine's PyTorch, not the candidate, lacks what the full way compiled.
   if (built && !built->ok && !built->timed_out && setup.tool == Tool::kNvcc && !TorchHasCuda(req.torch))
     if (std::string header = MissingTorchCudaHeader(built->diagnostics); !header.empty())

@@ -54,6 +54,14 @@ class BuildTest : public ::testing::Test {
     return r;
   }
 
+  BuildRequest Request(Language language, Backend backend, const std::string& arch) const {
+    BuildRequest r = Request();
+    r.language = language;
+    r.backend = backend;
+    r.arch = arch;
+    return r;
+  }
+
   std::unique_ptr<TempDir> work_;
   std::string source_;
 };
@@ -209,10 +217,7 @@ TEST_F(BuildTest, ARejectedSourceIsAResultNotAnError) {
 TEST_F(BuildTest, ACpuOnlyTorchMissingCudaHeadersIsAnInfrastructureError) {
   FakeCompiler nvcc(FakeCompiler::kNoTorchCuda, "Cuda compilation tools, release 13.0, V13.0.48");
   setenv("KVAULT_NVCC", nvcc.path().c_str(), 1);
-  BuildRequest r = Request();
-  r.language = Language::kCuda;
-  r.backend = Backend::kCuda;
-  r.arch = "sm_90";
+  BuildRequest r = Request(Language::kCuda, Backend::kCuda, "sm_90");
   auto cpu_torch = BuildExtension(r, kTimeout);
   ASSERT_FALSE(cpu_torch.ok());
   EXPECT_NE(cpu_torch.error().find("is a build without CUDA (no c10/cuda/impl/cuda_cmake_macros.h)"),
@@ -229,6 +234,23 @@ TEST_F(BuildTest, ACpuOnlyTorchMissingCudaHeadersIsAnInfrastructureError) {
   auto genuine = BuildExtension(r, kTimeout);
   ASSERT_TRUE(genuine.ok()) << genuine.error();
   EXPECT_FALSE(genuine->ok);
+}
+
+// --arch names a target the compiler does not know: the request's fault (infra), not
+// the source's; a source's own #error with the same words stays a compile error.
+TEST_F(BuildTest, ATargetTheCompilerDoesNotKnowIsAnInfrastructureError) {
+  FakeCompiler hipcc(FakeCompiler::kUnknownTarget, "HIP version: 5.2.21153-0");
+  setenv("KVAULT_HIPCC", hipcc.path().c_str(), 1);
+  BuildRequest r = Request(Language::kHip, Backend::kHip, "gfx942");
+  r.compile_only = true;
+  auto unknown = BuildExtension(r, kTimeout);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("hipcc cannot build for gfx942 (clang: error: invalid target ID 'gfx942'"),
+            std::string::npos) << unknown.error();
+  r.arch = "gfx90a";  // the source prints the words for this target; the driver says nothing
+  auto source_error = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(source_error.ok()) << source_error.error();
+  EXPECT_FALSE(source_error->ok);
 }
 
 TEST_F(BuildTest, DiagnosticsAreBounded) {

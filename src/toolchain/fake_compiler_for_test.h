@@ -25,7 +25,8 @@ class FakeCompiler {
     kHangs,         // sleeps 60 s
     kWritesNothing,  // exits 0 without writing the output
     kRejectsPch,     // as kWritesOutput, plus g++'s -Winvalid-pch warning when given -include
-    kNoTorchCuda     // the error of a CPU-only PyTorch's CUDA headers, exits 1
+    kNoTorchCuda,    // the error of a CPU-only PyTorch's CUDA headers, exits 1
+    kUnknownTarget   // clang's refusal of --offload-arch=gfx942, and a source's #error alike; exits 1
   };
 
   // `version_line` is what `--version` prints. `refuse_args_with`: any invocation
@@ -44,6 +45,11 @@ class FakeCompiler {
       case kNoTorchCuda:
         body = "echo \"/usr/include/c10/cuda/CUDAMacros.h:8:10: fatal error: "
                "c10/cuda/impl/cuda_cmake_macros.h: No such file or directory\"\nexit 1\n";
+        break;
+      case kUnknownTarget:
+        body = "echo \"relu.hip:1:2: error: invalid target ID 'gfx90a'\"\n"
+               "case \"$*\" in *gfx942*) echo \"clang: error: invalid target ID 'gfx942'; format is a "
+               "processor name\";; esac\nexit 1\n";
         break;
       case kRejectsPch:
         body = "case \"$*\" in *' -include '*) echo \"cc1plus: warning: x.h.gch: not used because"
