@@ -19,6 +19,12 @@ int RunDoctor(bool json) {
     tools.push_back(Json{{"name", t.name}, {"path", t.path}, {"version", t.version},
                          {"found", t.found}, {"note", t.note}});
   report["toolchains"] = tools;
+  // Other clangs and the AMD targets only they know (docs/toolchains.md, "gfx942 and gfx950").
+  Json clangs = Json::array();
+  for (const ToolInfo& t : DiscoverOtherClangs())
+    clangs.push_back(Json{{"name", t.name}, {"path", t.path}, {"version", t.version}, {"found", t.found},
+                          {"offload_arches", t.offload_arches}, {"note", t.note}});
+  report["other_clangs"] = clangs;
   // The sandbox of a candidate worker on the CPU backend (docs/sandbox.md).
   auto sandbox = SandboxWorkerCommand(o, /*candidate=*/true, /*cpu_backend=*/true, {o.python}, {});
   report["sandbox"] = Json{{"mode", std::string(ToString(o.sandbox.mode))},
@@ -58,6 +64,9 @@ int RunDoctor(bool json) {
               << "  " << t["version"].get<std::string>() << "  " << t["path"].get<std::string>()
               << (t["note"].get<std::string>().empty() ? "" : "\n              " + t["note"].get<std::string>())
               << "\n";
+  for (const Json& t : clangs)
+    std::cout << "  [other]   " << t["name"].get<std::string>() << "  " << t["version"].get<std::string>() << "  "
+              << t["path"].get<std::string>() << "\n              " << t["note"].get<std::string>() << "\n";
   if (probe) {
     std::cout << "\nworker: python " << probe->hello.value("python", std::string("?")) << ", torch "
               << probe->hello.value("torch", std::string("?")) << "\n";

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -75,12 +78,14 @@ std::string VersionLine(Tool tool, const std::string& identity) {
   return first;
 }
 
-// Which AMD targets hipcc accepts, by a syntax-only compile of an empty file.
-std::vector<std::pair<std::string, bool>> ProbeOffloadArches(const std::string& hipcc) {
+// Which of `arches` a HIP compiler (hipcc or clang) accepts, by a syntax-only compile
+// of an empty file.
+std::vector<std::pair<std::string, bool>> ProbeOffloadArches(
+    const std::string& compiler, const std::vector<std::string>& arches = {"gfx90a", "gfx940", "gfx942", "gfx950"}) {
   std::vector<std::pair<std::string, bool>> out;
-  for (const char* arch : {"gfx90a", "gfx940", "gfx942", "gfx950"}) {
+  for (const std::string& arch : arches) {
     CommandSpec spec;
-    spec.argv = {hipcc, std::string("--offload-arch=") + arch, "-x", "hip", "-nogpuinc",
+    spec.argv = {compiler, "--offload-arch=" + arch, "-x", "hip", "-nogpuinc",
                  "-nogpulib", "-fsyntax-only", "/dev/null"};
     auto r = RunCommand(spec, std::chrono::seconds(30), 64 * 1024);
     out.emplace_back(arch, r && !r->timed_out && r->exit_code == 0);
@@ -193,6 +198,36 @@ std::vector<ToolInfo> DiscoverTools() {
     tools.push_back(std::move(info));
   }
   return tools;
+}
+
+std::vector<ToolInfo> DiscoverOtherClangs(const std::string& lib_dir) {
+  std::vector<std::pair<int, std::string>> found;  // LLVM major version, clang path
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(lib_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    int major = 0;
+    const std::string digits = StartsWith(name, "llvm-") ? name.substr(5) : "";
+    auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), major);
+    if (digits.empty() || err != std::errc() || end != digits.data() + digits.size()) continue;
+    if (std::string clang = e.path().string() + "/bin/clang"; FileExists(clang)) found.emplace_back(major, clang);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<ToolInfo> out;
+  for (const auto& [major, clang] : found) {
+    ToolInfo info;
+    info.name = "clang (llvm-" + std::to_string(major) + ")";
+    info.path = clang;
+    auto identity = ToolIdentity(clang);
+    info.found = identity.ok();
+    if (identity) info.version = identity->substr(0, identity->find('\n'));
+    std::vector<std::string> unknown;
+    for (const auto& [arch, ok] : ProbeOffloadArches(clang, {"gfx942", "gfx950"}))
+      (ok ? info.offload_arches : unknown).push_back(arch);
+    info.note = "knows " + (info.offload_arches.empty() ? "neither" : Join(info.offload_arches, " ")) +
+                " of gfx942 gfx950; no build uses it (docs/toolchains.md, \"gfx942 and gfx950\")";
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 }  // namespace kvault

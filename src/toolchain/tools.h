@@ -54,4 +54,9 @@ struct ToolInfo {
 // found=false with a note.
 std::vector<ToolInfo> DiscoverTools();
 
+// The clang of each LLVM installed as `<lib_dir>/llvm-N/bin/clang` (Debian's
+// packages), by version, and which of gfx942 and gfx950 each compiles HIP for
+// (offload_arches). For `kvault doctor` only: no build uses them. Never fails.
+std::vector<ToolInfo> DiscoverOtherClangs(const std::string& lib_dir = "/usr/lib");
+
 }  // namespace kvault

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
+
 #include "toolchain/fake_compiler_for_test.h"
+#include "util/files.h"
 
 namespace kvault {
 namespace {
@@ -73,6 +76,28 @@ TEST_F(ToolsTest, DiscoverReportsVersionsArchesAndMissingTools) {
   EXPECT_EQ(tools[2].version, "HIP version: 5.2.21153-0");
   EXPECT_EQ(tools[2].offload_arches, (std::vector<std::string>{"gfx90a", "gfx940"})) << tools[2].note;
   EXPECT_NE(tools[2].note.find("unknown: gfx942 gfx950"), std::string::npos) << tools[2].note;
+}
+
+// Debian's llvm-N folders, by version; a clang that compiles the empty file for a
+// target knows it, one that refuses it does not.
+TEST_F(ToolsTest, OtherClangsAreFoundByVersionWithTheirTargets) {
+  auto dir = TempDir::Create("", "kvault-llvm");
+  ASSERT_TRUE(dir);
+  FakeCompiler knows(FakeCompiler::kWritesOutput, "Debian clang version 19.1.7");
+  FakeCompiler refuses(FakeCompiler::kRejects, "Debian clang version 9.0.1");
+  for (const auto& [folder, clang] : {std::pair<std::string, std::string>{"llvm-19", knows.path()},
+                                      {"llvm-9", refuses.path()}, {"llvm-x", knows.path()}}) {
+    std::filesystem::create_directories(dir->Join(folder + "/bin"));
+    std::filesystem::create_symlink(clang, dir->Join(folder + "/bin/clang"));
+  }
+  auto clangs = DiscoverOtherClangs(dir->path());
+  ASSERT_EQ(clangs.size(), 2u);  // llvm-x is no version
+  EXPECT_EQ(clangs[0].name, "clang (llvm-9)");
+  EXPECT_TRUE(clangs[0].offload_arches.empty());
+  EXPECT_EQ(clangs[1].name, "clang (llvm-19)");
+  EXPECT_EQ(clangs[1].offload_arches, (std::vector<std::string>{"gfx942", "gfx950"}));
+  EXPECT_EQ(clangs[1].version, "Debian clang version 19.1.7");
+  EXPECT_TRUE(DiscoverOtherClangs(dir->Join("missing")).empty());
 }
 
 }  // namespace
