@@ -305,15 +305,19 @@ bool Verifier::MakeReference(const RunPlan& run, const Json& hello, RunState& st
                                 h.value(field::kOutputLayout, Json()));
     return true;
   }
+  bool reference_failed = false;  // else the cache failed (its lock, files or record)
   auto make = [&](const std::string& out) -> Result<std::string> {
     auto reply = AskReferenceRun(run, out);
-    if (!reply) return Error{reply.error()};
+    if (!reply) {
+      reference_failed = true;
+      return Error{reply.error()};
+    }
     return ReplyString(*reply, field::kInputDigest, "");
   };
   auto ref = references_.GetOrCompute(
       ReferenceKey(run.task, run.case_index, run.run.seed, hello, run.run.distribution), make);
   if (!ref) {
-    Settle(v, Outcome(OutcomeStatus::kTaskError, ref.error()));
+    Settle(v, Outcome(reference_failed ? OutcomeStatus::kTaskError : OutcomeStatus::kInfraError, ref.error()));
     return false;
   }
   state.reference_path = ref->output_path;
