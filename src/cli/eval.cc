@@ -43,7 +43,7 @@ int RunEval(const EvalFlags& flags) {
   std::vector<EvalJob> jobs;
   for (const auto& m : *matches)
     for (const TaskFile& t : *picked)
-      if (t.name == m.task) jobs.push_back({t, m.path});
+      if (t.name == m.task) jobs.push_back({.task = t, .candidate_path = m.path, .sample = ""});  // sample: the file name
 
   int options_exit = kExitOk;
   auto options = MakeOptions(flags.common, false, &options_exit);
