@@ -102,13 +102,13 @@ int main(int argc, char** argv) {
 
   auto* compare = app.add_subcommand("compare", "paired comparison of two runs on the same tasks");
   compare->add_option("--run", cf.runs, "run name; give exactly two")->required()->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  compare->add_option("--suite", cf.suite, "folder of task files (Default: the tasks the runs attempted)");
+  compare->add_option("--suite", cf.suite, "folder of task files (Default: the suite `gen` recorded for the runs, else the tasks they attempted)");
   compare->add_flag("--json", cf.json, "machine-readable output");
   add_score_flags(compare, cf);
 
   auto* report = app.add_subcommand("report", "write a self-contained HTML report of one or more runs");
   report->add_option("--run", rf.runs, "run name; repeat for several")->required()->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  report->add_option("--suite", rf.suite, "folder of task files (Default: the tasks the runs attempted)");
+  report->add_option("--suite", rf.suite, "folder of task files (Default: the suite `gen` recorded for the runs, else the tasks they attempted)");
   report->add_option("-o,--output", rf.output, "the HTML file to write")->required();
   report->add_flag("--json", rf.json, "print what was written as JSON");
   add_score_flags(report, rf);
