@@ -56,6 +56,10 @@ PY
 # --run defaults to `default`, as for eval.
 "$KVAULT" score --db "$TMP/s.db" --json > "$TMP/c.json" 2> /dev/null || fail "score without --run"
 [ "$(json_get "$TMP/c.json" 'j["run"], j["solved"]')" = "default 1" ] || fail "default run: $(cat "$TMP/c.json")"
+# compare reads the names the same way in both runs: 20_GELU (solved only in
+# `default`) is one task of both, not two.
+"$KVAULT" compare --run sweep1 --run default --db "$TMP/s.db" --json > "$TMP/d.json" 2> /dev/null || fail "compare"
+[ "$(json_get "$TMP/d.json" '[d["task"] for d in j["differing_tasks"] if d["task"] == "20_GELU"]')" = "['20_GELU']" ] || fail "compare: $(cat "$TMP/d.json")"
 # An unknown run stays misuse.
 "$KVAULT" score --run nope --db "$TMP/s.db" > /dev/null 2>&1; [ $? -eq 2 ] || fail "unknown run should exit 2"
 exit 0
