@@ -29,6 +29,8 @@ DeviceSession::DeviceSession(const EngineOptions& options, std::string hello_bac
 
 DeviceSession::~DeviceSession() {
   if (auto spare = TakeSpare()) spare->Kill();
+  if (spare_reference_.valid())
+    if (auto started = spare_reference_.get(); started && started->worker) started->worker->Kill();
   for (auto& w : workers_)
     if (w) w->Kill();
 }
@@ -43,6 +45,11 @@ void DeviceSession::Prestart() {
       workers_[static_cast<int>(WorkerRole::kCandidate)])
     return;
   LaunchSpare();  // starts the zygote too, when it is not running yet
+}
+
+void DeviceSession::PrestartReference() {
+  if (spare_reference_.valid() || hello_.is_null()) return;
+  spare_reference_ = std::async(std::launch::async, [this] { return StartWorker(WorkerRole::kReference); });
 }
 
 void DeviceSession::LaunchSpare() {
@@ -135,22 +142,37 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
     use_zygote_ = false;
     zygote_.reset();
   }
+  std::optional<Result<Started>> started;
+  if (role == WorkerRole::kReference && spare_reference_.valid()) {
+    started = spare_reference_.get();  // waits for it when it is still starting
+    if (*started && !(*started)->worker->alive()) started.reset();
+    else if (!*started) started.reset();  // a fresh start below says why, if it fails again
+  }
+  if (!started) started = StartWorker(role);
+  if (!*started) return Error{started->error()};
+  private_dirs_[static_cast<int>(role)] = std::move((*started)->private_dir);
+  const auto& dir = private_dirs_[static_cast<int>(role)];
+  folders_[static_cast<int>(role)] = dir ? dir->path() : std::string();
+  slot = std::move((*started)->worker);
+  if (role == WorkerRole::kCandidate) candidate_forked_ = false;
+  return slot.get();
+}
+
+Result<DeviceSession::Started> DeviceSession::StartWorker(WorkerRole role) {
   WorkerOptions options = MakeWorkerOptions();
   auto sandboxed = SandboxWorkerCommand(options_, role == WorkerRole::kCandidate,
                                         hello_backend_ == "cpu", options.argv, options.env_set);
   if (!sandboxed) return Error{"cannot sandbox the worker: " + sandboxed.error()};
   options.argv = std::move(sandboxed->argv);
   options.env_set = std::move(sandboxed->env_set);
-  private_dirs_[static_cast<int>(role)] = std::move(sandboxed->private_dir);
-  const auto& dir = private_dirs_[static_cast<int>(role)];
-  folders_[static_cast<int>(role)] = dir ? dir->path() : std::string();
+  Started out;
+  out.private_dir = std::move(sandboxed->private_dir);
   auto started = factory_(options);
   if (!started) return Error{"cannot start worker (" + options_.python + "): " + started.error()};
   auto greeted = Greet(std::move(*started));
   if (!greeted) return Error{greeted.error()};
-  slot = std::move(*greeted);
-  if (role == WorkerRole::kCandidate) candidate_forked_ = false;
-  return slot.get();
+  out.worker = std::move(*greeted);
+  return out;
 }
 
 std::unique_ptr<FrozenTree> DeviceSession::FreezeCandidate() {

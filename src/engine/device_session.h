@@ -80,8 +80,20 @@ class DeviceSession {
   // (the zygote, a fork, its hello) in the background, so that it is ready when the
   // candidate's build is done. No-op without the zygote or when one runs or is pending.
   void Prestart();
+  // Starts and greets a reference worker in the background, for the next Get of the
+  // reference role after the running one is discarded: a lane that gives each task a
+  // reference worker of its own (ReferenceWorkers::kPerTask) starts the next one while
+  // it verifies. It has run no task's code. No-op while one is pending or ready, or
+  // before the session's first hello. The cost: one more idle worker per lane.
+  void PrestartReference();
 
  private:
+  // A worker started from scratch and greeted, with its private folder.
+  struct Started {
+    std::unique_ptr<WorkerConnection> worker;
+    std::optional<TempDir> private_dir;
+  };
+  Result<Started> StartWorker(WorkerRole role);
   WorkerOptions MakeWorkerOptions() const;
   // A candidate worker forked by the zygote (started first if needed); Error when
   // the zygote is unusable (the caller then starts one from scratch).
@@ -113,6 +125,8 @@ class DeviceSession {
   // Only the background thread touches zygote_ while the spare is pending: every
   // other use of it waits for the spare first (TakeSpare).
   std::future<Result<std::unique_ptr<WorkerConnection>>> spare_;
+  // PrestartReference's worker; only its thread touches factory_ while it is pending.
+  std::future<Result<Started>> spare_reference_;
 };
 
 }  // namespace kvault

@@ -59,6 +59,25 @@ TEST_F(DeviceSessionTest, WorkerWithoutAVersionIsRefused) {
   EXPECT_NE(hello.error().find("names no protocol version"), std::string::npos) << hello.error();
 }
 
+// A reference worker started ahead takes the place of the one discarded, without a
+// start in between; once taken, the next one starts as before.
+TEST_F(DeviceSessionTest, APrestartedReferenceWorkerReplacesTheDiscardedOne) {
+  DeviceSession session(options_, "cpu", Factory(Json{{"protocol", protocol::kVersion}}));
+  ASSERT_TRUE(session.Hello());
+  session.PrestartReference();
+  session.PrestartReference();  // one at a time
+  session.Discard(WorkerRole::kReference);
+  auto w = session.Get(WorkerRole::kReference);
+  ASSERT_TRUE(w) << w.error();
+  ASSERT_EQ(started_.size(), 2u);
+  EXPECT_EQ(*w, started_[1]);
+  EXPECT_GE(started_[0]->kill_count(), 1);
+  EXPECT_EQ(started_[1]->ops(), std::vector<std::string>{"hello"});  // greeted, nothing else
+  session.Discard(WorkerRole::kReference);
+  ASSERT_TRUE(session.Get(WorkerRole::kReference));
+  EXPECT_EQ(started_.size(), 3u);
+}
+
 // A verification with workers of another version ends as infra_error: neither the
 // candidate's fault nor the task's.
 TEST_F(DeviceSessionTest, VerificationWithAnotherVersionIsInfraError) {

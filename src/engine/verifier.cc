@@ -848,6 +848,9 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   // process (PyTorch, the harness) to help the next one, and one that failed may
   // have poisoned it (CUDA context, heap). The zygote makes a fresh one cheap.
   session_.Discard(WorkerRole::kCandidate);
+  // The next task's reference worker starts now, after this one's timing, so that a
+  // lane's turn to another task does not wait for it.
+  if (options_.reference_workers == ReferenceWorkers::kPerTask) session_.PrestartReference();
   return Done(a);
 }
 
