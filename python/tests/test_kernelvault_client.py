@@ -14,6 +14,7 @@ from kernelvault import (
     InfrastructureError,
     RequestError,
     TaskError,
+    UnsupportedError,
 )
 from kernelvault_fake import FakeKvault, Reply, fake  # noqa: F401 (fixture)
 
@@ -121,6 +122,17 @@ def test_422_is_a_task_error_with_the_result(fake):
     assert caught.value.status == 422 and caught.value.result["status"] == "task_error"
     assert "reference raised" in str(caught.value)
     assert len(fake.bodies("POST", "/v1/verify")) == 1
+
+
+def test_422_unsupported_is_raised_at_once_and_is_no_task_error(fake):
+    message = "this server (backend cpu) cannot run a hip candidate"
+    fake.then("POST", "/v1/verify", Reply(422, {"error": {"kind": "unsupported", "message": message}}))
+    with pytest.raises(UnsupportedError) as caught:
+        client_of(fake).verify(task_source=TASK, completion=GOOD)
+    assert caught.value.status == 422 and caught.value.kind == "unsupported"
+    assert isinstance(caught.value, RequestError) and not isinstance(caught.value, TaskError)
+    assert message in str(caught.value)
+    assert len(fake.bodies("POST", "/v1/verify")) == 1  # not retried
 
 
 @pytest.mark.parametrize("status", [400, 401, 413])
