@@ -164,7 +164,7 @@ struct HttpServer::Impl {
     server.Get("/v1/health", [this](const Request&, Response& r) { HealthAnswer(r); });
     server.Get("/health", [this](const Request&, Response& r) { HealthAnswer(r); });
     server.Get("/metrics", [this](const Request&, Response& r) {
-      r.set_content(service->MetricsText(), "text/plain; version=0.0.4");
+      r.set_content(service->MetricsText() + ConnectionMetrics(), "text/plain; version=0.0.4");
     });
     PostJson("/run_code_batch", &Impl::HipBatch);
     PostJson("/run_code", &Impl::HipOne);
@@ -204,6 +204,15 @@ struct HttpServer::Impl {
     for (const char* k : known)
       if (p == k) return req.method + " " + p;
     return "other";
+  }
+
+  // The gate's counters in Prometheus' text format (docs/serve.md, "Metrics").
+  std::string ConnectionMetrics() const {
+    return "# TYPE kvault_connections_open gauge\nkvault_connections_open " + std::to_string(gate.open()) +
+           "\n# TYPE kvault_connections_refused_total counter\nkvault_connections_refused_total " +
+           std::to_string(gate.refused()) +
+           "\n# TYPE kvault_connections_cut_total counter\nkvault_connections_cut_total " +
+           std::to_string(gate.cut_off()) + "\n";
   }
 
   // The body's size as the client declared it (POST routes read the body into a copy
