@@ -195,7 +195,11 @@ Result<ReverifySummary> Reverify(CorpusStore& vault, const EngineOptions& option
     }
     if (progress) progress(p);
   };
-  auto attempts = RunBatch(files.jobs, options, eval, **store, record);
+  // Imported tasks are anyone's code: each runs in a reference worker of its own
+  // (docs/threat-model.md), never in the one that times another task's reference.
+  EngineOptions per_task = options;
+  per_task.reference_workers = ReferenceWorkers::kPerTask;
+  auto attempts = RunBatch(files.jobs, per_task, eval, **store, record);
   if (!add_error) return Error{add_error.error()};
   if (!attempts) return Error{attempts.error()};
   const int64_t reported = summary.verified + summary.not_recorded;
