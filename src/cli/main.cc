@@ -27,10 +27,10 @@ void AddCommon(CLI::App* app, kvault::cli::CommonFlags& f, bool with_json = true
   app->add_option("--compile-timeout", f.compile_timeout_s, "seconds per build (Default: 300)")
       ->check(CLI::Range(1, 86400));
   app->add_option("--policy", f.policy,
-                  "custom-kernel policy: any | custom_kernel | task (the task's own) (Default: " +
+                  "custom-kernel policy: any | fused | custom_kernel | task (the task's own) (Default: " +
                       (f.policy.empty() ? std::string("custom_kernel; task for --mode modu2func") : f.policy) +
                       ")")
-      ->check(CLI::IsMember({"any", "custom_kernel", kvault::kPolicyTask}));
+      ->check(CLI::IsMember({"any", "fused", "custom_kernel", kvault::kPolicyTask}));
   app->add_option("--tolerance", f.tolerance,
                   "task (each task's own) | kernelbench (atol = rtol = 1e-2, as KernelBench's harness) "
                   "(Default: task)")

@@ -95,7 +95,7 @@ void ReadCommon(Fields& f, ServeRequest& r, const RequestDefaults& d) {
   r.atol = f.Number("atol", 0, 1e6);
   r.rtol = f.Number("rtol", 0, 1e6);
   r.reward = ParseReward(f, "reward", d.reward);
-  r.policy = f.OneOf("policy", {"task", "any", "custom_kernel"}, d.policy);
+  r.policy = f.OneOf("policy", {"task", "any", "fused", "custom_kernel"}, d.policy);
   r.run = f.String("run", kMaxKeyBytes);
   if (r.run.empty()) r.run = d.run;
   r.idempotency_key = f.String("idempotency_key", kMaxKeyBytes);

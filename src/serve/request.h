@@ -43,7 +43,7 @@ struct ServeRequest {
   RewardKind reward = RewardKind::kPaper;
   std::vector<double> previous_rewards;  // earlier turns of the trajectory
   double discount = 0.6;
-  std::string policy;           // task | any | custom_kernel
+  std::string policy;           // task | any | fused | custom_kernel
   std::string run;
   std::string idempotency_key;  // "" = none: the content is the key
   std::optional<double> deadline_s;

@@ -53,7 +53,7 @@ struct TaskInfo {
   std::optional<double> rtol, atol;  // unset: defaults by output dtype
   std::string nan_policy = "match";  // "match" | "forbid"
   int seeds = 3;                     // correctness seeds per case, >= 3
-  std::string policy = "any";        // "any" | "custom_kernel" (docs/adversarial.md)
+  std::string policy = "any";        // "any" | "fused" | "custom_kernel" (docs/adversarial.md)
   // Extra input distributions each correctness case also runs on (docs/adversarial.md).
   std::vector<std::string> input_distributions{"signed", "heavy_tailed"};
   std::optional<double> plausible_speedup;  // unset: the engine's bound
