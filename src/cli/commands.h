@@ -29,7 +29,7 @@ struct CommonFlags {
   int run_timeout_s = 0;      // 0: the default (docs/cli.md)
   int compile_timeout_s = 0;
   int load_timeout_s = 0;
-  // any | custom_kernel | task (the task's KVAULT_META policy); gen: empty, by --mode.
+  // any | fused | custom_kernel | task (the task's KVAULT_META policy); gen: empty, by --mode.
   std::string policy = kPolicyTask;
   // task (each task's own, docs/task-format.md) | kernelbench (atol = rtol = 1e-2, as
   // KernelBench's harness); --atol / --rtol set one of them for every task.

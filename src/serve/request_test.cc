@@ -122,7 +122,7 @@ TEST(ParseVerifyRequest, EachBadFieldIsNamed) {
       {"language", "rust", "must be one of hip, cuda, cpp, python, triton, got 'rust'"},
       {"language", 1, "must be a string"},
       {"reward", "ppo", "must be one of paper, hip-rl"},
-      {"policy", "none", "must be one of task, any, custom_kernel"},
+      {"policy", "none", "must be one of task, any, fused, custom_kernel"},
       {"run", false, "must be a string"},
       {"idempotency_key", 12, "must be a string"},
       {"atol", "1e-3", "must be a number"},
