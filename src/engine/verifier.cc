@@ -462,7 +462,10 @@ bool Verifier::Timed(const TaskInfo& task) const {
 std::optional<PreparedCase> Verifier::PrepareTiming(const TaskInfo& task, Verification& v,
                                                     const std::string& scratch) {
   if (!Timed(task)) return std::nullopt;
-  const TimedCaseRequest req = TimingRequest(task, task.PerformanceCases()[0], scratch);
+  return Prepare(TimingRequest(task, task.PerformanceCases()[0], scratch), v);
+}
+
+std::optional<PreparedCase> Verifier::Prepare(const TimedCaseRequest& req, Verification& v) {
   const Verification before = v;
   PreparedCase prepared;
   {
@@ -527,18 +530,9 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
   double ref_sum = 0, cand_sum = 0;
   for (int ci : perf) {
     const TimedCaseRequest req = TimingRequest(task, ci, scratch);
-    PreparedCase prepared;
-    if (ci == perf[0] && first) {
-      prepared = std::move(*first);
-    } else {
-      auto hold = UseDevice();  // beside other lanes' runs, as PrepareTiming
-      prepared = PrepareCase(session_, req);
-    }
-    if (prepared.failure) {
-      Settle(v, std::move(*prepared.failure));
-      return;
-    }
-    TurnMember me{&session_, &req, std::move(prepared)};
+    std::optional<PreparedCase> prepared = ci == perf[0] && first ? std::move(first) : Prepare(req, v);
+    if (!prepared) return;  // v holds the preparation's outcome
+    TurnMember me{&session_, &req, std::move(*prepared)};
     TimeInTurn(me);
     EndTurn();  // also when the turn ended early
     TimedCase& timed = me.timed;

@@ -182,6 +182,9 @@ class Verifier {
   // failed (v then holds the outcome).
   std::optional<PreparedCase> PrepareTiming(const TaskInfo& task, Verification& v,
                                             const std::string& scratch);
+  // One performance case's sides prepared beside other lanes' work (again alone after
+  // running out of memory, as CheckRun): nullopt when it failed (v holds the outcome).
+  std::optional<PreparedCase> Prepare(const TimedCaseRequest& req, Verification& v);
   // Times every performance case (engine/timed_case.h); `scratch` holds re-check outputs.
   // `first`: the first case as PrepareTiming prepared it (else prepared here). Leaves
   // neither the device's lock nor the gate held.
