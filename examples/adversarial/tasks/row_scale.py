@@ -1,6 +1,6 @@
 # A KernelBench-style task drawn at module-level sizes: the engine adds a held-out
-# case with `batch_size` replaced (held_out.py), so a kernel written for 64 rows only
-# is a mismatch there.
+# case with `batch_size` and `dim` (a size only get_inputs reads) replaced
+# (held_out.py), so a kernel written for 64 rows or 512 columns fails there.
 import torch
 import torch.nn as nn
 
