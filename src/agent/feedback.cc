@@ -1,5 +1,6 @@
 #include "agent/feedback.h"
 
+#include "engine/verification_records.h"
 #include "util/json.h"
 
 namespace kvault::agent {
@@ -20,6 +21,30 @@ size_t TailCut(std::string_view text, size_t want) {
 }
 
 Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+// A correctness run that did not match, for the model: where, and how far off.
+Json RunRow(const CorrectnessRecord& run) {
+  Json row{{"case", run.case_name}, {"seed", run.seed}, {"status", std::string(ToString(run.status))}};
+  if (const auto& c = run.comparison) {
+    row["max_abs_error"] = c->max_abs_error;
+    row["max_rel_error"] = c->max_rel_error;
+    row["mismatched"] = c->mismatched;
+    row["compared"] = c->compared;
+    if (run.status == CorrectnessRecord::Status::kMismatch) {
+      row["message"] = c->message;
+      row["worst_index"] = c->worst_index;
+    }
+  }
+  return row;
+}
+
+// A timed case: both medians and their ratio.
+Json TimingRow(const TimingRecord& t) {
+  Json row{{"case", t.case_name}, {"speedup", Optional(t.speedup)}};
+  if (t.reference.primary) row["reference_ms"] = t.reference.primary->median_ms;
+  if (t.candidate.primary) row["candidate_ms"] = t.candidate.primary->median_ms;
+  return row;
+}
 
 }  // namespace
 
@@ -47,16 +72,17 @@ std::string FormatFeedback(const AttemptRecord& a, const FeedbackLimits& limits)
     out += "\nCompiler output or traceback:\n" + Truncate(a.diagnostics, limits.diagnostics) + "\n";
   std::string details;
   size_t listed = 0;
-  for (const Json& c : a.cases.is_array() ? a.cases : Json::array()) {
-    if (listed >= limits.max_cases || !c.is_object()) continue;
-    const std::string status = c.value("status", std::string());
-    const bool timing = c.value("kind", std::string()) == "timing";
-    if (!timing && (status == "ok" || status.empty())) continue;
-    Json row = Json::object();
-    for (const char* key : {"case", "seed", "status", "message", "max_abs_error", "max_rel_error",
-                            "mismatched", "compared", "worst_index", "reference_ms",
-                            "candidate_ms", "speedup"})
-      if (c.contains(key)) row[key] = c[key];
+  for (const VerificationRecord& record : ReadCases(a.cases).records) {
+    if (listed >= limits.max_cases) break;
+    Json row;
+    if (const auto* run = std::get_if<CorrectnessRecord>(&record)) {
+      if (run->status == CorrectnessRecord::Status::kOk) continue;
+      row = RunRow(*run);
+    } else if (const auto* timing = std::get_if<TimingRecord>(&record)) {
+      row = TimingRow(*timing);
+    } else {
+      continue;
+    }
     details += Truncate(DumpJson(row), 600) + "\n";
     ++listed;
   }

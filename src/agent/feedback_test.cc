@@ -67,6 +67,20 @@ TEST(FormatFeedback, ManyCasesAreCapped) {
   EXPECT_EQ(f.find("\"c3\""), std::string::npos);
 }
 
+// Timed cases are listed by their medians; re-check and phases records are not cases.
+TEST(FormatFeedback, TimedCasesListTheirMedians) {
+  AttemptRecord a;
+  a.status = "passed";
+  a.cases = Json::array({{{"kind", "timing"}, {"case", "big"}, {"reference_ms", 2.0}, {"candidate_ms", 1.0},
+                          {"speedup", 2.0}, {"method", "cuda_events"}},
+                         {{"kind", "recheck"}, {"bound", 5.0}, {"speedup_before", 9.0}, {"failed", "x"}},
+                         {{"kind", "phases"}, {"seconds", {{"build", 1.0}}}}});
+  const std::string f = FormatFeedback(a, FeedbackLimits{});
+  EXPECT_NE(f.find(R"({"candidate_ms":1.0,"case":"big","reference_ms":2.0,"speedup":2.0})"), std::string::npos) << f;
+  EXPECT_EQ(f.find("bound"), std::string::npos) << f;
+  EXPECT_EQ(f.find("seconds"), std::string::npos) << f;
+}
+
 TEST(FormatNoCode, NamesTheReason) {
   EXPECT_NE(FormatNoCode("2 code blocks", FeedbackLimits{}).find("2 code blocks"), std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/verification_records.h"
 #include "report/report.h"
 
 namespace kvault::cli {
@@ -122,14 +123,11 @@ bool ReportInfraFailures(std::ostream& err, const std::string& who,
 }
 
 namespace {
-// The stage times the engine recorded among the attempt's records (kind "phases"),
-// or null for records written before it did.
+// The stage times the engine recorded among the attempt's records, or null for
+// records written before it did.
 Json PhasesOf(const Json& cases) {
-  if (!cases.is_array()) return nullptr;
-  for (const Json& c : cases)
-    if (c.is_object() && c.value("kind", std::string()) == "phases" && c.contains("seconds"))
-      return c["seconds"];
-  return nullptr;
+  const std::optional<Phases> phases = ReadCases(cases).phases;
+  return phases ? phases->ToJson() : Json(nullptr);
 }
 }  // namespace
 
