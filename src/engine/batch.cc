@@ -13,8 +13,6 @@
 #include "engine/inline_record.h"
 #include "engine/verifier.h"
 #include "toolchain/build.h"
-#include "kvault/build_config.h"
-#include "worker/protocol.h"
 
 namespace kvault {
 namespace {
@@ -92,59 +90,6 @@ AheadBuilds StartAheadBuilds(const std::vector<EvalJob>& jobs, const EngineOptio
 }
 
 }  // namespace
-
-std::string RecordArch(const EngineOptions& options, const Json& with_device) {
-  if (!options.arch.empty()) return options.arch;
-  using protocol::field::kDevice, protocol::field::kArch;
-  if (with_device.is_object() && with_device.contains(kDevice))
-    return with_device[kDevice].value(kArch, std::string());
-  return "";
-}
-
-Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,
-                          const Result<Candidate>& candidate) {
-  if (candidate) return verifier.Verify(task, *candidate);
-  Verification v;
-  v.status = OutcomeStatus::kParseError;
-  v.message = candidate.error();
-  v.reward = 0.0;
-  return v;
-}
-
-AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Candidate* candidate,
-                         const std::string& candidate_path, const EngineOptions& options,
-                         const Verification& v, const Json& environment) {
-  AttemptRecord r;
-  r.run = run;
-  r.task = task.name;
-  r.task_hash = task.hash;
-  r.candidate_path = candidate_path;
-  r.candidate_hash = "unreadable:" + candidate_path;  // the store's key needs a hash
-  if (candidate) {
-    r.candidate_hash = candidate->hash;
-    r.candidate_source = candidate->source;
-    r.format = std::string(ToString(candidate->format));
-    r.language = candidate->language;
-  }
-  r.backend = std::string(ToString(options.backend));
-  r.arch = RecordArch(options, environment);
-  r.status = std::string(ToString(v.status));
-  r.compiled = v.compiled;
-  r.correct = v.correct;
-  r.speedup = v.speedup;
-  r.reference_ms = v.reference_ms;
-  r.candidate_ms = v.candidate_ms;
-  r.reward = v.reward;
-  r.message = v.message;
-  r.diagnostics = v.diagnostics;
-  r.policy = v.policy;
-  r.cases = v.cases;
-  r.environment = environment;
-  r.environment["build"] = v.build;
-  r.engine_version = KVAULT_VERSION;
-  r.seconds = v.seconds;
-  return r;
-}
 
 Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
                                             const EngineOptions& options,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "candidate/candidate.h"
+#include "engine/lane_pool.h"
 #include "engine/options.h"
 #include "engine/verification.h"
 #include "store/store.h"
@@ -51,22 +52,5 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
                                             const EngineOptions& options,
                                             const EvalSettings& settings, Store& store,
                                             const std::function<void(const EvalProgress&)>& progress);
-
-class Verifier;
-
-// The arch recorded with an attempt: the flag, else the device's own (from a hello
-// answer or an environment fingerprint: both carry "device").
-std::string RecordArch(const EngineOptions& options, const Json& with_device);
-
-// Verifies a candidate as LoadCandidate returned it: one that could not be loaded
-// is a parse_error with LoadCandidate's message, without starting anything.
-Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,
-                          const Result<Candidate>& candidate);
-
-// Turns a verification into the store's record. `candidate` is null when the file
-// could not be loaded; its hash is then "unreadable:<path>".
-AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Candidate* candidate,
-                         const std::string& candidate_path, const EngineOptions& options,
-                         const Verification& v, const Json& environment);
 
 }  // namespace kvault

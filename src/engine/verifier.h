@@ -65,6 +65,11 @@ class Verifier {
   // any, fused or custom_kernel); the reward service sets it per request.
   void SetPolicy(std::string policy) { options_.policy = std::move(policy); }
 
+  // The custom-kernel policy the next Verify of `task` applies: the policy set, or
+  // (kPolicyTask) the task's own, described once per task as Verify describes it.
+  // Error: the task could not be described (Verify then says why).
+  Result<std::string> PolicyFor(const TaskFile& task);
+
  private:
   // What one verification knows as its stages go (Verify).
   struct Attempt {
@@ -82,7 +87,7 @@ class Verifier {
     Json inline_modules = Json::array();   // kernelbench: their builds, [{digest, path, module}]
   };
   // The stages of Verify, in order. Each returns false once a.v holds the outcome.
-  bool CheckFormat(Attempt& a);           // a compiled format needs a backend that runs it
+  bool CheckFormat(Attempt& a);           // the backend must run the candidate's device code
   void CompileOnly(Attempt& a);           // --compile-only: the build is all
   // ReferenceWorkers::kPerTask: replaces the reference worker when `task` is not the
   // one it ran.

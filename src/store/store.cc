@@ -45,7 +45,7 @@ WHERE run = :run AND task = :task AND sample = :sample AND candidate_hash = :can
 // The newest attempt this store's engines verified of one content (FindVerified).
 constexpr const char* kFindVerifiedSql = R"sql(
 SELECT * FROM attempts
-WHERE task_hash = :task_hash AND candidate_hash = :candidate_hash AND run = :run AND sample = ''
+WHERE task_hash = :task_hash AND candidate_hash = :candidate_hash AND run = :run AND sample = :sample
   AND backend = :backend AND arch = :arch AND language = :language AND policy = :policy
   AND origin = ''
 ORDER BY id DESC LIMIT 1
@@ -274,6 +274,7 @@ Result<std::optional<AttemptRecord>> Store::FindVerified(const ContentKey& key) 
   s.Bind(":arch", key.arch);
   s.Bind(":language", key.language);
   s.Bind(":policy", key.policy);
+  s.Bind(":sample", key.sample);
   return FirstRow(s);
 }
 

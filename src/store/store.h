@@ -71,11 +71,13 @@ struct AttemptRecord {
   std::string created_at;  // ISO-8601 UTC ("2025-01-31T12:00:00.000Z"), set by Put
 };
 
-// An attempt's content, as kvault serve identifies it: the task's and candidate's
-// bytes (by hash, whatever label the client gave them), how the candidate is saved
-// (its language), where and under which policy it ran.
+// An attempt's content, as the engine's lanes identify it (engine/lane_pool.h): the
+// task's and candidate's bytes (by hash, whatever name or label they came with), how
+// the candidate is saved (its language), where and under which policy it ran, and
+// which sample of its run it is ("": content alone identifies it, as in kvault serve).
 struct ContentKey {
   std::string run, task_hash, candidate_hash, language, backend, arch, policy;
+  std::string sample;
 };
 
 class Store {
@@ -107,8 +109,8 @@ class Store {
                                             const std::string& candidate_hash,
                                             const std::string& backend, const std::string& arch);
 
-  // The newest record of `key` with sample "" that an engine writing this store made
-  // (origin ""), under any task name; nullopt when there is none.
+  // The newest record of `key` (its sample included) that an engine writing this
+  // store made (origin ""), under any task name; nullopt when there is none.
   Result<std::optional<AttemptRecord>> FindVerified(const ContentKey& key);
 
   // Every record of `run`, ordered by task, then id.

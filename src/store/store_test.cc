@@ -337,6 +337,12 @@ TEST(Store, FindVerifiedSkipsImportedClaimsAndSamples) {
   auto found = store->FindVerified(key);
   ASSERT_TRUE(found);
   EXPECT_FALSE(found->has_value());
+  // The sample is part of the key: its own key finds it, under its label.
+  ContentKey of_sample = key;
+  of_sample.sample = "sample_1";
+  found = store->FindVerified(of_sample);
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ((*found)->task, "other-label");
   // Verified here, the same row is answered again.
   AttemptRecord verified = FullRecord();
   ASSERT_TRUE(store->Put(verified));
