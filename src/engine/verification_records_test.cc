@@ -66,7 +66,6 @@ TEST(VerificationRecords, GoldenRecordsReadAsTheirTypes) {
   EXPECT_EQ(timings[1]->graph_calls, 50);
   EXPECT_EQ(timings[2]->graph_fallback, "no");
   EXPECT_FALSE(timings[3]->flushed);
-  EXPECT_TRUE(std::isnan(timings[3]->reference.primary->noise));  // stored as null
   EXPECT_EQ(timings[3]->recheck, "skipped");
   EXPECT_EQ(timings[4]->samples_on, "device");
   EXPECT_EQ(Timings(stored.records, 5).size(), 4u);  // from an index on
@@ -107,6 +106,19 @@ TEST(VerificationRecords, RecordsMadeInCodeMatchTheGolden) {
   EXPECT_EQ(RecordJson(plausible), golden[4]);
   EXPECT_EQ(CasesJson({}, Phases{}), Json::array({golden[5]}));  // phases set, none reached
   EXPECT_EQ(CasesJson({}, std::nullopt), Json::array());         // an outcome before any stage
+}
+
+// A spread of samples whose noise is not a number is stored as null and read as NaN.
+TEST(VerificationRecords, NoiseThatIsNotANumberIsNull) {
+  Json timing = Golden("passed")[4];
+  ASSERT_EQ(timing.value("kind", ""), "timing");
+  timing["reference_noise"] = nullptr;
+  const StoredCases stored = ReadCases(Json::array({timing}));
+  ASSERT_EQ(stored.records.size(), 1u);
+  const TimingRecord& t = std::get<TimingRecord>(stored.records[0]);
+  ASSERT_TRUE(t.reference.primary);
+  EXPECT_TRUE(std::isnan(t.reference.primary->noise));
+  EXPECT_EQ(RecordJson(t), timing);
 }
 
 TEST(VerificationRecords, WhatCannotBeReadIsSkipped) {

@@ -7,26 +7,19 @@
 #include <filesystem>
 
 #include "agent/feedback.h"
-#include "engine/batch.h"
 #include "engine/candidate_build.h"
-#include "engine/compile_pool.h"
-#include "engine/inline_prebuild.h"
-#include "engine/fingerprint.h"
 #include "engine/plausibility_recheck.h"
-#include "engine/verifier.h"
 #include "llm/answer.h"
-#include "toolchain/build.h"
 #include "util/files.h"
 #include "util/sha256.h"
 
 namespace kvault::serve {
 
 struct VerificationService::Lane {
-  int index = 0, device = 0;
-  std::unique_ptr<Verifier> verifier;
-  Json environment;              // set once its hello answered
-  std::atomic<bool> ready{false}, busy{false};
+  LanePool::Lane& lane;          // the pool's: its verifier, device, readiness
+  std::atomic<bool> busy{false};
   std::string last_task;         // task hash of its last job (affinity)
+  explicit Lane(LanePool::Lane& l) : lane(l) {}
 };
 
 namespace {
@@ -35,14 +28,6 @@ namespace {
 constexpr size_t kAffinityWindow = 256;
 // How long an unready lane waits before asking its workers' hello again.
 constexpr auto kHelloRetry = std::chrono::seconds(5);
-
-std::string SafeName(const std::string& label) {
-  std::string out;
-  for (char c : label.substr(0, 64))
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
-  if (out.empty() || out[0] == '.' || out[0] == '_') out = "t" + out;
-  return out;
-}
 
 // The language ExtractCode expects a completion's fence to name.
 std::string FenceLanguage(const std::string& language) {
@@ -98,8 +83,22 @@ ServeOutcome Ended(const std::string& kind, const std::string& message) {
 
 }  // namespace
 
-VerificationService::VerificationService(ServiceSettings settings, Store& store)
-    : settings_(std::move(settings)), store_(store) {}
+std::string ServeTaskName(const std::string& label, const std::string& task_hash) {
+  std::string out;
+  for (char c : label.substr(0, 64))
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  if (out.empty() || out[0] == '.' || out[0] == '_') out = "t" + out;
+  return out + "-" + task_hash.substr(0, 12);
+}
+
+VerificationService::VerificationService(ServiceSettings settings, Store& store) : settings_(std::move(settings)) {
+  EngineOptions options = settings_.options;
+  // Task code comes from clients: never run in a worker that times another task.
+  options.reference_workers = ReferenceWorkers::kPerTask;
+  pool_ = std::make_unique<LanePool>(
+      options, store, LanePool::Settings{.devices = settings_.devices, .lanes_per_device = settings_.lanes_per_device});
+  for (size_t i = 0; i < pool_->size(); ++i) lanes_.push_back(std::make_unique<Lane>(pool_->lane(i)));
+}
 
 Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceSettings settings, Store& store) {
   if (settings.devices.empty()) return Error{"no device given"};
@@ -108,39 +107,11 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
     if (auto st = EnsureDir(settings.work_dir + "/" + sub); !st)
       return Error{"cannot make the work folder: " + st.error()};
   std::unique_ptr<VerificationService> s(new VerificationService(std::move(settings), store));
-  int index = 0;
-  for (int device : s->settings_.devices)
-    for (int l = 0; l < s->settings_.lanes_per_device; ++l) {
-      auto lane = std::make_unique<Lane>();
-      lane->index = index++;
-      lane->device = device;
-      EngineOptions o = s->settings_.options;
-      o.device_index = device;
-      // Task code comes from clients: never run in a worker that times another task.
-      o.reference_workers = ReferenceWorkers::kPerTask;
-      lane->verifier = std::make_unique<Verifier>(o);
-      s->lanes_.push_back(std::move(lane));
-    }
-  // The first lane's hello decides the arch recorded and the build requests of the pool.
-  Lane& first = *s->lanes_[0];
-  if (auto hello = first.verifier->Hello()) {
-    s->hello_ = *hello;
-    first.environment = EnvironmentFingerprint(*hello);
-    first.ready = true;
-    s->arch_ = RecordArch(s->settings_.options, first.environment);
-  }
-  int threads = s->settings_.compile_jobs;
-  if (threads < 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (threads > 0 && s->settings_.options.backend != Backend::kCpu) {
-    s->pool_ = std::make_unique<CompilePool>(threads, BuildExtension);
-    for (auto& lane : s->lanes_) lane->verifier->SetBuilder(s->pool_->Builder(BuildExtension));
-    if (!s->hello_.is_null()) {
-      // The toolchain's one-time entries while the server waits for its first request.
-      if (auto like = TypicalExtensionRequest(s->settings_.options, s->hello_))
-        s->pool_->Prepare(*like, s->settings_.options.timeouts.compile);
-      s->inline_calls_ = std::make_unique<InlinePrebuild>(s->settings_.options, s->hello_, *s->pool_);
-    }
-  }
+  // The first lane's hello decides the arch recorded and the build requests of the pool;
+  // the toolchain's one-time entries are made while the server waits for its first request.
+  (void)s->pool_->Start(s->pool_->lane(0));
+  if (s->settings_.options.backend != Backend::kCpu)
+    s->pool_->StartAheadBuilds(s->settings_.compile_jobs, {}, LanePool::Ahead::kOpen);
   for (auto& lane : s->lanes_) s->threads_.emplace_back([svc = s.get(), l = lane.get()] { svc->RunLane(*l); });
   return s;
 }
@@ -148,8 +119,6 @@ Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceS
 VerificationService::~VerificationService() {
   Stop();
   Join();
-  inline_calls_.reset();
-  pool_.reset();
 }
 
 void VerificationService::Stop() {
@@ -182,29 +151,16 @@ void VerificationService::Abort() {
 
 // --- submitting ---------------------------------------------------------------
 
-std::optional<ServeOutcome> VerificationService::FromStore(const Job& job, const std::string& policy) {
+std::optional<ServeOutcome> VerificationService::FromStore(const Job& job) {
   if (!job.candidate || !job.unsupported.empty()) return std::nullopt;
-  // A record answers only a request of the policy it was made under. `task` means the
-  // task's own, known once a lane of this server has verified the task under it; until
-  // then the request is verified (a record of another policy was answering it: a
-  // PyTorch answer passed under `any` was a task's custom_kernel pass).
-  std::string wanted = policy;
-  if (policy == kPolicyTask) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto known = task_policies_.find(job.task.hash);
-    if (known == task_policies_.end()) return std::nullopt;
-    wanted = known->second;
-  }
-  // By content: the task's bytes, not the label the client gave them; the candidate's
-  // language (the same bytes saved as .hip and as .cu are two candidates); only rows
-  // verified by an engine of this store, never an imported claim.
-  const ContentKey key{job.run, job.task.hash, job.candidate->hash, job.candidate->language,
-                       std::string(ToString(settings_.options.backend)), arch_, wanted};
-  auto found = store_.FindVerified(key);
-  if (!found || !found->has_value()) return std::nullopt;
-  const AttemptRecord& r = **found;
-  if (!ErrorKind(r.status).empty()) return std::nullopt;  // not the candidate's outcome: verify again
-  return OutcomeFromRecord(r, /*from_store=*/true);
+  // The lane pool's reuse rule, by content. Under `task` a record answers once a lane
+  // of this server has described the task (its own policy known); until then the
+  // request goes to a lane, which looks again.
+  const Result<Candidate> candidate = *job.candidate;
+  auto stored = pool_->Stored(
+      {.run = job.run, .task = job.task, .candidate = candidate, .candidate_path = job.candidate->path, .policy = job.policy});
+  if (!stored) return std::nullopt;
+  return OutcomeFromRecord(*stored, /*from_store=*/true);
 }
 
 std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
@@ -212,7 +168,7 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
   const std::string task_source = EffectiveTaskSource(r);
   job->task.hash = Sha256Hex(task_source);
   job->task.source = task_source;
-  job->task.name = SafeName(r.task_name) + "-" + job->task.hash.substr(0, 12);
+  job->task.name = ServeTaskName(r.task_name, job->task.hash);
   job->task.path = settings_.work_dir + "/tasks/" + job->task.name + ".py";
   job->run = r.run;
   job->policy = r.policy;
@@ -279,7 +235,7 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
                          0};
   std::vector<std::optional<ServeOutcome>> stored(requests.size());
   for (size_t i = 0; i < prepared.size(); ++i)
-    if (prepared[i]->state == Job::State::kQueued) stored[i] = FromStore(*prepared[i], requests[i].policy);
+    if (prepared[i]->state == Job::State::kQueued) stored[i] = FromStore(*prepared[i]);
 
   Submitted out{std::vector<std::shared_ptr<Job>>(requests.size()), std::vector<bool>(requests.size(), false)};
   std::vector<std::shared_ptr<Job>> to_queue, to_build;
@@ -346,23 +302,18 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
     rec.task = job->task.name;
     rec.task_hash = job->task.hash;
     rec.candidate_hash = job->outcome.candidate_hash;
-    rec.backend = std::string(ToString(settings_.options.backend));
-    rec.arch = arch_;
     rec.status = job->outcome.status;
     rec.reward = 0.0;
     rec.message = job->outcome.message;
     rec.policy = job->outcome.policy;
-    if (!store_.Put(rec)) metrics_.CountStoreError();
+    if (!pool_->Record(rec)) metrics_.CountStoreError();
     metrics_.CountVerification(job->outcome.status, -1, Json(), false);
   }
   // The files the workers read, and compiled candidates' builds started on every core.
   for (const auto& job : to_queue) {
     if (!FileExists(job->task.path)) (void)WriteFileAtomic(job->task.path, job->task.source);
     (void)WriteFileAtomic(job->candidate->path, job->candidate->source);
-    if (pool_ && IsCompiledFormat(job->candidate->format) && !hello_.is_null())
-      if (auto req = CandidateBuildRequest(*job->candidate, settings_.options, hello_))
-        pool_->Submit(*req, settings_.options.timeouts.compile);
-    if (inline_calls_) inline_calls_->Submit(*job->candidate, job->task.path);
+    pool_->BuildAhead(*job->candidate, job->task.path);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -446,14 +397,10 @@ size_t VerificationService::Cancel(const std::vector<std::shared_ptr<Job>>& jobs
 
 void VerificationService::RunLane(Lane& lane) {
   for (;;) {
-    if (!lane.ready) {
-      auto hello = lane.verifier->Hello();
-      if (hello) {
-        lane.environment = EnvironmentFingerprint(*hello);
-        lane.ready = true;
-      } else {
-        std::fprintf(stderr, "kvault serve: lane %d (device %d) cannot start its workers: %s\n", lane.index,
-                     lane.device, hello.error().c_str());
+    if (!lane.lane.ready) {
+      if (auto hello = pool_->Start(lane.lane); !hello) {
+        std::fprintf(stderr, "kvault serve: lane %d (device %d) cannot start its workers: %s\n", lane.lane.index,
+                     lane.lane.device, hello.error().c_str());
         std::unique_lock<std::mutex> lock(mu_);
         if (work_.wait_for(lock, kHelloRetry, [&] { return stopping_; })) return;
         continue;
@@ -502,30 +449,26 @@ std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
 }
 
 void VerificationService::Verify(Lane& lane, Job& job) {
-  lane.verifier->SetPolicy(job.policy);
-  Verification v = VerifyLoaded(*lane.verifier, job.task, *job.candidate);
-  if (aborting_) {  // its workers may have been killed under it: no verdict, nothing recorded
-    std::error_code ec;
-    std::filesystem::remove(job.candidate->path, ec);
+  const Result<Candidate> candidate = *job.candidate;
+  // Nothing is recorded once the server aborts: its workers may have been killed under it.
+  LaneAttempt a = pool_->Attempt(lane.lane,
+                                 {.run = job.run, .task = job.task, .candidate = candidate,
+                                  .candidate_path = job.candidate->path, .policy = job.policy},
+                                 [this] { return !aborting_; });
+  std::error_code ec;
+  std::filesystem::remove(job.candidate->path, ec);
+  if (a.dropped) {
     Finish(job, Ended("infrastructure", "the server stopped while verifying this candidate; submit it again"));
     return;
   }
-  EngineOptions options = settings_.options;
-  options.device_index = lane.device;
-  AttemptRecord rec = MakeRecord(job.run, job.task, &*job.candidate, job.candidate->path, options, v, lane.environment);
-  if (auto st = store_.Put(rec); !st) {
-    std::fprintf(stderr, "kvault serve: cannot record %s: %s\n", job.id.c_str(), st.error().c_str());
+  if (!a.store_error.empty()) {
+    std::fprintf(stderr, "kvault serve: cannot record %s: %s\n", job.id.c_str(), a.store_error.c_str());
     metrics_.CountStoreError();
   }
-  std::error_code ec;
-  std::filesystem::remove(job.candidate->path, ec);
-  if (job.policy == kPolicyTask && !rec.policy.empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    task_policies_[job.task.hash] = rec.policy;
-  }
-  ServeOutcome o = OutcomeFromRecord(rec, /*from_store=*/false);
-  o.phases = v.phases;
-  metrics_.CountVerification(o.status, lane.device, v.phases, false);
+  ServeOutcome o = OutcomeFromRecord(a.record, a.from_store);
+  const Json phases = a.verification ? a.verification->phases : Json::object();
+  if (a.verification) o.phases = phases;
+  metrics_.CountVerification(o.status, lane.lane.device, phases, a.from_store);
   Finish(job, std::move(o));
 }
 
@@ -544,13 +487,13 @@ void VerificationService::Finish(Job& job, ServeOutcome outcome) {
 
 bool VerificationService::Available() const {
   for (const auto& lane : lanes_)
-    if (lane->ready) return true;
+    if (lane->lane.ready) return true;
   return false;
 }
 
 Json VerificationService::Health() const {
   int ready = 0;
-  for (const auto& lane : lanes_) ready += lane->ready ? 1 : 0;
+  for (const auto& lane : lanes_) ready += lane->lane.ready ? 1 : 0;
   size_t depth;
   bool stopping;
   {
@@ -560,7 +503,7 @@ Json VerificationService::Health() const {
   }
   return {{"status", stopping ? "stopping" : ready > 0 ? "ok" : "unavailable"},
           {"backend", std::string(ToString(settings_.options.backend))},
-          {"arch", arch_},
+          {"arch", pool_->arch()},
           {"lanes", lanes_.size()},
           {"lanes_ready", ready},
           {"devices", settings_.devices},
@@ -577,7 +520,7 @@ std::string VerificationService::MetricsText() const {
   g.queue_capacity = settings_.queue_capacity;
   for (const auto& lane : lanes_) {
     (lane->busy ? g.lanes_busy : g.lanes_idle)++;
-    g.lanes_ready += lane->ready ? 1 : 0;
+    g.lanes_ready += lane->lane.ready ? 1 : 0;
   }
   return metrics_.Render(g);
 }

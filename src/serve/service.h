@@ -1,8 +1,8 @@
 #pragma once
 // VerificationService: the engine of `kvault serve` without HTTP (docs/serve.md).
-// Lanes (one Verifier and thread each) spread over the host's devices take jobs from
-// one bounded queue; compiled candidates are built ahead on every CPU core by one
-// shared compile pool; every result goes to the store.
+// The engine's lane pool (engine/lane_pool.h: lanes spread over the host's devices,
+// the compile pool that builds compiled candidates ahead on every CPU core, the reuse
+// rule, the recording) behind one bounded queue, a thread per lane taking its jobs.
 //
 //   auto service = VerificationService::Start(settings, store);
 //   auto jobs = (*service)->Submit(requests);     // Error kOverloaded / kUnavailable
@@ -11,7 +11,10 @@
 // A job is one candidate against one task, identified by its content (run, task hash,
 // candidate hash, the candidate's language, backend, policy): identical requests share
 // one job while it is known here, and the store answers one verified earlier (also by
-// an earlier server process; never a row `kvault import` brought in). A request the
+// an earlier server process or `kvault eval`/`gen` of the same run; the lane pool's
+// reuse rule, never a row `kvault import` brought in). A task is named
+// `<label>-<first 12 hex digits of its hash>` (ServeTaskName): requests bring the
+// task's source, not a suite's name. A request the
 // server cannot run (a language its backend cannot build or run) is refused whole
 // (Refusal kUnsupported), never answered with a reward of 0. An infrastructure
 // failure ends a job with error_kind "infrastructure" and no reward; it is never
@@ -31,17 +34,12 @@
 #include <vector>
 
 #include "candidate/candidate.h"
+#include "engine/lane_pool.h"
 #include "engine/options.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
 #include "store/store.h"
 #include "task/task_file.h"
-
-namespace kvault {
-class CompilePool;
-class InlinePrebuild;
-class Verifier;
-}  // namespace kvault
 
 namespace kvault::serve {
 
@@ -57,6 +55,10 @@ struct ServiceSettings {
   // How long a finished job stays known in memory (the store answers after that).
   std::chrono::seconds keep_finished{600};
 };
+
+// `<label>-<first 12 hex digits of task_hash>`: the name of a task a request brought
+// (the label made safe for a file name); score::NameServeTasks reads it back.
+std::string ServeTaskName(const std::string& label, const std::string& task_hash);
 
 // One candidate's verification, shared by every request that asked for it.
 struct Job {
@@ -137,20 +139,15 @@ class VerificationService {
   void Finish(Job& job, ServeOutcome outcome);
   // The job of `r` (a known one, one the store answers, or a new one to queue).
   std::shared_ptr<Job> Prepare(const ServeRequest& r);
-  std::optional<ServeOutcome> FromStore(const Job& job, const std::string& policy);
+  std::optional<ServeOutcome> FromStore(const Job& job);
   void ForgetOldJobs();  // REQUIRES: mu_ held
 
   ServiceSettings settings_;
-  Store& store_;
   Metrics metrics_;
-  std::unique_ptr<CompilePool> pool_;
-  std::unique_ptr<InlinePrebuild> inline_calls_;  // feeds pool_; goes before it
-  std::string arch_;  // recorded with attempts (the first lane's device)
-  Json hello_;        // the first lane's hello, for build requests
+  // Before lanes_ and threads_: they point into it; the threads are joined first.
+  std::unique_ptr<LanePool> pool_;
 
   mutable std::mutex mu_;
-  // The policy `task` resolved to for each task hash a lane verified under it (FromStore).
-  std::map<std::string, std::string> task_policies_;
   std::condition_variable work_, changed_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::map<std::string, std::shared_ptr<Job>> jobs_;     // by content key
