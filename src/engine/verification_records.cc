@@ -143,11 +143,13 @@ Json ToJson(const TimingRecord& r) {
 
 Json ToJson(const RecheckRecord& r) {
   Json j{{"kind", kKindRecheck}, {"bound", r.bound}, {"speedup_before", r.speedup_before}};
+  PutIf(j, "judged_before", r.judged_before);
   if (!r.failed.empty()) {
     j["failed"] = r.failed;
     return j;
   }
   j["speedup_after"] = Nullable(r.speedup_after);
+  PutIf(j, "judged_after", r.judged_after);
   j["still_implausible"] = r.still_implausible;
   j["speed_rewarded"] = !r.still_implausible;
   if (!r.why.empty()) j["why"] = r.why;
@@ -313,6 +315,8 @@ RecheckRecord ReadRecheck(const Json& j) {
   RecheckRecord r;
   r.bound = Double(j, "bound").value_or(0);
   r.speedup_before = Double(j, "speedup_before").value_or(0);
+  r.judged_before = Double(j, "judged_before");
+  r.judged_after = Double(j, "judged_after");
   r.failed = Text(j, "failed");
   r.speedup_after = Double(j, "speedup_after");
   r.still_implausible = Flag(j, "still_implausible");

@@ -198,6 +198,9 @@ struct TimingRecord {
 struct RecheckRecord {
   double bound = 0;
   double speedup_before = 0;
+  // The speedup held against the bound (engine/speedup_bound.h) before and after;
+  // unset in records made before the bound judged the reported speedup too.
+  std::optional<double> judged_before, judged_after;
   std::string failed;  // the step that failed; empty when the re-check ran to its end
   // When it ran to its end: the speedup measured again (unset: none), and whether it
   // is still above the bound (then no speed term in the reward, `why` says so).

@@ -74,6 +74,7 @@ TEST(VerificationRecords, GoldenRecordsReadAsTheirTypes) {
   ASSERT_NE(recheck, nullptr);
   EXPECT_TRUE(recheck->still_implausible);
   EXPECT_EQ(recheck->speedup_after, 380.5);
+  EXPECT_EQ(recheck->judged_before, 400.0);
   ASSERT_TRUE(stored.phases);
   EXPECT_EQ(stored.phases->Seconds(Phase::kRecheck), 1.1);
   EXPECT_EQ(stored.phases->Seconds(Phase::kTimingWait), 0.0);
