@@ -1,5 +1,8 @@
 #include "engine/candidate_build.h"
 
+#include <regex>
+
+#include "engine/inline_record.h"
 #include "engine/worker_sandbox.h"
 #include "toolchain/backend.h"
 #include "worker/protocol.h"
@@ -23,6 +26,21 @@ std::string BackendMismatch(const std::string& language, Backend backend) {
            std::string(ToString(backend));
   if (language == "hip" && backend == Backend::kCpu)
     return "HIP candidates need a GPU backend (hip on AMD, cuda on NVIDIA), not cpu";
+  return "";
+}
+
+bool BuildsGpuCodeInline(const Candidate& c) {
+  if (!CallsLoadInline(c)) return false;
+  if (c.source.find("__global__") != std::string::npos) return true;
+  static const std::regex kCudaSources(R"(cuda_sources\s*=\s*(?!\s|None\b|\[\s*\]|""|''))");
+  return std::regex_search(c.source, kCudaSources);
+}
+
+std::string BackendMismatch(const Candidate& candidate, Backend backend) {
+  if (IsCompiledFormat(candidate.format)) return BackendMismatch(candidate.language, backend);
+  if (backend == Backend::kCpu && BuildsGpuCodeInline(candidate))
+    return "this KernelBench file builds CUDA code inline (load_inline's cuda_sources, a __global__ kernel): "
+           "it needs a GPU backend (cuda; hip through PyTorch's hipify), not cpu";
   return "";
 }
 

@@ -24,6 +24,16 @@ using BuildFunction =
 // `backend`; empty when it can.
 std::string BackendMismatch(const std::string& language, Backend backend);
 
+// True for a KernelBench file that builds GPU code inline: a load_inline call given
+// CUDA sources (`cuda_sources=` other than None or empty) or a `__global__` kernel.
+// Such a file cannot run on the cpu backend, whatever its Python says.
+bool BuildsGpuCodeInline(const Candidate& candidate);
+
+// Why `candidate` cannot run on `backend`, judged before anything runs; empty when it
+// can: BackendMismatch of a compiled candidate's language, and a KernelBench file that
+// builds GPU code inline on the cpu backend (on hip, PyTorch hipifies its CUDA).
+std::string BackendMismatch(const Candidate& candidate, Backend backend);
+
 // True for the formats the engine compiles into a shared object.
 bool IsCompiledFormat(CandidateFormat format);
 

@@ -552,7 +552,8 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
 
 Verification Verifier::Finish(Verification v) {
   // A compile-only check judged nothing a reward is for (no run, no comparison).
-  if (IsInfrastructure(v.status) || options_.compile_only) {
+  // Unsupported: this engine's backend cannot run the candidate, which says nothing of it.
+  if (IsInfrastructure(v.status) || v.status == OutcomeStatus::kUnsupported || options_.compile_only) {
     v.reward.reset();
     return v;
   }
@@ -568,8 +569,7 @@ Verification Verifier::Finish(Verification v) {
 }
 
 bool Verifier::CheckFormat(Attempt& a) {
-  if (!a.compiled_format) return true;
-  std::string why = BackendMismatch(a.candidate.language, options_.backend);
+  std::string why = BackendMismatch(a.candidate, options_.backend);
   if (why.empty()) return true;
   a.v = Outcome(OutcomeStatus::kUnsupported, why);
   return false;

@@ -87,7 +87,7 @@ class Verifier {
     Json inline_modules = Json::array();   // kernelbench: their builds, [{digest, path, module}]
   };
   // The stages of Verify, in order. Each returns false once a.v holds the outcome.
-  bool CheckFormat(Attempt& a);           // a compiled format needs a backend that runs it
+  bool CheckFormat(Attempt& a);           // the backend must run the candidate's device code
   void CompileOnly(Attempt& a);           // --compile-only: the build is all
   // ReferenceWorkers::kPerTask: replaces the reference worker when `task` is not the
   // one it ran.

@@ -202,8 +202,7 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
   if (job->candidate) {
     job->language = job->candidate->language;
     // Not the candidate's fault: this server cannot judge it (Submit refuses it).
-    if (IsCompiledFormat(job->candidate->format))
-      job->unsupported = BackendMismatch(job->candidate->language, settings_.options.backend);
+    job->unsupported = BackendMismatch(*job->candidate, settings_.options.backend);
   }
   if (!parse_failure.empty()) {
     // The candidate's outcome, known without a lane: recorded and answered at once.

@@ -500,6 +500,12 @@ def check_hip(s, run):
                                                   "pytorch_module_code": RELU, "run": run, "reward": "hip-rl"})
     check(status == 422 and error_kind(one) == "unsupported" and "cpu" in one["error"]["message"],
           f"/run_code of HIP on the CPU: {status} {one}")
+    # A KernelBench file whose load_inline builds CUDA: also nothing a CPU server can judge.
+    inline_cuda = read("kernelbench/relu.llm-habits.py")
+    status, _, body = s.call("POST", "/v1/verify", {"task_source": RELU, "code": inline_cuda, "language": "python",
+                                                     "run": run})
+    check(status == 422 and error_kind(body) == "unsupported" and "cpu" in body["error"]["message"],
+          f"/v1/verify of a KernelBench file building CUDA inline on the CPU: {status} {body}")
     items = [{"kernel_name": "a", "hip_code": hip, "pytorch_module_code": RELU, "run": run},
              {"kernel_name": "b", "hip_code": "not a kernel", "pytorch_module_code": RELU, "run": run}]
     status, _, body = s.call("POST", "/run_code_batch", {"requests": items})
