@@ -60,7 +60,7 @@ AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Can
   r.message = v.message;
   r.diagnostics = v.diagnostics;
   r.policy = v.policy;
-  r.cases = v.cases;
+  r.cases = CasesJson(v.records, v.phases);
   r.environment = environment;
   r.environment["build"] = v.build;
   r.engine_version = KVAULT_VERSION;

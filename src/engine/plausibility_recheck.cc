@@ -5,7 +5,7 @@
 // (a candidate that stops computing after N calls, or replays once warm, is caught
 // here); then it is loaded into a fresh worker, checked once more and timed again,
 // and the second measurement is the one kept. A speedup still above the bound is
-// kept but flagged (`"still_implausible": true` in the recheck record) and earns no
+// kept but flagged (RecheckRecord::still_implausible) and earns no
 // speed term in the reward (StillImplausible, Verifier::Finish; docs/reward.md).
 #include "engine/plausibility_recheck.h"
 
@@ -25,14 +25,9 @@ std::string Rounded(double x) {
 }
 }  // namespace
 
-bool StillImplausible(const Json& cases) {
-  if (!cases.is_array()) return false;
-  for (const Json& record : cases) {
-    if (record.is_object() && record.value("kind", Json()) == "recheck" &&
-        record.value("still_implausible", Json()) == true)
-      return true;
-  }
-  return false;
+bool StillImplausible(const VerificationRecords& records) {
+  const RecheckRecord* recheck = FindRecheck(records);
+  return recheck && recheck->still_implausible;
 }
 
 bool Verifier::RecheckImplausible(const TaskInfo& task, Verification& v, const std::string& scratch,
@@ -42,11 +37,14 @@ bool Verifier::RecheckImplausible(const TaskInfo& task, Verification& v, const s
   const double judged = SpeedupAgainstBound(v);
   if (judged <= bound) return true;
   const double first = *v.speedup;
-  Announce("recheck");
-  Json record{{"kind", "recheck"}, {"bound", bound}, {"speedup_before", first}, {"judged_before", judged}};
+  Announce(Phase::kRecheck);
+  RecheckRecord record;
+  record.bound = bound;
+  record.speedup_before = first;
+  record.judged_before = judged;
   auto fail = [&](const char* step) {
-    record["failed"] = step;
-    v.cases.push_back(record);
+    record.failed = step;
+    v.records.push_back(record);
     v.speedup.reset();
     v.message = "speedup " + std::to_string(first) + " above the plausible bound " + std::to_string(bound) +
                 "; re-check " + step + ": " + v.message;
@@ -69,23 +67,22 @@ bool Verifier::RecheckImplausible(const TaskInfo& task, Verification& v, const s
     return fail("loading in a fresh worker");
   }
   if (!CheckCorrectness(task, v, scratch, RecheckRuns())) return fail("in a fresh worker");
-  const size_t timed_from = v.cases.size();  // the second timing's records follow
+  const size_t timed_from = v.records.size();  // the second timing's records follow
   // Right after the first timing: the lock's note asks for the short warm-up.
   Time(task, v, scratch);
   if (v.status != OutcomeStatus::kPassed) return fail("timing again in a fresh worker");
-  record["speedup_after"] = v.speedup ? Json(*v.speedup) : Json(nullptr);
+  record.speedup_after = v.speedup;
   const double judged_after = SpeedupAgainstBound(v, timed_from);
-  record["judged_after"] = judged_after;
+  record.judged_after = judged_after;
   const bool still = judged_after > bound;
-  record["still_implausible"] = still;
-  record["speed_rewarded"] = !still;
+  record.still_implausible = still;
   if (still) {
     const std::string why = "speedup " + Rounded(judged_after) + " still above the plausible bound " +
                             Rounded(bound) + " after a re-check in a fresh worker: no speed term in the reward";
-    record["why"] = why;
+    record.why = why;
     v.message += "; " + why;
   }
-  v.cases.push_back(record);
+  v.records.push_back(record);
   return true;
 }
 

@@ -17,18 +17,17 @@
 #include <optional>
 
 #include "engine/verification.h"
-#include "util/json.h"
 
 namespace kvault {
 
-// Σ reference_ms / Σ the candidate's reported median over the timing records
-// ({"kind": "timing"}) of `cases` from index `from` on: per record
-// `engine_clock.candidate_reported_ms` (the median the worker reported, before the
-// engine's clock or bursts bounded it), else its `candidate_ms`. nullopt when there is
-// no such record or the ratio is not finite.
-std::optional<double> ReportedSpeedup(const Json& cases, size_t from = 0);
+// Σ reference median / Σ the candidate's reported median over the timing records of
+// `records` from index `from` on: per record `engine_clock->candidate_reported_ms`
+// (the median the worker reported, before the engine's clock or bursts bounded it),
+// else its candidate median. nullopt when there is no such record or the ratio is not
+// finite.
+std::optional<double> ReportedSpeedup(const VerificationRecords& records, size_t from = 0);
 
-// The higher of v.speedup and ReportedSpeedup(v.cases, from); 0 when v has no
+// The higher of v.speedup and ReportedSpeedup(v.records, from); 0 when v has no
 // speedup (no speed term to judge).
 double SpeedupAgainstBound(const Verification& v, size_t from = 0);
 

@@ -92,24 +92,33 @@ Json Field(const Json& obj, const char* key) {
   return it == obj.end() ? Json(nullptr) : *it;
 }
 
-// Writes "<role>_ms", "_iqr_ms", "_samples", "_noise", "_cold_ms", "_warm_ms",
-// "_wall_ms" (docs/timing.md); returns the primary median.
-double Describe(Json& row, const std::string& role, const Series& s, bool flush) {
+// ref / cand, unset where that is not a finite number.
+std::optional<double> Ratio(double ref, double cand) {
+  if (cand > 0 && std::isfinite(ref / cand)) return ref / cand;
+  return std::nullopt;
+}
+
+// A number a worker sent, else unset.
+std::optional<double> OptionalNumber(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// The primary series' summary (cold samples with the flush, else warm), the spread of
+// each and the samples' wall time, into `side` (docs/timing.md); returns the primary
+// median (0 when it is empty).
+double Describe(TimedSide& side, const Series& s, bool flush) {
   const std::vector<double>& primary = flush ? s.cold : s.warm;
   double median = 0;
   if (!primary.empty()) {
     SeriesSummary m = Summarize(primary);
     median = m.median_ms;
-    row[role + "_ms"] = m.median_ms;
-    row[role + "_iqr_ms"] = m.iqr_ms;
-    row[role + "_samples"] = m.samples;
-    row[role + "_noise"] = std::isfinite(m.noise) ? Json(m.noise) : Json(nullptr);
+    side.primary = TimedSide::Summary{m.median_ms, m.iqr_ms, m.samples, m.noise};
   }
-  for (auto [suffix, v] : {std::pair{"_cold", &s.cold}, {"_warm", &s.warm}, {"_wall", &s.wall}}) {
-    if (v->empty()) continue;
-    row[role + suffix + "_ms"] = Median(*v);
-    if (v != &s.wall) row[role + suffix + "_iqr_ms"] = InterquartileRange(*v);
-  }
+  for (auto [spread, v] : {std::pair{&side.cold, &s.cold}, {&side.warm, &s.warm}})
+    if (!v->empty()) *spread = TimedSide::Spread{Median(*v), InterquartileRange(*v)};
+  if (!s.wall.empty()) side.wall_ms = Median(s.wall);
   return median;
 }
 
@@ -136,7 +145,7 @@ struct CandidateSide {
   bool active() const { return !member->timed.failure; }
   DeviceSession& session() const { return *member->session; }
   const TimedCaseRequest& request() const { return *member->request; }
-  Json& row() const { return member->timed.row; }
+  TimingRecord& record() const { return member->timed.record; }
 };
 
 // Side 0 of a turn is the reference (the leader's session's worker), side k >= 1 the
@@ -183,9 +192,10 @@ class CaseTimer {
   void ContinueAll() {
     for (CandidateSide& c : sides_) c.frozen.reset();
   }
-  // A row field every member's record gets.
-  void SetAll(const char* key, const Json& value) {
-    for (CandidateSide& c : sides_) c.row()[key] = value;
+  // What every member's record gets: set(record) for each.
+  template <class Set>
+  void ForAll(Set set) {
+    for (CandidateSide& c : sides_) set(c.record());
   }
   SideSamples& Samples(int side) { return side == 0 ? reference_samples_ : sides_[side - 1].samples; }
   int SideOf(const CandidateSide& c) const { return static_cast<int>(&c - sides_.data()) + 1; }
@@ -195,7 +205,7 @@ class CaseTimer {
   // The round's outputs of `c` that alias an input where the reference's do not.
   bool CheckAliasing(CandidateSide& c, int round);
   // How the round's sample outputs reach the comparison: kept on the device by every
-  // side, written to files, or (too large to keep) not at all; row["samples_on"].
+  // side, written to files, or (too large to keep) not at all; the record's samples_on.
   void ChooseSampleOutputs();
   // Outputs in files (docs/timing.md, "Outputs compared behind the rounds"): what the
   // candidate's worker says it wrote for sample `index` (`out_sha256`), kept to check the
@@ -259,16 +269,16 @@ class CaseTimer {
   }
   // The candidate's outputs of timed calls against the reference's (output_check.h);
   // false with the candidate's failure set when they differ or cannot be compared.
-  // `where` names the row field that says where they were compared ("recheck_on").
-  // One comparison of a timed call's output, noted in the row; false with the candidate's
+  // `where` is the record's field that says where they were compared (recheck_on).
+  // One comparison of a timed call's output, noted in the record; false with the candidate's
   // mismatch set when it differs.
   bool JudgeTimedOutput(CandidateSide& c, const CompareReport& cmp);
   // Where a timed sample's failure happened, for its message.
   std::string SampleWhere(int round, int index) const;
   bool CompareTimedOutputs(CandidateSide& c, DeviceOffer& offer, const Json& candidate_reply,
-                           const OutputFiles& files, const char* where,
+                           const OutputFiles& files, std::string TimingRecord::*where,
                            const std::function<void()>& device_done = {});
-  void StepDone(const char* step);
+  void StepDone(std::optional<double> TimingSteps::*step);
 
   TurnMember& leader_;
   DeviceSession& session_;  // the reference's
@@ -288,7 +298,7 @@ class CaseTimer {
   bool holding_ = false;  // the turn's device hold, until `share`
   bool turn_over_ = false;  // every member failed at once (FailAll)
   int warmup_ms_ = 0;
-  Json stage_ms_ = Json::object();
+  TimingSteps steps_;
   std::chrono::steady_clock::time_point step_began_ = std::chrono::steady_clock::now();
 };
 
@@ -328,25 +338,24 @@ std::optional<Json> CaseTimer::AskCandidate(CandidateSide& c, Json request) {
 }
 
 bool CaseTimer::CompareTimedOutputs(CandidateSide& c, DeviceOffer& offer, const Json& candidate_reply,
-                                    const OutputFiles& files, const char* where,
+                                    const OutputFiles& files, std::string TimingRecord::*where,
                                     const std::function<void()>& device_done) {
   ComparedOutputs got = CompareOutputs(offer, candidate_reply, files, req_.tolerance, device_done);
   if (got.failure) {
     FailCandidate(c, got.failure->status, got.failure->message);
     return false;
   }
-  Json& row = c.row();
-  row[where] = got.on_device ? "device" : "files";
+  c.record().*where = got.on_device ? "device" : "files";
   for (const CompareReport& cmp : got.calls)
     if (!JudgeTimedOutput(c, cmp)) return false;
   return true;
 }
 
 bool CaseTimer::JudgeTimedOutput(CandidateSide& c, const CompareReport& cmp) {
-  Json& row = c.row();
-  row["recheck_max_abs_error"] = std::max(cmp.max_abs_error, Number(row, "recheck_max_abs_error", 0.0));
+  TimingRecord& r = c.record();
+  r.recheck_max_abs_error = std::max(cmp.max_abs_error, r.recheck_max_abs_error.value_or(0.0));
   if (cmp.match) return true;
-  row["recheck"] = "mismatch";
+  r.recheck = "mismatch";
   FailCandidate(c, OutcomeStatus::kMismatch, "the output of a timed call differs from the reference: " + cmp.message);
   return false;
 }
@@ -407,15 +416,15 @@ PreparedCase CaseTimer::Prepare() {
 void CaseTimer::Measure(const std::function<std::vector<TurnMember*>()>& gather) {
   step_began_ = std::chrono::steady_clock::now();
   if (TakeTurn(gather)) {
-    StepDone("drain");  // the device's lock and other lanes' runs in flight ending
+    StepDone(&TimingSteps::drain);  // the device's lock and other lanes' runs in flight ending
     if (WarmUp()) {
-      StepDone("start");
+      StepDone(&TimingSteps::start);
       if (ChooseMethod() && SampleRounds()) {
         for (CandidateSide& c : sides_)
           if (c.active()) BoundByEngineClock(c);
         if (BoundByBursts()) {
           Summarize();
-          StepDone("sampling");
+          StepDone(&TimingSteps::sampling);
         }
       }
     }
@@ -427,21 +436,20 @@ void CaseTimer::Measure(const std::function<std::vector<TurnMember*>()>& gather)
   if (comparisons_) {  // what the rounds left to compare, beside the next turn
     step_began_ = std::chrono::steady_clock::now();
     ApplyComparisons(/*wait=*/true);
-    StepDone("compare");
-    for (CandidateSide& c : sides_) c.row()["samples_compared"] = c.compared;
+    StepDone(&TimingSteps::compare);
+    for (CandidateSide& c : sides_) c.record().samples_compared = c.compared;
     comparisons_.reset();
   }
   for (int round = 0; round < static_cast<int>(nonces_.size()); ++round) RemoveSampleFiles(round);
   for (CandidateSide& c : sides_) {
-    Json stages = stage_ms_;
-    stages["prepare"] = c.member->prepared.ms;
-    c.row()["stage_ms"] = std::move(stages);
+    c.record().stage_ms = steps_;
+    c.record().stage_ms.prepare = c.member->prepared.ms;
   }
 }
 
-void CaseTimer::StepDone(const char* step) {
+void CaseTimer::StepDone(std::optional<double> TimingSteps::*step) {
   const auto now = std::chrono::steady_clock::now();
-  stage_ms_[step] = std::chrono::duration<double, std::milli>(now - step_began_).count();
+  steps_.*step = std::chrono::duration<double, std::milli>(now - step_began_).count();
   step_began_ = now;
 }
 
@@ -460,10 +468,11 @@ bool CaseTimer::TakeTurn(const std::function<std::vector<TurnMember*>()>& gather
   holding_ = true;
   if (gather)
     for (TurnMember* m : gather()) AddSide(m);
-  SetAll("case", req_.task.cases[req_.case_index].name);
-  SetAll("kind", "timing");
-  SetAll("device_quiet", quiet);
-  SetAll("turn_candidates", static_cast<int>(sides_.size()));  // > 1: a group turn
+  ForAll([&](TimingRecord& r) {
+    r.case_name = req_.task.cases[req_.case_index].name;
+    r.device_quiet = quiet;
+    r.turn_candidates = static_cast<int64_t>(sides_.size());  // > 1: a group turn
+  });
   return true;
 }
 
@@ -478,15 +487,19 @@ bool CaseTimer::WarmUp() {
     if (auto cand = AskCandidate(c, warmup)) c.warm = std::move(*cand);
   }
   ContinueAll();
-  SetAll("warmup_ms", warmup_ms_);
-  SetAll("flush_bytes", Field(leader_.prepared.reference, protocol::field::kFlushBytes));
-  SetAll("reference_kept", Field(leader_.prepared.reference, protocol::field::kKept) == Json(true));
-  SetAll("reference_call_ms", Field(reference_warm_, protocol::field::kCallMs));
-  SetAll("reference_device_call_ms", Field(reference_warm_, protocol::field::kDeviceCallMs));
-  SetAll("sensors_before", Field(reference_warm_, protocol::field::kSensors));
+  const Json& prepared = leader_.prepared.reference;
+  const std::optional<double> flush_bytes = OptionalNumber(prepared, protocol::field::kFlushBytes);
+  ForAll([&](TimingRecord& r) {
+    r.warmup_ms = warmup_ms_;
+    if (flush_bytes) r.flush_bytes = static_cast<int64_t>(*flush_bytes);
+    r.reference_kept = Field(prepared, protocol::field::kKept) == Json(true);
+    r.reference.call_ms = OptionalNumber(reference_warm_, protocol::field::kCallMs);
+    r.reference.device_call_ms = OptionalNumber(reference_warm_, protocol::field::kDeviceCallMs);
+    r.sensors_before = Field(reference_warm_, protocol::field::kSensors);
+  });
   for (CandidateSide& c : sides_) {
-    c.row()["candidate_call_ms"] = Field(c.warm, protocol::field::kCallMs);
-    c.row()["candidate_device_call_ms"] = Field(c.warm, protocol::field::kDeviceCallMs);
+    c.record().candidate.call_ms = OptionalNumber(c.warm, protocol::field::kCallMs);
+    c.record().candidate.device_call_ms = OptionalNumber(c.warm, protocol::field::kDeviceCallMs);
   }
   return AnyActive();
 }
@@ -511,7 +524,8 @@ bool CaseTimer::ChooseMethod() {
   auto ref = AskReference(TimeGraphRequest{}.ToJson());
   if (!ref) return false;
   auto fallback = [&](const Json& why) {
-    SetAll("graph_fallback", why.is_string() ? why : Json("capture failed"));
+    const std::string because = why.is_string() ? why.get<std::string>() : "capture failed";
+    ForAll([&](TimingRecord& r) { r.graph_fallback = because; });
     ContinueAll();
     return AnyActive();  // every side uses events
   };
@@ -559,8 +573,7 @@ bool CaseTimer::ChooseMethod() {
   ContinueAll();
   graph_calls_ = calls;
   method_ = kGraph;
-  SetAll("reference_graph_calls", graph_calls_);
-  SetAll("candidate_graph_calls", graph_calls_);
+  ForAll([&](TimingRecord& r) { r.graph_calls = graph_calls_; });
   return true;
 }
 
@@ -622,11 +635,13 @@ bool CaseTimer::SampleRounds() {
       if (c.active()) series.push_back(t.flush ? &c.samples.series.cold : &c.samples.series.warm);
     stop = rule.Decide(series, elapsed);
   }
-  SetAll("method", method_);
-  SetAll("rounds", rounds);
-  SetAll("stop", std::string(ToString(stop)));
-  for (CandidateSide& c : sides_) c.row()["samples_compared"] = c.compared;
-  stage_ms_["sampling_compare"] = compare_ms;  // within the turn; the rest in "compare"
+  ForAll([&](TimingRecord& r) {
+    r.method = method_;
+    r.rounds = rounds;
+    r.stop = std::string(ToString(stop));
+  });
+  for (CandidateSide& c : sides_) c.record().samples_compared = c.compared;
+  steps_.sampling_compare = compare_ms;  // within the turn; the rest in "compare"
   return true;
 }
 
@@ -722,7 +737,7 @@ void CaseTimer::ChooseSampleOutputs() {
                           : SampleOutputs::kUnchecked;
   }
   static constexpr const char* kNames[] = {"files", "device", "unchecked"};
-  SetAll("samples_on", kNames[static_cast<int>(sample_outputs_)]);
+  ForAll([&](TimingRecord& r) { r.samples_on = kNames[static_cast<int>(sample_outputs_)]; });
 }
 
 std::vector<int> CaseTimer::ComparedSamples(uintmax_t output_bytes) {
@@ -859,7 +874,7 @@ bool CaseTimer::CompareKeptSample(CandidateSide& c, int round, int index) {
   const OutputFiles files{.reference = ref_out, .candidate = {cand_out}, .remove_reference = true,
                           .device_stem = c.request().scratch + "/timed_" + std::to_string(req_.case_index) + "_r" +
                                          std::to_string(round) + "_" + std::to_string(index) + "_handoff"};
-  return CompareTimedOutputs(c, offer, *cand, files, "samples_on");
+  return CompareTimedOutputs(c, offer, *cand, files, &TimingRecord::samples_on);
 }
 
 void CaseTimer::BoundByEngineClock(CandidateSide& c) {
@@ -890,18 +905,19 @@ void CaseTimer::BoundByEngineClock(CandidateSide& c) {
   const double reported = Median(primary_reported), clocked = Median(primary_floor);
   const double slack = req_.options.timing.clock_slack;
   const bool applied = clocked > reported * (1 + slack) + (spread + kClockFloorMs) / graph_calls_;
-  Json each = Json::array();  // per sample, to the microsecond: what the allowance comes from
+  std::vector<double> each;  // per sample, to the microsecond: what the allowance comes from
   for (double o : overhead) each.push_back(std::round(o * 1000) / 1000);
   // Blind: a candidate whose requests took twice what it reported would still be
   // within the allowance (a sample's device time is small beside the host's noise).
   c.clock_blind = !applied && reported <= (spread + kClockFloorMs) / graph_calls_;
-  c.row()["engine_clock"] = Json{{"reference_overhead_ms", typical},
-                                 {"reference_overheads_ms", each},
-                                 {"allowance_ms", spread},
-                                 {"candidate_reported_ms", reported},
-                                 {"candidate_clocked_ms", clocked},
-                                 {"applied", applied},
-                                 {"blind", c.clock_blind}};
+  c.record().engine_clock = EngineClockCheck{.reference_overhead_ms = typical,
+                                             .reference_overheads_ms = std::move(each),
+                                             .allowance_ms = spread,
+                                             .candidate_reported_ms = reported,
+                                             .candidate_clocked_ms = clocked,
+                                             .applied = applied,
+                                             .blind = c.clock_blind,
+                                             .bursts = std::nullopt};
   if (!applied) return;
   // The candidate's worker reported less than its requests took: each of its samples is
   // at least what the engine's clock allows.
@@ -932,13 +948,15 @@ bool CaseTimer::BoundByBursts() {
     const double ratio = ref_call > 0 ? std::max(1.0, ref_clocked / ref_call) : 1.0;
     const double expected = cand_call * ratio;
     const bool applied = cand_clocked > expected * (1 + kBurstSlack) + kClockFloorMs / graph_calls_ / replays;
-    c.row()["engine_clock"]["bursts"] = Json{{"replays", replays},
-                                             {"pairs", kBurstPairs},
-                                             {"reference_reported_ms", ref_call},
-                                             {"reference_clocked_ms", ref_clocked},
-                                             {"candidate_reported_ms", cand_call},
-                                             {"candidate_clocked_ms", cand_clocked},
-                                             {"applied", applied}};
+    std::optional<EngineClockCheck>& clock = c.record().engine_clock;
+    if (!clock) clock.emplace();  // blind: BoundByEngineClock made it
+    clock->bursts = EngineClockCheck::Bursts{.replays = replays,
+                                             .pairs = kBurstPairs,
+                                             .reference_reported_ms = ref_call,
+                                             .reference_clocked_ms = ref_clocked,
+                                             .candidate_reported_ms = cand_call,
+                                             .candidate_clocked_ms = cand_clocked,
+                                             .applied = applied};
     if (!applied || expected <= 0) continue;
     // The candidate's reports were short by this factor: every sample is scaled by it.
     const double factor = cand_clocked / expected;
@@ -966,16 +984,13 @@ void CaseTimer::Summarize() {
   const bool flush = req_.options.timing.flush;
   for (CandidateSide& c : sides_) {
     if (!c.active()) continue;
-    Json& row = c.row();
+    TimingRecord& r = c.record();
     TimedCase& result = c.member->timed;
-    result.reference_ms = Describe(row, "reference", reference_samples_.series, flush);
-    result.candidate_ms = Describe(row, "candidate", c.samples.series, flush);
-    const double ref = result.reference_ms, cand = result.candidate_ms;
-    row["speedup"] = cand > 0 && std::isfinite(ref / cand) ? Json(ref / cand) : Json(nullptr);
-    if (flush && row.contains("reference_warm_ms") && row.contains("candidate_warm_ms")) {
-      const double rw = row["reference_warm_ms"].get<double>(), cw = row["candidate_warm_ms"].get<double>();
-      row["warm_speedup"] = cw > 0 && std::isfinite(rw / cw) ? Json(rw / cw) : Json(nullptr);
-    }
+    result.reference_ms = Describe(r.reference, reference_samples_.series, flush);
+    result.candidate_ms = Describe(r.candidate, c.samples.series, flush);
+    r.speedup = Ratio(result.reference_ms, result.candidate_ms);
+    r.flushed = flush && r.reference.warm && r.candidate.warm;
+    if (r.flushed) r.warm_speedup = Ratio(r.reference.warm->median_ms, r.candidate.warm->median_ms);
   }
 }
 
@@ -990,7 +1005,8 @@ void CaseTimer::Recheck() {
   CandidateSide& c = sides_[0];
   const auto began = std::chrono::steady_clock::now();
   RecheckOutput(c);  // a failure is the member's (timed.failure)
-  c.row()["stage_ms"]["finish"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  c.record().stage_ms.finish =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
 }
 
 bool CaseTimer::RecheckOutput(CandidateSide& c) {
@@ -1000,7 +1016,7 @@ bool CaseTimer::RecheckOutput(CandidateSide& c) {
     if (device_held && req_.turn.done) req_.turn.done();
     device_held = false;
   };
-  Json& row = c.row();
+  TimingRecord& record = c.record();
   const std::string stem = req_.scratch + "/timed_" + std::to_string(req_.case_index);
   const std::string& cand_dir = session_.CandidateFolder(req_.scratch);
   const std::string cand_out = cand_dir + "/timed_" + std::to_string(req_.case_index) + "_candidate.kvt";
@@ -1017,18 +1033,18 @@ bool CaseTimer::RecheckOutput(CandidateSide& c) {
   if (offer.open()) to_candidate.handoff = handoff.Delivery(), to_candidate.output_layout = offer.layout();
   auto cand_finish = AskCandidate(c, to_candidate.ToJson());
   if (!cand_finish) return false;
-  row["sensors_after"] = Field(*ref_finish, protocol::field::kSensors);
+  record.sensors_after = Field(*ref_finish, protocol::field::kSensors);
   if (Field(*cand_finish, protocol::field::kInputsModified) != Json(false)) {
     FailCandidate(c, OutcomeStatus::kMismatch, "the candidate modified its inputs while being timed");
     return false;
   }
   if (!t.recheck) {
-    row["recheck"] = "skipped";
+    record.recheck = "skipped";
   } else {
     const OutputFiles files{.reference = stem + "_reference.kvt", .candidate = {cand_out},
                             .remove_reference = true, .device_stem = stem + "_handoff"};
-    if (!CompareTimedOutputs(c, offer, *cand_finish, files, "recheck_on", give_back)) return false;
-    row["recheck"] = "ok";
+    if (!CompareTimedOutputs(c, offer, *cand_finish, files, &TimingRecord::recheck_on, give_back)) return false;
+    record.recheck = "ok";
   }
   give_back();
   return true;

@@ -13,7 +13,7 @@
 //   if (p.failure) return *p.failure;               // the verification ends with this outcome
 //   TimedCase t = TimeCase(session, req, std::move(p));  // under the exclusive hold
 //   if (t.failure) return *t.failure;
-//   v.cases.push_back(t.row);
+//   v.records.push_back(t.record);
 // Candidates of one case may share a turn (TimeTurn, RecheckCase; engine/turn_group.h).
 // Not thread-safe (uses the lane's DeviceSession).
 #include <functional>
@@ -72,7 +72,7 @@ struct PreparedCase {
 };
 
 struct TimedCase {
-  Json row = Json::object();             // the timing record (docs/timing.md, "Results")
+  TimingRecord record;                   // the timing record (docs/timing.md, "Results")
   double reference_ms = 0, candidate_ms = 0;  // the medians the speedup uses
   std::optional<Verification> failure;   // the outcome that ends the verification
 };

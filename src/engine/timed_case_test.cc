@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
+#include "check/testing/golden.h"
 #include "engine/gpu_sensors.h"
 #include "engine/testing/fake_timing.h"
 #include "util/files.h"
@@ -81,7 +83,7 @@ TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
   ASSERT_FALSE(t.failure) << t.failure->message;
   EXPECT_DOUBLE_EQ(t.reference_ms, 2.0);
   EXPECT_DOUBLE_EQ(t.candidate_ms, 1.0);
-  const Json& row = t.row;
+  const Json row = RecordJson(t.record);
   EXPECT_EQ(row["method"], "monotonic_clock");
   EXPECT_EQ(row["stop"], "settled");  // zero noise: stops at min_samples
   EXPECT_EQ(row["rounds"], 2);
@@ -114,8 +116,8 @@ TEST_F(TimedCaseTest, SamplesRunOnFreshSeedsAndTheirOutputsAreCompared) {
   ASSERT_FALSE(t.failure) << t.failure->message;
   EXPECT_EQ(fake_->samples, 40);  // 2 rounds x 2 sides x (5 cold + 5 warm)
   EXPECT_EQ(fake_->flushes, 20);
-  EXPECT_EQ(t.row["samples_compared"], 20);  // small outputs: every sample of both rounds
-  EXPECT_EQ(t.row["engine_clock"]["applied"], false);
+  EXPECT_EQ(RecordJson(t.record)["samples_compared"], 20);  // small outputs: every sample of both rounds
+  EXPECT_EQ(RecordJson(t.record)["engine_clock"]["applied"], false);
   // 20 distinct seeds, each given to both sides, none one more than another: a seed seen
   // says nothing of the next (consecutive seeds let a candidate work ahead while unclocked).
   EXPECT_EQ(fake_->seen_seeds.size(), 20u);
@@ -209,8 +211,8 @@ TEST_F(TimedCaseTest, TheEngineClockBoundsForgedSampleTimes) {
   fake_->candidate_ms = 0.2, fake_->candidate_sleep_ms = 20.0;  // claims 100x
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["engine_clock"]["applied"], true) << t.row["engine_clock"].dump();
-  EXPECT_LT(t.row["speedup"].get<double>(), 2.0) << t.row["engine_clock"].dump();
+  EXPECT_EQ(RecordJson(t.record)["engine_clock"]["applied"], true) << RecordJson(t.record)["engine_clock"].dump();
+  EXPECT_LT(RecordJson(t.record)["speedup"].get<double>(), 2.0) << RecordJson(t.record)["engine_clock"].dump();
   EXPECT_GE(t.candidate_ms, 10.0);
 }
 
@@ -222,8 +224,8 @@ TEST_F(TimedCaseTest, AnHonestReportStandsAgainstTheEngineClock) {
   fake_->candidate_ms = 10.0, fake_->candidate_sleep_ms = 10.0;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["engine_clock"]["applied"], false) << t.row["engine_clock"].dump();
-  EXPECT_DOUBLE_EQ(t.row["speedup"].get<double>(), 2.0);
+  EXPECT_EQ(RecordJson(t.record)["engine_clock"]["applied"], false) << RecordJson(t.record)["engine_clock"].dump();
+  EXPECT_DOUBLE_EQ(RecordJson(t.record)["speedup"].get<double>(), 2.0);
 }
 
 // On a busy host the reference's sample requests vary by more than a sample's whole
@@ -236,13 +238,13 @@ TEST_F(TimedCaseTest, BurstsBoundForgedTimesWhereTheSamplesClockIsBlind) {
   fake_->reference_sample_jitter_ms = {0, 40};
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  const Json& clock = t.row["engine_clock"];
+  const Json clock = RecordJson(t.record)["engine_clock"];
   EXPECT_EQ(clock["applied"], false) << clock.dump();
   EXPECT_EQ(clock["blind"], true) << clock.dump();
   ASSERT_TRUE(clock.contains("bursts")) << clock.dump();
   EXPECT_EQ(clock["bursts"]["applied"], true) << clock.dump();
   EXPECT_EQ(fake_->bursts, 4 * clock["bursts"]["pairs"].get<int>());  // a short and a long, both sides
-  EXPECT_LT(t.row["speedup"].get<double>(), 2.0) << clock.dump();
+  EXPECT_LT(RecordJson(t.record)["speedup"].get<double>(), 2.0) << clock.dump();
 }
 
 TEST_F(TimedCaseTest, AnHonestReportStandsAgainstBursts) {
@@ -252,10 +254,10 @@ TEST_F(TimedCaseTest, AnHonestReportStandsAgainstBursts) {
   fake_->reference_sample_jitter_ms = {0, 40};
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  const Json& clock = t.row["engine_clock"];
+  const Json clock = RecordJson(t.record)["engine_clock"];
   EXPECT_EQ(clock["blind"], true) << clock.dump();
   EXPECT_EQ(clock["bursts"]["applied"], false) << clock.dump();
-  EXPECT_DOUBLE_EQ(t.row["speedup"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(RecordJson(t.record)["speedup"].get<double>(), 2.0);
 }
 
 // Where the samples' clock can see, no bursts are sent.
@@ -265,7 +267,7 @@ TEST_F(TimedCaseTest, NoBurstsWhereTheSamplesClockSees) {
   fake_->candidate_ms = 10.0, fake_->candidate_sleep_ms = 10.0;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["engine_clock"]["blind"], false) << t.row["engine_clock"].dump();
+  EXPECT_EQ(RecordJson(t.record)["engine_clock"]["blind"], false) << RecordJson(t.record)["engine_clock"].dump();
   EXPECT_EQ(fake_->bursts, 0);
 }
 
@@ -274,8 +276,8 @@ TEST_F(TimedCaseTest, WithoutFlushOnlyWarmSamplesCount) {
   TimedCase t = Run();
   ASSERT_FALSE(t.failure);
   EXPECT_DOUBLE_EQ(t.reference_ms, 1.0);
-  EXPECT_FALSE(t.row.contains("reference_cold_ms"));
-  EXPECT_FALSE(t.row.contains("warm_speedup"));
+  EXPECT_FALSE(RecordJson(t.record).contains("reference_cold_ms"));
+  EXPECT_FALSE(RecordJson(t.record).contains("warm_speedup"));
 }
 
 TEST_F(TimedCaseTest, TimedOutputThatDiffersIsAMismatch) {
@@ -290,8 +292,8 @@ TEST_F(TimedCaseTest, LargeOutputsAreRecheckedOnTheDevice) {
   outputs_on_device_ = true;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["recheck"], "ok");
-  EXPECT_EQ(t.row["recheck_on"], "device");
+  EXPECT_EQ(RecordJson(t.record)["recheck"], "ok");
+  EXPECT_EQ(RecordJson(t.record)["recheck_on"], "device");
   EXPECT_EQ(fake_->handoff_compares, 21);  // 20 samples and the re-check
   EXPECT_EQ(fake_->handoff_releases, 0);   // each comparison ended its offer
 }
@@ -302,8 +304,8 @@ TEST_F(TimedCaseTest, LargeCasesKeepTheirSamplesOnTheDeviceAndCompareThemThere) 
   outputs_on_device_ = true;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["samples_on"], "device");
-  EXPECT_EQ(t.row["samples_compared"], 20);  // small outputs: every sample of both rounds
+  EXPECT_EQ(RecordJson(t.record)["samples_on"], "device");
+  EXPECT_EQ(RecordJson(t.record)["samples_compared"], 20);  // small outputs: every sample of both rounds
   EXPECT_EQ(fake_->sample_outputs, 40);      // each compared sample from both sides
   EXPECT_EQ(fake_->handoff_compares, 21);    // 20 samples and the re-check
   for (const auto& entry : std::filesystem::directory_iterator(dir_->path()))
@@ -335,7 +337,7 @@ TEST_F(TimedCaseTest, LargeKeptSamplesAreComparedThreeARound) {
   fake_->reference_layout["tensors"][0]["shape"] = Json::array({int64_t{8} << 20});  // 32 MiB of float32
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["samples_compared"], 6);
+  EXPECT_EQ(RecordJson(t.record)["samples_compared"], 6);
   EXPECT_EQ(fake_->sample_outputs, 12);  // 3 a round from each side; the others are never sent
 }
 
@@ -346,8 +348,8 @@ TEST_F(TimedCaseTest, SamplesTooLargeToKeepAreLeftUnchecked) {
   fake_->reference_layout["tensors"][0]["shape"] = Json::array({int64_t{1} << 30});  // 4 GiB, 10 a round
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["samples_on"], "unchecked");
-  EXPECT_EQ(t.row["samples_compared"], 0);
+  EXPECT_EQ(RecordJson(t.record)["samples_on"], "unchecked");
+  EXPECT_EQ(RecordJson(t.record)["samples_compared"], 0);
   EXPECT_EQ(fake_->sample_outputs, 0);
   EXPECT_TRUE(fake_->kept[0].empty());
 }
@@ -375,7 +377,7 @@ TEST_F(TimedCaseTest, RecheckCanBeSwitchedOff) {
   options_.timing.recheck = false;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure);
-  EXPECT_EQ(t.row["recheck"], "skipped");
+  EXPECT_EQ(RecordJson(t.record)["recheck"], "skipped");
 }
 
 TEST_F(TimedCaseTest, InputsModifiedWhileTimedIsAMismatch) {
@@ -407,11 +409,11 @@ TEST_F(TimedCaseTest, NoisySamplesStopAtTheCaps) {
   options_.timing.max_samples = 20;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure);
-  EXPECT_EQ(t.row["stop"], "settled");  // zero-noise samples still meet a zero target
+  EXPECT_EQ(RecordJson(t.record)["stop"], "settled");  // zero-noise samples still meet a zero target
   options_.timing.noise_target = -1;
   t = Run();
-  EXPECT_EQ(t.row["stop"], "max_samples");
-  EXPECT_EQ(t.row["candidate_samples"], 20);
+  EXPECT_EQ(RecordJson(t.record)["stop"], "max_samples");
+  EXPECT_EQ(RecordJson(t.record)["candidate_samples"], 20);
 }
 
 TEST_F(TimedCaseTest, TinyCallsUseGraphsAndFallBackToEvents) {
@@ -420,17 +422,17 @@ TEST_F(TimedCaseTest, TinyCallsUseGraphsAndFallBackToEvents) {
   fake_->call_ms = 0.01;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure);
-  EXPECT_EQ(t.row["method"], "cuda_graph");
+  EXPECT_EQ(RecordJson(t.record)["method"], "cuda_graph");
   fake_->log.clear();
   fake_->graph_fails = true;
   t = Run();
   ASSERT_FALSE(t.failure);
-  EXPECT_EQ(t.row["method"], "cuda_events");
-  EXPECT_EQ(t.row["graph_fallback"], "no");
-  EXPECT_EQ(t.row["reference_samples"], 10);  // samples taken before the fallback are dropped
+  EXPECT_EQ(RecordJson(t.record)["method"], "cuda_events");
+  EXPECT_EQ(RecordJson(t.record)["graph_fallback"], "no");
+  EXPECT_EQ(RecordJson(t.record)["reference_samples"], 10);  // samples taken before the fallback are dropped
   options_.timing.graph = GraphMode::kNever;
   fake_->graph_fails = false;
-  EXPECT_EQ(Run().row["method"], "cuda_events");
+  EXPECT_EQ(RecordJson(Run().record)["method"], "cuda_events");
 }
 
 // Both sides replay graphs of the same size, the reference's (or the candidate's, when
@@ -441,12 +443,12 @@ TEST_F(TimedCaseTest, GraphsHoldTheSameCallsOnBothSides) {
   fake_->call_ms = 0.01;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["reference_graph_calls"], 50);
-  EXPECT_EQ(t.row["candidate_graph_calls"], 50);
+  EXPECT_EQ(RecordJson(t.record)["reference_graph_calls"], 50);
+  EXPECT_EQ(RecordJson(t.record)["candidate_graph_calls"], 50);
   fake_->candidate_graph_calls = 20;
   t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;
-  EXPECT_EQ(t.row["reference_graph_calls"], 20);
+  EXPECT_EQ(RecordJson(t.record)["reference_graph_calls"], 20);
   fake_->candidate_graph_calls = 500;
   t = Run();
   ASSERT_TRUE(t.failure);
@@ -462,11 +464,11 @@ TEST_F(TimedCaseTest, GraphsAreChosenByDeviceTimePerCall) {
   fake_->device_call_ms = 0.004;
   TimedCase t = Run();
   ASSERT_FALSE(t.failure);
-  EXPECT_EQ(t.row["method"], "cuda_graph");
-  EXPECT_EQ(t.row["candidate_device_call_ms"], 0.004);
+  EXPECT_EQ(RecordJson(t.record)["method"], "cuda_graph");
+  EXPECT_EQ(RecordJson(t.record)["candidate_device_call_ms"], 0.004);
   fake_->call_ms = 0.01;
   fake_->device_call_ms = 0.2;  // a round trip cannot make a long kernel look short
-  EXPECT_EQ(Run().row["method"], "cuda_events");
+  EXPECT_EQ(RecordJson(Run().record)["method"], "cuda_events");
 }
 
 // The preparation asks each side to capture a graph ahead when its calls look short
@@ -494,7 +496,7 @@ TEST_F(TimedCaseTest, PreparationAsksForGraphsAheadAndKeepsTheReference) {
     EXPECT_FALSE(fake_->finishes[i + 1].contains("keep"));    // the candidate's
   }
   fake_->reference_kept = true;
-  EXPECT_EQ(Run().row["reference_kept"], true);
+  EXPECT_EQ(RecordJson(Run().record)["reference_kept"], true);
 }
 
 // A candidate whose digest differs: the reference makes its inputs again, not from a
@@ -578,11 +580,11 @@ TEST_F(GroupTurnTest, OneReferenceSeriesTimesEveryMember) {
   EXPECT_DOUBLE_EQ(b.reference_ms, 2.0);
   EXPECT_DOUBLE_EQ(a.candidate_ms, 1.0);
   EXPECT_DOUBLE_EQ(b.candidate_ms, 0.5);
-  EXPECT_DOUBLE_EQ(b.row["speedup"], 4.0);
-  EXPECT_EQ(a.row["turn_candidates"], 2);
-  EXPECT_EQ(b.row["turn_candidates"], 2);
-  EXPECT_EQ(a.row["rounds"], b.row["rounds"]);
-  EXPECT_EQ(b.row["candidate_samples"], 10);
+  EXPECT_DOUBLE_EQ(RecordJson(b.record)["speedup"], 4.0);
+  EXPECT_EQ(RecordJson(a.record)["turn_candidates"], 2);
+  EXPECT_EQ(RecordJson(b.record)["turn_candidates"], 2);
+  EXPECT_EQ(RecordJson(a.record)["rounds"], RecordJson(b.record)["rounds"]);
+  EXPECT_EQ(RecordJson(b.record)["candidate_samples"], 10);
   // The follower's own reference worker prepared and re-checks; it was never timed.
   EXPECT_EQ(Count(other->log, "reference:time_warmup"), 0);
   EXPECT_EQ(Count(other->log, "reference:time_sample:monotonic_clock"), 0);
@@ -590,7 +592,7 @@ TEST_F(GroupTurnTest, OneReferenceSeriesTimesEveryMember) {
   EXPECT_EQ(Count(fake_->log, "reference:time_warmup"), 1);
   EXPECT_EQ(Count(other->log, "reference:time_finish"), 1);
   EXPECT_EQ(Count(other->log, "candidate:time_finish"), 1);
-  EXPECT_EQ(b.row["recheck"], "ok");
+  EXPECT_EQ(RecordJson(b.record)["recheck"], "ok");
   // Only the leader's turn takes and shares the device; each member's re-check ends its own hold.
   EXPECT_EQ(Count(other->log, "gate:alone"), 0);
   EXPECT_EQ(Count(other->log, "gate:share"), 0);
@@ -613,7 +615,7 @@ TEST_F(GroupTurnTest, EachRoundTurnsWhoGoesFirst) {
   EXPECT_EQ(leader_samples[1], "candidate:time_sample:monotonic_clock");
   EXPECT_EQ(leader_samples[2], "candidate:time_sample:monotonic_clock");
   EXPECT_EQ(leader_samples[3], "reference:time_sample:monotonic_clock");
-  EXPECT_EQ(followers_[1]->member.timed.row["turn_candidates"], 3);
+  EXPECT_EQ(RecordJson(followers_[1]->member.timed.record)["turn_candidates"], 3);
 }
 
 TEST_F(GroupTurnTest, AMemberThatFailsLeavesTheTurnAndTheOthersGoOn) {
@@ -626,7 +628,7 @@ TEST_F(GroupTurnTest, AMemberThatFailsLeavesTheTurnAndTheOthersGoOn) {
   EXPECT_EQ(followers_[0]->member.timed.failure->status, OutcomeStatus::kRuntimeError);
   EXPECT_EQ(Count(bad->log, "candidate:time_finish"), 0);  // no re-check after a failure
   ASSERT_FALSE(followers_[1]->member.timed.failure) << followers_[1]->member.timed.failure->message;
-  EXPECT_DOUBLE_EQ(followers_[1]->member.timed.row["speedup"], 8.0);
+  EXPECT_DOUBLE_EQ(RecordJson(followers_[1]->member.timed.record)["speedup"], 8.0);
 }
 
 TEST_F(GroupTurnTest, AFailingLeaderCandidateLeavesTheFollowersTimed) {
@@ -635,7 +637,7 @@ TEST_F(GroupTurnTest, AFailingLeaderCandidateLeavesTheFollowersTimed) {
   RunGroup({other});
   ASSERT_TRUE(leader_->member.timed.failure);
   ASSERT_FALSE(followers_[0]->member.timed.failure) << followers_[0]->member.timed.failure->message;
-  EXPECT_DOUBLE_EQ(followers_[0]->member.timed.row["speedup"], 2.0);
+  EXPECT_DOUBLE_EQ(RecordJson(followers_[0]->member.timed.record)["speedup"], 2.0);
 }
 
 // Kept samples: the reference keeps each one it hands over for the next candidate,
@@ -649,7 +651,7 @@ TEST_F(GroupTurnTest, KeptSamplesAreComparedWithEveryMember) {
   RunGroup({same, differs});
   ASSERT_FALSE(leader_->member.timed.failure) << leader_->member.timed.failure->message;
   ASSERT_FALSE(followers_[0]->member.timed.failure) << followers_[0]->member.timed.failure->message;
-  EXPECT_EQ(followers_[0]->member.timed.row["samples_compared"], 20);
+  EXPECT_EQ(RecordJson(followers_[0]->member.timed.record)["samples_compared"], 20);
   ASSERT_TRUE(followers_[1]->member.timed.failure);
   EXPECT_EQ(followers_[1]->member.timed.failure->status, OutcomeStatus::kMismatch);
   EXPECT_NE(followers_[1]->member.timed.failure->message.find("timed sample 0 of round 0"), std::string::npos)
@@ -665,9 +667,9 @@ TEST_F(GroupTurnTest, GraphsHoldTheSameCallsOnEverySide) {
   RunGroup({other});
   ASSERT_FALSE(leader_->member.timed.failure) << leader_->member.timed.failure->message;
   ASSERT_FALSE(followers_[0]->member.timed.failure) << followers_[0]->member.timed.failure->message;
-  EXPECT_EQ(leader_->member.timed.row["method"], "cuda_graph");
-  EXPECT_EQ(leader_->member.timed.row["candidate_graph_calls"], 20);
-  EXPECT_EQ(followers_[0]->member.timed.row["reference_graph_calls"], 20);
+  EXPECT_EQ(RecordJson(leader_->member.timed.record)["method"], "cuda_graph");
+  EXPECT_EQ(RecordJson(leader_->member.timed.record)["candidate_graph_calls"], 20);
+  EXPECT_EQ(RecordJson(followers_[0]->member.timed.record)["reference_graph_calls"], 20);
 }
 
 // A reference that fails ends the turn for every member, as the task's error.
@@ -697,6 +699,58 @@ TEST(GpuSensorsTest, ParsesNvidiaSmiLines) {
   EXPECT_TRUE(ParseNvidiaSmiSensors("garbage").is_null());
   EXPECT_TRUE(ParseNvidiaSmiSensors("1, 2, 3, 4").is_null());
   EXPECT_TRUE(QuerySensorsWithTool(Backend::kCpu, 0).is_null());
+}
+
+// The kinds of every field, recursively: what a reader of a stored record relies on.
+Json Shape(const Json& j) {
+  if (j.is_object()) {
+    Json out = Json::object();
+    for (const auto& [key, value] : j.items()) out[key] = Shape(value);
+    return out;
+  }
+  return j.is_number() ? "number" : j.type_name();
+}
+
+// The timer's records have the fields, of the kinds, that the store held before the
+// records were typed: tests/golden/verification_cases.json holds records the timer
+// wrote then, with the setups below (engine/verification_records_test.cc reads them
+// back).
+TEST_F(TimedCaseTest, RecordsKeepTheStoredShape) {
+  std::map<std::string, Json> golden;
+  for (const Json& rec : testing::LoadGolden("verification_cases.json").value("passed", Json::array()))
+    if (rec.value("kind", "") == "timing") golden[rec.value("case", "")] = Shape(rec);
+  ASSERT_EQ(golden.size(), 5u);
+  auto expect_shape = [&](const char* name) {
+    TimedCase t = Run();
+    ASSERT_FALSE(t.failure) << name << ": " << t.failure->message;
+    Json got = Shape(RecordJson(t.record)), want = golden[name];
+    if (std::string(name) != "big") {  // bursts, as on a loaded host, come and go with the load
+      got["engine_clock"].erase("bursts");
+      want["engine_clock"].erase("bursts");
+    }
+    EXPECT_EQ(got, want) << name;
+  };
+  outputs_on_device_ = true;
+  expect_shape("on_device");
+  outputs_on_device_ = false;
+  const EngineOptions saved = options_;
+  options_.timing.flush = false;
+  options_.timing.recheck = false;
+  expect_shape("warm_only");
+  options_ = saved;
+  options_.timing.clock_slack = TimingSettings{}.clock_slack;
+  fake_->reference_ms = 2.0, fake_->reference_sleep_ms = 2.0;
+  fake_->candidate_ms = 0.2, fake_->candidate_sleep_ms = 2.0;
+  fake_->reference_sample_jitter_ms = {0, 40};
+  expect_shape("big");  // blind, bounded by bursts
+  options_ = saved;
+  fake_ = std::make_shared<FakeTiming>();
+  options_.backend = Backend::kCuda;
+  options_.timing.graph_below_ms = 0.05;
+  fake_->call_ms = 0.01;
+  expect_shape("graph");
+  fake_->graph_fails = true;
+  expect_shape("fallback");
 }
 
 }  // namespace

@@ -35,10 +35,10 @@ TEST(TurnGroupsTest, AFollowerIsTimedByItsLeader) {
   ASSERT_EQ(others.size(), 1u);
   EXPECT_EQ(others[0], &follower);
   EXPECT_EQ(followed.wait_for(std::chrono::milliseconds(20)), std::future_status::timeout);  // until Finish
-  follower.timed.row["speedup"] = 3.0;  // what the leader's turn wrote
+  follower.timed.record.speedup = 3.0;  // what the leader's turn wrote
   lead->Finish();
   EXPECT_FALSE(followed.get());  // timed, not leading
-  EXPECT_EQ(follower.timed.row["speedup"], 3.0);
+  EXPECT_EQ(follower.timed.record.speedup, 3.0);
 }
 
 TEST(TurnGroupsTest, OtherCasesAndClosedGroupsAreNotJoined) {

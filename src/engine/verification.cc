@@ -16,10 +16,10 @@ Json Verification::ToJson() const {
               {"message", message},
               {"diagnostics", diagnostics},
               {"policy", policy.empty() ? Json(nullptr) : Json(policy)},
-              {"cases", cases},
+              {"cases", CasesJson(records, phases)},
               {"build", build},
               {"seconds", seconds},
-              {"phases", phases}};
+              {"phases", phases ? phases->ToJson() : Json::object()}};
 }
 
 }  // namespace kvault

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/outcome.h"
+#include "engine/verification_records.h"
 #include "util/json.h"
 
 namespace kvault {
@@ -21,14 +22,18 @@ struct Verification {
   // The custom-kernel policy the attempt ran under ("any" | "fused" | "custom_kernel"; empty
   // when it ended before its task was described; docs/adversarial.md, "Policy").
   std::string policy;
-  Json cases = Json::array();          // per case and seed: errors; per perf case: timings
+  // What it found, in the order found: per case and seed the compared calls, per
+  // performance case its timing, the re-check, stages run again alone
+  // (engine/verification_records.h).
+  VerificationRecords records;
   Json build = Json::object();         // toolchain, command, cache hit, seconds
   double seconds = 0;                  // wall time of the whole verification
-  // Wall seconds per stage reached: describe, build, worker_start, load, correctness,
-  // timing_wait (for the device's timing lock), timing, recheck (JSON output only;
-  // docs/cli.md).
-  Json phases = Json::object();
+  // Wall seconds per stage reached (docs/cli.md); set when the Verifier ends the
+  // verification, unset for an outcome decided before it ran (a file that could not
+  // be read as a candidate).
+  std::optional<Phases> phases;
 
+  // `--json`'s object; its `cases` are the store's (CasesJson).
   Json ToJson() const;
 };
 

@@ -43,7 +43,7 @@ Verification Outcome(OutcomeStatus s, std::string message) {
 // record, the per-case records, and that it compiled.
 void Settle(Verification& v, Verification failure) {
   failure.build = std::move(v.build);
-  failure.cases = std::move(v.cases);
+  failure.records = std::move(v.records);
   // A Triton kernel compiles at its first call: a compile error then undoes "compiled".
   failure.compiled = failure.status != OutcomeStatus::kCompileError && (failure.compiled || v.compiled);
   v = std::move(failure);
@@ -84,14 +84,15 @@ std::string DeviceName(const EngineOptions& options) {
 
 // Timing records whose worker had no NVML get the vendor's tool's reading, asked once
 // (docs/timing.md, "Clocks").
-void AddToolSensors(Json& cases, Backend backend, int device_index) {
-  auto missing = [](const Json& rec) {
-    return rec.value("kind", std::string()) == "timing" && rec.value("sensors_after", Json()).is_null();
+void AddToolSensors(VerificationRecords& records, Backend backend, int device_index) {
+  auto missing = [](const VerificationRecord& rec) {
+    const auto* timing = std::get_if<TimingRecord>(&rec);
+    return timing && !timing->sensors_after.is_object();
   };
-  if (std::none_of(cases.begin(), cases.end(), missing)) return;
+  if (std::none_of(records.begin(), records.end(), missing)) return;
   const Json sensors = QuerySensorsWithTool(backend, device_index);
-  for (Json& rec : cases)
-    if (missing(rec)) rec["sensors_after"] = sensors;
+  for (VerificationRecord& rec : records)
+    if (missing(rec)) std::get<TimingRecord>(rec).sensors_after = sensors;
 }
 
 }  // namespace
@@ -275,12 +276,16 @@ bool Verifier::AloneAfterOutOfMemory(Verification& v, const Verification& before
   const std::string first = v.message;
   v = before;
   holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
-  v.cases.push_back(Json{{"kind", "alone_after_oom"}, {"where", where}, {"first", first.substr(0, 400)}});
+  v.records.push_back(AloneAfterOomRecord{where, first.substr(0, 400)});
   return true;
 }
 
-Json Verifier::RunPlan::Record() const {
-  return Json{{"case", task.cases[case_index].name}, {"seed", run.seed}, {"distribution", run.distribution}};
+CorrectnessRecord Verifier::RunPlan::Record() const {
+  CorrectnessRecord r;
+  r.case_name = task.cases[case_index].name;
+  r.seed = run.seed;
+  r.distribution = run.distribution;
+  return r;
 }
 
 Result<Json> Verifier::AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff) {
@@ -374,20 +379,20 @@ bool Verifier::CheckInputs(const RunPlan& run, RunState& state, Verification& v)
     Settle(v, Outcome(fault->status, run.where + ": " + fault->message));
     return false;
   }
-  Json record = run.Record();
+  CorrectnessRecord record = run.Record();
   const Json modified = state.reply.value(field::kInputsModified, Json());
   if (modified.is_array() && !modified.empty()) {
     v.status = OutcomeStatus::kMismatch;
     v.message = run.where + ": the candidate modified its input(s) " + modified.dump();
-    record["status"] = "inputs_modified";
-    v.cases.push_back(record);
+    record.status = CorrectnessRecord::Status::kInputsModified;
+    v.records.push_back(record);
     return false;
   }
   // An output sharing memory with an input passes only where the reference's does.
   auto reference_again = [&] { return AskReferenceRun(run, run.scratch + "/aliases.kvt"); };
   if (auto failure = AliasingFailure(state.reply, run.where, reference_again)) {
-    record["status"] = "output_aliases_input";
-    v.cases.push_back(record);
+    record.status = CorrectnessRecord::Status::kOutputAliasesInput;
+    v.records.push_back(record);
     Settle(v, std::move(*failure));
     return false;
   }
@@ -407,20 +412,19 @@ bool Verifier::CompareRun(const RunPlan& run, RunState& state, Verification& v) 
   }
   for (size_t k = 0; k < got.calls.size() && k < 2; ++k) {
     const CompareReport& cmp = got.calls[k];
-    Json rec = run.Record();
-    rec["call"] = kCalls[k];
-    rec["max_abs_error"] = cmp.max_abs_error;
-    rec["max_rel_error"] = cmp.max_rel_error;
-    rec["mismatched"] = cmp.mismatched;
-    rec["compared"] = cmp.compared;
-    rec["status"] = cmp.match ? "ok" : "mismatch";
-    if (run.on_device) rec["compared_on"] = got.on_device ? "device" : "host";
-    if (!cmp.match) {
-      rec["message"] = cmp.message;
-      rec["worst_path"] = cmp.worst_path;
-      rec["worst_index"] = cmp.worst_index;
-    }
-    v.cases.push_back(rec);
+    CorrectnessRecord rec = run.Record();
+    rec.status = cmp.match ? CorrectnessRecord::Status::kOk : CorrectnessRecord::Status::kMismatch;
+    rec.comparison = CorrectnessRecord::Comparison{
+        .call = kCalls[k],
+        .max_abs_error = cmp.max_abs_error,
+        .max_rel_error = cmp.max_rel_error,
+        .mismatched = cmp.mismatched,
+        .compared = cmp.compared,
+        .compared_on = !run.on_device ? "" : got.on_device ? "device" : "host",
+        .message = cmp.match ? "" : cmp.message,
+        .worst_path = cmp.match ? "" : cmp.worst_path,
+        .worst_index = cmp.match ? std::vector<int64_t>{} : cmp.worst_index};
+    v.records.push_back(std::move(rec));
     if (!cmp.match) {
       v.status = OutcomeStatus::kMismatch;
       v.message = run.where + (k == 1 ? " (repeated call)" : "") + ": " + cmp.message;
@@ -542,9 +546,9 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
     }
     ref_sum += timed.reference_ms;
     cand_sum += timed.candidate_ms;
-    v.cases.push_back(std::move(timed.row));
+    v.records.push_back(std::move(timed.record));
   }
-  if (options_.backend != Backend::kCpu) AddToolSensors(v.cases, options_.backend, options_.device_index);
+  if (options_.backend != Backend::kCpu) AddToolSensors(v.records, options_.backend, options_.device_index);
   v.reference_ms = ref_sum;
   v.candidate_ms = cand_sum;
   if (cand_sum > 0 && std::isfinite(ref_sum / cand_sum)) v.speedup = ref_sum / cand_sum;
@@ -562,7 +566,7 @@ Verification Verifier::Finish(Verification v) {
   in.compiled = v.compiled;
   in.correct = v.status == OutcomeStatus::kPassed;
   in.speedup = v.speedup;
-  in.speedup_implausible = StillImplausible(v.cases);  // the re-check's record says why
+  in.speedup_implausible = StillImplausible(v.records);  // the re-check's record says why
   v.correct = in.correct;
   v.reward = TurnReward(options_.reward, in);
   return v;
@@ -628,14 +632,14 @@ bool Verifier::DescribeTask(Attempt& a) {
   if (options_.rtol) a.checked->rtol = options_.rtol;
   if (options_.atol) a.checked->atol = options_.atol;
   a.info = std::move(*info);
-  clock_.Lap("describe");
+  clock_.Lap(Phase::kDescribe);
   session_.Prestart();  // the candidate's worker starts while the candidate builds
   return true;
 }
 
 bool Verifier::BuildCandidate(Attempt& a) {
   if (a.compiled_format && !Build(a.candidate, a.v, &a.module_path, &a.module_name)) return false;
-  clock_.Lap("build");
+  clock_.Lap(Phase::kBuild);
   return true;
 }
 
@@ -647,7 +651,7 @@ bool Verifier::BuildCandidate(Attempt& a) {
 bool Verifier::BuildInlineModules(Attempt& a) {
   if (!CallsLoadInline(a.candidate)) return true;
   std::optional<NotedInlineCalls> record = NoteInlineCalls(a);
-  clock_.Lap("record_inline");
+  clock_.Lap(Phase::kRecordInline);
   if (!record) return false;  // a.v says why
   const Json& calls = record->calls;
   const std::string& construct_failed = record->construct_failed;
@@ -693,7 +697,7 @@ bool Verifier::BuildInlineModules(Attempt& a) {
     a.inline_modules.push_back(Json{{field::kDigest, unit->digest}, {field::kPath, path}, {field::kModule, module}});
   }
   noted(true);
-  clock_.Lap("build");
+  clock_.Lap(Phase::kBuild);
   return true;
 }
 
@@ -756,7 +760,7 @@ bool Verifier::StartCandidateWorker(Attempt& a) {
     return false;
   }
   a.worker = *w;
-  clock_.Lap("worker_start");
+  clock_.Lap(Phase::kWorkerStart);
   return true;
 }
 
@@ -770,7 +774,7 @@ bool Verifier::LoadCandidate(Attempt& a) {
   a.load = load.ToJson();
   WorkerReply r = a.worker->Call(a.load, options_.timeouts.load);
   a.v.compiled = true;
-  clock_.Lap("load");
+  clock_.Lap(Phase::kLoad);
   if (ReplyOk(r)) return true;
   Settle(a.v, CandidateFailure(r, "load", options_.timeouts.load, a.worker->TakeLog()));
   return false;
@@ -780,7 +784,7 @@ bool Verifier::CheckAllCorrectness(Attempt& a) {
   std::map<int, ConstantControl> constants;
   const bool correct = CheckCorrectness(*a.checked, a.v, a.scratch->path(), CorrectnessRuns(*a.checked),
                                         options_.reject_degenerate ? &constants : nullptr);
-  clock_.Lap("correctness");
+  clock_.Lap(Phase::kCorrectness);
   if (!correct || !RejectDegenerate(constants, a.v)) return false;
   a.v.status = OutcomeStatus::kPassed;
   a.v.message = "all " + std::to_string(a.info->CorrectnessCases().size()) + " correctness case(s) x " +
@@ -792,36 +796,34 @@ bool Verifier::CheckAllCorrectness(Attempt& a) {
 }
 
 bool Verifier::TimeCandidate(Attempt& a) {
-  if (Timed(*a.checked)) Announce("timing");
+  if (Timed(*a.checked)) Announce(Phase::kTiming);
   // The first performance case's sides build, make their inputs and make their
   // first calls beside other lanes' work.
   std::optional<PreparedCase> prepared = PrepareTiming(*a.checked, a.v, a.scratch->path());
-  clock_.Lap("timing_prepare");
+  clock_.Lap(Phase::kTimingPrepare);
   if (a.v.status != OutcomeStatus::kPassed) return false;  // the preparation failed: v holds its outcome
   // Each case's turn: the device's lock and the gate to itself for the warm-up and
   // rounds, other lanes' runs and the next lane's turn beside its re-check.
   Time(*a.checked, a.v, a.scratch->path(), std::move(prepared));
-  clock_.Lap("timing");
+  clock_.Lap(Phase::kTiming);
   return a.v.status == OutcomeStatus::kPassed;
 }
 
 bool Verifier::RecheckSpeedup(Attempt& a) {
   const bool plausible = RecheckImplausible(*a.checked, a.v, a.scratch->path(), a.load);
-  clock_.Lap("recheck");
+  clock_.Lap(Phase::kRecheck);
   return plausible;
 }
 
-void Verifier::Announce(const char* stage) {
-  if (stage_listener_) stage_listener_(stage);
+void Verifier::Announce(Phase stage) {
+  if (stage_listener_) stage_listener_(ToString(stage).data());  // a literal: NUL-terminated
 }
 
 Verification Verifier::Done(Attempt& a) {
   Verification v = Finish(std::move(a.v));
   v.policy = a.policy;
   v.seconds = clock_.Elapsed();
-  v.phases = clock_.Phases();
-  // Also among the records, so that the store (and `eval --json`) keep it.
-  if (v.cases.is_array()) v.cases.push_back(Json{{"kind", "phases"}, {"seconds", v.phases}});
+  v.phases = clock_.Phases();  // CasesJson writes them last among the records, for the store
   return v;
 }
 
@@ -831,20 +833,20 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   clock_.Start();
   Attempt a{task, candidate};
   a.compiled_format = IsCompiledFormat(candidate.format);
-  auto stage = [this](const char* name) {
+  auto stage = [this](Phase name) {
     Announce(name);
     return true;
   };
   if (!CheckFormat(a)) return Done(a);
   BindReferenceWorker(task);
   if (options_.compile_only) {
-    stage("build");
+    stage(Phase::kBuild);
     CompileOnly(a);
     return Done(a);
   }
-  if (stage("describe") && DescribeTask(a) && stage("build") && BuildCandidate(a) && BuildInlineModules(a) &&
-      stage("worker_start") && StartCandidateWorker(a) && stage("load") && LoadCandidate(a) &&
-      stage("correctness") && CheckAllCorrectness(a) && TimeCandidate(a))
+  if (stage(Phase::kDescribe) && DescribeTask(a) && stage(Phase::kBuild) && BuildCandidate(a) && BuildInlineModules(a) &&
+      stage(Phase::kWorkerStart) && StartCandidateWorker(a) && stage(Phase::kLoad) && LoadCandidate(a) &&
+      stage(Phase::kCorrectness) && CheckAllCorrectness(a) && TimeCandidate(a))
     RecheckSpeedup(a);  // each announces its stage only when it has work to do
   EndTurn();
   // Every candidate gets a fresh worker: one that passed may still have patched the

@@ -102,7 +102,7 @@ class Verifier {
   bool TimeCandidate(Attempt& a);         // prepared, then each performance case's turn
   bool RecheckSpeedup(Attempt& a);        // an implausible speedup checked again
   Verification Done(Attempt& a);          // the reward, seconds and phases
-  void Announce(const char* stage);       // to the stage listener, if any
+  void Announce(Phase stage);             // to the stage listener, if any
 
   Result<TaskInfo> Describe(const TaskFile& task);
   // a.scratch, unless it exists (the load_inline sources may need it before the worker).
@@ -140,7 +140,7 @@ class Verifier {
     bool on_device = false;  // its outputs compared on the device (OutputsOnDevice)
     std::string scratch;
     ConstantControl* constant = nullptr;  // watches the reference's outputs, when set
-    Json Record() const;  // the fields every record of this run starts with
+    CorrectnessRecord Record() const;  // the fields every record of this run starts with
   };
   // What a correctness run has made so far, step by step.
   struct RunState {

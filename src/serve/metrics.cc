@@ -1,7 +1,10 @@
 #include "serve/metrics.h"
 
 #include <cstdio>
+#include <optional>
 #include <sstream>
+
+#include "engine/verification_records.h"
 
 namespace kvault::serve {
 namespace {
@@ -30,7 +33,8 @@ void Header(std::ostringstream& o, const char* name, const char* type, const cha
 }  // namespace
 
 bool IsDevicePhase(const std::string& phase) {
-  return phase == "correctness" || phase == "timing" || phase == "recheck";
+  const std::optional<Phase> p = PhaseFromString(phase);
+  return p && kvault::IsDevicePhase(*p);
 }
 
 void Metrics::CountRequest(const std::string& endpoint, int code) {

@@ -49,7 +49,8 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
   o.speedup = r.speedup;
   o.reference_ms = r.reference_ms;
   o.candidate_ms = r.candidate_ms;
-  o.speedup_implausible = StillImplausible(r.cases);
+  const StoredCases stored = ReadCases(r.cases);
+  o.speedup_implausible = StillImplausible(stored.records);
   o.message = r.message;
   o.diagnostics = r.diagnostics;
   o.policy = r.policy;
@@ -59,8 +60,7 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
   o.from_store = from_store;
   o.seconds = r.seconds;
   o.cases = r.cases;
-  for (const Json& c : r.cases)
-    if (c.is_object() && c.value("kind", "") == "phases" && c.contains("seconds")) o.phases = c["seconds"];
+  if (stored.phases) o.phases = stored.phases->ToJson();
   o.error_kind = ErrorKind(r.status);
   if (o.error_kind.empty()) o.feedback = agent::FormatFeedback(r, agent::FeedbackLimits{});
   return o;
@@ -465,7 +465,8 @@ void VerificationService::Verify(Lane& lane, Job& job) {
     metrics_.CountStoreError();
   }
   ServeOutcome o = OutcomeFromRecord(a.record, a.from_store);
-  const Json phases = a.verification ? a.verification->phases : Json::object();
+  const Json phases =
+      a.verification && a.verification->phases ? a.verification->phases->ToJson() : Json::object();
   if (a.verification) o.phases = phases;
   metrics_.CountVerification(o.status, lane.lane.device, phases, a.from_store);
   Finish(job, std::move(o));
