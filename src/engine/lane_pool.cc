@@ -63,22 +63,32 @@ AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Can
   r.cases = CasesJson(v.records, v.phases);
   r.environment = environment;
   r.environment["build"] = v.build;
+  r.environment["verify"] = VerdictSettings(options);
   r.engine_version = KVAULT_VERSION;
   r.seconds = v.seconds;
   return r;
 }
 
-bool Reusable(const AttemptRecord& record) {
-  if (!record.origin.empty()) return false;  // a claim, not this engine's verdict
-  auto status = OutcomeStatusFromString(record.status);
-  return status && !IsInfrastructure(*status);
+Json VerdictSettings(const EngineOptions& options) {
+  auto number = [](const std::optional<double>& x) { return x ? Json(*x) : Json(nullptr); };
+  return {{"timing", !options.skip_timing}, {"rtol", number(options.rtol)}, {"atol", number(options.atol)}};
 }
 
-std::optional<AttemptRecord> FindReusable(Store& store, const ContentKey& key) {
+bool Reusable(const AttemptRecord& record, const Json& settings) {
+  if (!record.origin.empty()) return false;  // a claim, not this engine's verdict
+  auto status = OutcomeStatusFromString(record.status);
+  if (!status || IsInfrastructure(*status)) return false;
+  const Json made = record.environment.is_object() && record.environment.contains("verify")
+                        ? record.environment["verify"]
+                        : VerdictSettings(EngineOptions{});
+  return made == settings;
+}
+
+std::optional<AttemptRecord> FindReusable(Store& store, const ContentKey& key, const Json& settings) {
   // A record without its policy (made before the engine recorded one) never answers.
   if (key.policy.empty()) return std::nullopt;
   auto found = store.FindVerified(key);
-  if (!found || !found->has_value() || !Reusable(**found)) return std::nullopt;
+  if (!found || !found->has_value() || !Reusable(**found, settings)) return std::nullopt;
   return std::move(**found);
 }
 
@@ -221,8 +231,10 @@ std::optional<AttemptRecord> LanePool::Stored(const AttemptSpec& spec, Lane* lan
   const std::string policy = AppliedPolicy(spec.task, spec.policy, lane);
   const std::string arch = lane ? RecordArch(options_, lane->environment) : this->arch();
   const Candidate& c = *spec.candidate;
-  return FindReusable(store_, ContentKey{spec.run, spec.task.hash, c.hash, c.language,
-                                         std::string(ToString(options_.backend)), arch, policy, spec.sample});
+  return FindReusable(store_,
+                      ContentKey{spec.run, spec.task.hash, c.hash, c.language,
+                                 std::string(ToString(options_.backend)), arch, policy, spec.sample},
+                      VerdictSettings(options_));
 }
 
 // --- attempts ------------------------------------------------------------------------

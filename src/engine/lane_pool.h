@@ -16,7 +16,8 @@
 // when it is of the same content, keyed by run, task hash (the task's bytes, not its
 // name), candidate hash and language (the same bytes saved as .hip and .cu are two
 // candidates), sample, backend, arch and the policy the attempt applies (`task`
-// resolved to the task's own); only rows an engine of this store verified (never a
+// resolved to the task's own), made under the same verdict settings (timing, the
+// command line's tolerances); only rows an engine of this store verified (never a
 // claim `kvault import` brought in); never task_error or infra_error (not the
 // candidate's outcome); never under --compile-only; never with force.
 //
@@ -54,21 +55,28 @@ std::string RecordArch(const EngineOptions& options, const Json& with_device);
 Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,
                           const Result<Candidate>& candidate);
 
+// What of `options` decides a verdict beyond the task's and candidate's bytes: whether
+// performance cases are timed, and tolerances that override the task's (--tolerance,
+// --atol, --rtol): {"timing": bool, "rtol": number|null, "atol": number|null}.
+// Recorded with every attempt as environment["verify"].
+Json VerdictSettings(const EngineOptions& options);
+
 // Turns a verification into the store's record. `candidate` is null when the file
 // could not be loaded; its hash is then "unreadable:<path>".
 AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Candidate* candidate,
                          const std::string& candidate_path, const EngineOptions& options,
                          const Verification& v, const Json& environment);
 
-// Whether a stored record may answer a new attempt of its content: verified by an
-// engine of this store (origin ""), with the candidate's outcome (not task_error,
-// infra_error or an unknown status).
-bool Reusable(const AttemptRecord& record);
+// Whether a stored record may answer a new attempt of its content made under
+// `settings` (VerdictSettings): verified by an engine of this store (origin ""), with
+// the candidate's outcome (not task_error, infra_error or an unknown status), under the
+// same settings (a record without them was made under the defaults).
+bool Reusable(const AttemptRecord& record, const Json& settings);
 
 // The stored record of `key` (ContentKey: run, task hash, candidate hash, language,
 // backend, arch, applied policy, sample) that Reusable accepts, else nullopt. A store
 // that cannot be read answers nullopt: the attempt is verified again.
-std::optional<AttemptRecord> FindReusable(Store& store, const ContentKey& key);
+std::optional<AttemptRecord> FindReusable(Store& store, const ContentKey& key, const Json& settings);
 
 // One attempt a lane is asked for.
 struct AttemptSpec {

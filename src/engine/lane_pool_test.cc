@@ -29,6 +29,9 @@ AttemptRecord Row(const std::string& status = "passed") {
   return r;
 }
 
+// The verdict settings of an engine run with no flag (and of rows that record none).
+const Json kDefaults = VerdictSettings(EngineOptions{});
+
 ContentKey KeyOf(const AttemptRecord& r) {
   return {r.run, r.task_hash, r.candidate_hash, r.language, r.backend, r.arch, r.policy, r.sample};
 }
@@ -44,7 +47,7 @@ TEST(FindReusable, TheSameContentUnderAnyTaskName) {
   AttemptRecord renamed = Row();
   renamed.task = "level1/relu";
   auto store = OpenWith({renamed});
-  auto found = FindReusable(*store, KeyOf(Row()));
+  auto found = FindReusable(*store, KeyOf(Row()), kDefaults);
   ASSERT_TRUE(found);
   EXPECT_EQ(found->task, "level1/relu");
   EXPECT_EQ(found->status, "passed");
@@ -54,32 +57,46 @@ TEST(FindReusable, AnotherPolicyLanguageSampleOrArchIsAnotherAttempt) {
   auto store = OpenWith({Row()});
   ContentKey k = KeyOf(Row());
   k.policy = "any";
-  EXPECT_FALSE(FindReusable(*store, k)) << "a pass under `any` is no custom_kernel pass";
+  EXPECT_FALSE(FindReusable(*store, k, kDefaults)) << "a pass under `any` is no custom_kernel pass";
   k = KeyOf(Row());
   k.language = "cuda";
-  EXPECT_FALSE(FindReusable(*store, k)) << "the same bytes saved as another language";
+  EXPECT_FALSE(FindReusable(*store, k, kDefaults)) << "the same bytes saved as another language";
   k = KeyOf(Row());
   k.sample = "s2";
-  EXPECT_FALSE(FindReusable(*store, k));
+  EXPECT_FALSE(FindReusable(*store, k, kDefaults));
   k = KeyOf(Row());
   k.arch = "gfx942";
-  EXPECT_FALSE(FindReusable(*store, k));
+  EXPECT_FALSE(FindReusable(*store, k, kDefaults));
   k = KeyOf(Row());
   k.policy = "";
-  EXPECT_FALSE(FindReusable(*store, k)) << "an unknown policy matches nothing";
+  EXPECT_FALSE(FindReusable(*store, k, kDefaults)) << "an unknown policy matches nothing";
 }
 
 TEST(FindReusable, NeverAnImportedClaimOrAnOutcomeNotTheCandidates) {
   for (const char* status : {"infra_error", "task_error", "no_such_status"}) {
     auto store = OpenWith({Row(status)});
-    EXPECT_FALSE(FindReusable(*store, KeyOf(Row()))) << status;
+    EXPECT_FALSE(FindReusable(*store, KeyOf(Row()), kDefaults)) << status;
   }
   AttemptRecord imported = Row();
   imported.origin = "imported";
   auto store = OpenWith({imported});
-  EXPECT_FALSE(FindReusable(*store, KeyOf(Row())));
-  EXPECT_FALSE(Reusable(imported));
-  EXPECT_TRUE(Reusable(Row("mismatch")));
+  EXPECT_FALSE(FindReusable(*store, KeyOf(Row()), kDefaults));
+  EXPECT_FALSE(Reusable(imported, kDefaults));
+  EXPECT_TRUE(Reusable(Row("mismatch"), kDefaults));
+}
+
+TEST(FindReusable, NeverARecordOfOtherVerdictSettings) {
+  EngineOptions untimed, loose;
+  untimed.skip_timing = true;
+  loose.rtol = loose.atol = 1e-2;
+  AttemptRecord correctness_only = Row();
+  correctness_only.environment["verify"] = VerdictSettings(untimed);
+  auto store = OpenWith({correctness_only});
+  EXPECT_FALSE(FindReusable(*store, KeyOf(Row()), kDefaults)) << "a pass without timing has no speedup";
+  EXPECT_TRUE(FindReusable(*store, KeyOf(Row()), VerdictSettings(untimed)));
+  store = OpenWith({Row()});  // made under the defaults (no settings recorded)
+  EXPECT_TRUE(FindReusable(*store, KeyOf(Row()), kDefaults));
+  EXPECT_FALSE(FindReusable(*store, KeyOf(Row()), VerdictSettings(loose))) << "checked at other tolerances";
 }
 
 // Attempts on a pool of one lane whose workers are scripted: a candidate that is
@@ -177,6 +194,15 @@ TEST_F(LanePoolTest, AnotherLanguageAnImportedRowOrAnInfraErrorIsVerifiedAgain) 
     EXPECT_FALSE(a.from_store) << row.language << " " << row.origin << " " << row.status;
     EXPECT_EQ(loads_, before + 1);
   }
+}
+
+TEST_F(LanePoolTest, OtherToleranceFlagsVerifyAgainAndAreRecorded) {
+  auto store = OpenWith({Row()});
+  options_.rtol = options_.atol = 1e-2;
+  LaneAttempt a = Attempt(*store);
+  EXPECT_FALSE(a.from_store);
+  EXPECT_EQ(a.record.environment["verify"], VerdictSettings(options_));
+  EXPECT_TRUE(Attempt(*store).from_store) << "the same flags again";
 }
 
 TEST_F(LanePoolTest, ForceVerifiesWhatTheStoreHas) {
