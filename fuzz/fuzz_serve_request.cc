@@ -67,7 +67,7 @@ ServeOutcome OutcomeFrom(const Json& body) {
   o.speedup_implausible = flag("speedup_implausible");
   o.message = str("message");
   o.diagnostics = str("diagnostics");
-  o.error_kind = str("error_kind");
+  o.error_kind = ErrorKindFromString(str("error_kind"));
   if (auto f = j.find("cases"); f != j.end()) o.cases = *f;
   if (auto f = j.find("phases"); f != j.end()) o.phases = *f;
   return o;
@@ -98,8 +98,8 @@ void Answer(const ServeRequest& r, const ServeOutcome& o, bool made = false) {
   const std::string ext = CandidateExtension(r.language, r.code);
   Check(ext == ".py" || ext == ".hip" || ext == ".cu" || ext == ".cpp");
   const Json result = ResultJson(r, o, "c-0");
-  Check(result["reward"].is_null() == !o.error_kind.empty());
-  Check(result.contains("error") == !o.error_kind.empty());
+  Check(result["reward"].is_null() == o.error_kind.has_value());
+  Check(result.contains("error") == o.error_kind.has_value());
   (void)kvault::DumpJson(result);
   (void)kvault::DumpJson(HipResponseJson(r, o, r.task_name));
   (void)kvault::DumpJson(TritonResponseJson(o));

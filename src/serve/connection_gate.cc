@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "serve/error_kind.h"
+
 namespace {
 // The socket this thread accepted last (-1: none since the queue took the last one).
 thread_local int last_accepted = -1;
@@ -103,8 +105,8 @@ thread_local uint64_t current_id = 0;
 
 // Answers a connection beyond the bound: 503 with Retry-After, without reading it.
 void Refuse(int sock, int retry_after_s) {
-  const std::string body =
-      "{\"error\":{\"kind\":\"overloaded\",\"message\":\"the server has too many connections open; retry later\"}}\n";
+  const std::string body = "{\"error\":{\"kind\":\"" + std::string(ToString(ErrorKind::kOverloaded)) +
+                           "\",\"message\":\"the server has too many connections open; retry later\"}}\n";
   const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: " +
                              std::to_string(retry_after_s) + "\r\nConnection: close\r\nContent-Length: " +
                              std::to_string(body.size()) + "\r\n\r\n" + body;

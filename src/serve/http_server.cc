@@ -53,17 +53,16 @@ void SendJson(Response& res, int code, const Json& body) {
   res.set_content(DumpJson(body) + "\n", "application/json");
 }
 
-void SendError(Response& res, int code, const std::string& kind, const std::string& message,
-               int retry_after_s = 0) {
+void SendError(Response& res, int code, ErrorKind kind, const std::string& message, int retry_after_s = 0) {
   if (retry_after_s > 0) res.set_header("Retry-After", std::to_string(retry_after_s));
-  SendJson(res, code, {{"error", {{"kind", kind}, {"message", message}}}});
+  SendJson(res, code, {{"error", {{"kind", std::string(ToString(kind))}, {"message", message}}}});
 }
 
 // The body as JSON, or a 400 already sent.
 std::optional<Json> ReadBody(const Request& req, Response& res) {
   auto j = ParseJson(req.body);
   if (!j) {
-    SendError(res, 400, "bad_request", "the body is not valid JSON: " + j.error());
+    SendError(res, 400, ErrorKind::kBadRequest, "the body is not valid JSON: " + j.error());
     return std::nullopt;
   }
   return std::move(*j);
@@ -85,24 +84,27 @@ int RefusalCode(VerificationService::Refusal why) {
   }
 }
 
-const char* RefusalKind(VerificationService::Refusal why) {
+ErrorKind RefusalKind(VerificationService::Refusal why) {
   switch (why) {
-    case VerificationService::Refusal::kOverloaded: return "overloaded";
-    case VerificationService::Refusal::kConflict: return "conflict";
-    case VerificationService::Refusal::kStopping: return "stopping";
-    case VerificationService::Refusal::kUnsupported: return "unsupported";
-    default: return "unavailable";
+    case VerificationService::Refusal::kOverloaded: return ErrorKind::kOverloaded;
+    case VerificationService::Refusal::kConflict: return ErrorKind::kConflict;
+    case VerificationService::Refusal::kStopping: return ErrorKind::kStopping;
+    case VerificationService::Refusal::kUnsupported: return ErrorKind::kUnsupported;
+    default: return ErrorKind::kUnavailable;
   }
 }
 
 // The HTTP code of one finished candidate answered alone: its outcome is 200 unless
 // it has no reward for a reason the client must see.
 int OutcomeCode(const ServeOutcome& o) {
-  if (o.error_kind == "infrastructure") return 503;
-  if (o.error_kind == "task") return 422;
-  if (o.error_kind == "deadline") return 504;
-  if (o.error_kind == "cancelled") return 409;
-  return 200;
+  if (!o.error_kind) return 200;
+  switch (*o.error_kind) {
+    case ErrorKind::kInfrastructure: return 503;
+    case ErrorKind::kTask: return 422;
+    case ErrorKind::kDeadline: return 504;
+    case ErrorKind::kCancelled: return 409;
+    default: return 200;
+  }
 }
 
 }  // namespace
@@ -148,7 +150,7 @@ struct HttpServer::Impl {
         what = e.what();
       } catch (...) {
       }
-      SendError(res, 500, "internal", "the server failed on this request: " + what);
+      SendError(res, 500, ErrorKind::kInternal, "the server failed on this request: " + what);
     });
     server.set_logger([this](const Request& req, const Response& res) {
       service->metrics().CountRequest(EndpointLabel(req), res.status);
@@ -182,11 +184,12 @@ struct HttpServer::Impl {
       if (!q.has_header("Content-Length") &&
           q.get_header_value("Transfer-Encoding").find("chunked") == std::string::npos) {
         r.set_header("Connection", "close");
-        return SendError(r, 411, "length_required", "a POST body needs Content-Length or chunked encoding");
+        return SendError(r, 411, ErrorKind::kLengthRequired,
+                         "a POST body needs Content-Length or chunked encoding");
       }
       if (q.is_multipart_form_data()) {
         read([](const httplib::MultipartFormData&) { return true; }, [](const char*, size_t) { return true; });
-        return SendError(r, 400, "bad_request", "the body must be JSON, not multipart/form-data");
+        return SendError(r, 400, ErrorKind::kBadRequest, "the body must be JSON, not multipart/form-data");
       }
       // False: too large (413) or cut short (400); OnError answers with res.status.
       if (!read([&req](const char* data, size_t n) { return req.body.append(data, n), true; })) return;
@@ -261,7 +264,7 @@ struct HttpServer::Impl {
     if (auth.rfind(prefix, 0) == 0 && TimingSafeEqual(auth.substr(prefix.size()), settings.token))
       return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("WWW-Authenticate", "Bearer");
-    SendError(res, 401, "unauthorized", "this server needs 'Authorization: Bearer <token>'");
+    SendError(res, 401, ErrorKind::kUnauthorized, "this server needs 'Authorization: Bearer <token>'");
     return httplib::Server::HandlerResponse::Handled;
   }
 
@@ -272,16 +275,17 @@ struct HttpServer::Impl {
         static const char* paths[] = {"/v1/verify", "/v1/batches", "/v1/health", "/health", "/metrics",
                                       "/run_code_batch", "/run_code", "/evaluate"};
         for (const char* p : paths)
-          if (req.path == p) return SendError(res, 405, "method_not_allowed", req.method + " is not served on " + req.path);
+          if (req.path == p)
+            return SendError(res, 405, ErrorKind::kMethodNotAllowed, req.method + " is not served on " + req.path);
         if (req.path.rfind("/v1/batches/", 0) == 0)
-          return SendError(res, 405, "method_not_allowed", req.method + " is not served on " + req.path);
-        return SendError(res, 404, "not_found", "no such endpoint: " + req.path + " (docs/serve.md)");
+          return SendError(res, 405, ErrorKind::kMethodNotAllowed, req.method + " is not served on " + req.path);
+        return SendError(res, 404, ErrorKind::kNotFound, "no such endpoint: " + req.path + " (docs/serve.md)");
       }
       case 413:
-        return SendError(res, 413, "too_large",
+        return SendError(res, 413, ErrorKind::kTooLarge,
                          "the body is over the limit of " + std::to_string(settings.max_body_bytes) + " bytes");
       default:
-        return SendError(res, res.status, "bad_request", "the request could not be read (HTTP " +
+        return SendError(res, res.status, ErrorKind::kBadRequest, "the request could not be read (HTTP " +
                                                               std::to_string(res.status) + ")");
     }
   }
@@ -315,7 +319,7 @@ struct HttpServer::Impl {
       auto o = service->Wait(*jobs[i], until);
       if (!o) {
         ServeOutcome late;
-        late.error_kind = "deadline";
+        late.error_kind = ErrorKind::kDeadline;
         late.message = "not finished within its deadline of " + std::to_string(*requests[i].deadline_s) +
                        " s; it is still verified and recorded, ask again later";
         o = late;
@@ -377,7 +381,7 @@ struct HttpServer::Impl {
     auto body = ReadBody(req, res);
     if (!body) return;
     auto request = ParseVerifyRequest(*body, settings.defaults);
-    if (!request) return SendError(res, 400, "bad_request", request.error());
+    if (!request) return SendError(res, 400, ErrorKind::kBadRequest, request.error());
     auto alone = RunAlone(*request, res, start);
     if (!alone) return;
     SendJson(res, AloneCode(alone->outcome, res), ResultJson(*request, alone->outcome, alone->id));
@@ -387,7 +391,7 @@ struct HttpServer::Impl {
     auto body = ReadBody(req, res);
     if (!body) return;
     auto requests = ParseBatchRequest(*body, settings.defaults);
-    if (!requests) return SendError(res, 400, "bad_request", requests.error());
+    if (!requests) return SendError(res, 400, ErrorKind::kBadRequest, requests.error());
     auto submitted = Submit(*requests, res);
     if (!submitted) return;
     auto batch = std::make_shared<Batch>();
@@ -423,16 +427,16 @@ struct HttpServer::Impl {
   void PollBatch(const Request& req, Response& res) {
     const std::string id = req.matches[1];
     auto batch = FindBatch(id);
-    if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "' (finished batches are kept an hour; a restarted server knows none: submit again, the store answers what was verified)");
+    if (!batch) return SendError(res, 404, ErrorKind::kUnknownBatch, "no batch '" + id + "' (finished batches are kept an hour; a restarted server knows none: submit again, the store answers what was verified)");
     double wait_s = 0;
     if (req.has_param("wait_s")) {
       try {
         wait_s = std::stod(req.get_param_value("wait_s"));
       } catch (...) {
-        return SendError(res, 400, "bad_request", "wait_s must be a number of seconds");
+        return SendError(res, 400, ErrorKind::kBadRequest, "wait_s must be a number of seconds");
       }
       if (!(wait_s >= 0 && wait_s <= kMaxPollWaitS))
-        return SendError(res, 400, "bad_request", "wait_s must be between 0 and 300");
+        return SendError(res, 400, ErrorKind::kBadRequest, "wait_s must be between 0 and 300");
     }
     const auto until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
     uint64_t seen = service->Generation();
@@ -443,7 +447,7 @@ struct HttpServer::Impl {
   void StreamBatch(const Request& req, Response& res) {
     const std::string id = req.matches[1];
     auto batch = FindBatch(id);
-    if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "'");
+    if (!batch) return SendError(res, 404, ErrorKind::kUnknownBatch, "no batch '" + id + "'");
     auto sent = std::make_shared<std::vector<bool>>(batch->jobs.size(), false);
     res.set_chunked_content_provider("application/x-ndjson", [this, batch, sent](size_t, httplib::DataSink& sink) {
       uint64_t seen = service->Generation();
@@ -476,7 +480,7 @@ struct HttpServer::Impl {
   void CancelBatch(const Request& req, Response& res) {
     const std::string id = req.matches[1];
     auto batch = FindBatch(id);
-    if (!batch) return SendError(res, 404, "unknown_batch", "no batch '" + id + "'");
+    if (!batch) return SendError(res, 404, ErrorKind::kUnknownBatch, "no batch '" + id + "'");
     SendJson(res, 200, {{"batch_id", id}, {"cancelled", service->Cancel(batch->jobs)}});
   }
 
@@ -501,7 +505,7 @@ struct HttpServer::Impl {
     int code = 200;
     for (size_t i = 0; i < outcomes.size(); ++i) {
       responses.push_back(HipResponseJson(requests[i], outcomes[i], names[i]));
-      if (Retryable(outcomes[i].error_kind)) code = 503;
+      if (outcomes[i].error_kind && Retryable(*outcomes[i].error_kind)) code = 503;
     }
     if (code == 503) res.set_header("Retry-After", kRetryAfterInfraS);
     const double total = std::chrono::duration<double>(Clock::now() - start).count();
@@ -518,7 +522,7 @@ struct HttpServer::Impl {
     auto body = ReadBody(req, res);
     if (!body) return;
     auto requests = ParseHipBatch(*body, settings.defaults);
-    if (!requests) return SendError(res, 400, "bad_request", requests.error());
+    if (!requests) return SendError(res, 400, ErrorKind::kBadRequest, requests.error());
     std::vector<std::string> names;
     for (const Json& item : (*body)["requests"]) names.push_back(item.value("kernel_name", std::string()));
     HipAnswer(*requests, names, res, start, false);
@@ -529,7 +533,7 @@ struct HttpServer::Impl {
     auto body = ReadBody(req, res);
     if (!body) return;
     auto request = ParseHipRequest(*body, settings.defaults);
-    if (!request) return SendError(res, 400, "bad_request", request.error());
+    if (!request) return SendError(res, 400, ErrorKind::kBadRequest, request.error());
     HipAnswer({*request}, {body->value("kernel_name", std::string())}, res, start, true);
   }
 
@@ -538,12 +542,13 @@ struct HttpServer::Impl {
     auto body = ReadBody(req, res);
     if (!body) return;
     auto request = ParseTritonRequest(*body, settings.triton ? &*settings.triton : nullptr, settings.defaults);
-    if (!request) return SendError(res, 400, "bad_request", request.error());
+    if (!request) return SendError(res, 400, ErrorKind::kBadRequest, request.error());
     auto alone = RunAlone(*request, res, start);
     if (!alone) return;
     const ServeOutcome& o = alone->outcome;
     Json answer = TritonResponseJson(o);
-    if (!o.error_kind.empty()) answer["error"] = {{"kind", o.error_kind}, {"message", o.message}};
+    if (o.error_kind)
+      answer["error"] = {{"kind", std::string(ToString(*o.error_kind))}, {"message", o.message}};
     SendJson(res, AloneCode(o, res), answer);
   }
 };

@@ -234,16 +234,17 @@ std::string EffectiveTaskSource(const ServeRequest& r) {
   return out;
 }
 
-bool Retryable(const std::string& error_kind) {
-  return error_kind == "infrastructure" || error_kind == "deadline";
-}
-
 namespace {
 
 Json Optional(const std::optional<double>& x) { return x && std::isfinite(*x) ? Json(*x) : Json(nullptr); }
 
+// A result's `error`: why it holds no reward, and whether sending it again may help.
+Json ErrorJson(ErrorKind kind, const std::string& message) {
+  return {{"kind", std::string(ToString(kind))}, {"message", message}, {"retry", Retryable(kind)}};
+}
+
 Json RewardJson(const ServeRequest& r, const ServeOutcome& o) {
-  if (!o.error_kind.empty()) return nullptr;
+  if (o.error_kind) return nullptr;
   RewardInput in;
   in.status = o.status;
   in.compiled = o.compiled;
@@ -285,8 +286,7 @@ Json ResultJson(const ServeRequest& r, const ServeOutcome& o, const std::string&
             {"seconds", o.seconds},
             {"phases", o.phases},
             {"cases", o.cases}};
-  if (!o.error_kind.empty())
-    j["error"] = {{"kind", o.error_kind}, {"message", o.message}, {"retry", Retryable(o.error_kind)}};
+  if (o.error_kind) j["error"] = ErrorJson(*o.error_kind, o.message);
   return j;
 }
 
@@ -333,8 +333,7 @@ Json HipResponseJson(const ServeRequest& r, const ServeOutcome& o, const std::st
             {"stats", HipStats(o.cases)},
             {"timing", {{"reference_ms", Optional(o.reference_ms)}, {"candidate_ms", Optional(o.candidate_ms)}}},
             {"reward", RewardJson(r, o)}};
-  if (!o.error_kind.empty())
-    j["error"] = {{"kind", o.error_kind}, {"message", o.message}, {"retry", Retryable(o.error_kind)}};
+  if (o.error_kind) j["error"] = ErrorJson(*o.error_kind, o.message);
   return j;
 }
 
@@ -345,7 +344,10 @@ Json TritonResponseJson(const ServeOutcome& o) {
           {"latency_ms", Optional(o.candidate_ms)},
           {"baseline_latency_ms", Optional(o.reference_ms)},
           {"feedback", o.message},
-          {"error_type", o.correct ? Json(nullptr) : !o.status.empty() ? Json(o.status) : Json(o.error_kind)},
+          {"error_type", o.correct            ? Json(nullptr)
+                         : !o.status.empty()   ? Json(o.status)
+                         : o.error_kind        ? Json(std::string(ToString(*o.error_kind)))
+                                               : Json("")},
           {"diagnostics", o.diagnostics}};
 }
 

@@ -13,6 +13,7 @@
 
 #include "geak/geak_import.h"
 #include "reward/reward.h"
+#include "serve/error_kind.h"
 #include "util/json.h"
 #include "util/result.h"
 
@@ -91,12 +92,9 @@ struct ServeOutcome {
   bool from_store = false;
   double seconds = 0;
   Json phases = Json::object(), cases = Json::array();
-  // Set when there is no reward: infrastructure | task | deadline | cancelled.
-  std::string error_kind;
+  // Set when there is no reward: kInfrastructure, kTask, kDeadline or kCancelled.
+  std::optional<ErrorKind> error_kind;
 };
-
-// Whether an error kind is worth retrying by the client (the candidate was not judged).
-bool Retryable(const std::string& error_kind);
 
 // The native API's result object (docs/serve.md, "The result of one candidate").
 Json ResultJson(const ServeRequest& r, const ServeOutcome& o, const std::string& id);

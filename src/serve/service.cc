@@ -34,11 +34,12 @@ std::string FenceLanguage(const std::string& language) {
   return language == "triton" ? "python" : language;
 }
 
-std::string ErrorKind(const std::string& status) {
+// Why a recorded outcome holds no reward; unset when it does.
+std::optional<ErrorKind> NoRewardKind(const std::string& status) {
   auto s = OutcomeStatusFromString(status);
-  if (s == OutcomeStatus::kTaskError) return "task";
-  if (s == OutcomeStatus::kInfraError) return "infrastructure";
-  return "";
+  if (s == OutcomeStatus::kTaskError) return ErrorKind::kTask;
+  if (s == OutcomeStatus::kInfraError) return ErrorKind::kInfrastructure;
+  return std::nullopt;
 }
 
 ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
@@ -61,8 +62,8 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
   o.seconds = r.seconds;
   o.cases = r.cases;
   if (stored.phases) o.phases = stored.phases->ToJson();
-  o.error_kind = ErrorKind(r.status);
-  if (o.error_kind.empty()) o.feedback = agent::FormatFeedback(r, agent::FeedbackLimits{});
+  o.error_kind = NoRewardKind(r.status);
+  if (!o.error_kind) o.feedback = agent::FormatFeedback(r, agent::FeedbackLimits{});
   return o;
 }
 
@@ -71,10 +72,10 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
 // deadline, cancelled, task) is done again for a new request.
 // REQUIRES: the service's mutex held.
 bool Reusable(const Job& job) {
-  return job.state != Job::State::kDone || job.outcome.error_kind.empty();
+  return job.state != Job::State::kDone || !job.outcome.error_kind;
 }
 
-ServeOutcome Ended(const std::string& kind, const std::string& message) {
+ServeOutcome Ended(ErrorKind kind, const std::string& message) {
   ServeOutcome o;
   o.error_kind = kind;
   o.message = message;
@@ -130,7 +131,8 @@ void VerificationService::Stop() {
     dropped.swap(queue_);
     for (auto& job : dropped) {
       job->state = Job::State::kDone;
-      job->outcome = Ended("infrastructure", "the server stopped before verifying this candidate; submit it again");
+      job->outcome = Ended(ErrorKind::kInfrastructure,
+                           "the server stopped before verifying this candidate; submit it again");
       job->finished_at = Clock::now();
     }
     ++generation_;
@@ -382,7 +384,7 @@ size_t VerificationService::Cancel(const std::vector<std::shared_ptr<Job>>& jobs
       auto it = std::find(queue_.begin(), queue_.end(), job);
       if (it != queue_.end()) queue_.erase(it);
       job->state = Job::State::kDone;
-      job->outcome = Ended("cancelled", "cancelled before it was verified");
+      job->outcome = Ended(ErrorKind::kCancelled, "cancelled before it was verified");
       job->finished_at = Clock::now();
       ++n;
     }
@@ -435,7 +437,7 @@ std::shared_ptr<Job> VerificationService::NextJob(Lane& lane) {
     queue_.erase(pick);
     if (job->deadline && Clock::now() > *job->deadline) {
       job->state = Job::State::kDone;
-      job->outcome = Ended("deadline", "its deadline passed before a lane was free");
+      job->outcome = Ended(ErrorKind::kDeadline, "its deadline passed before a lane was free");
       job->finished_at = Clock::now();
       ++generation_;
       changed_.notify_all();
@@ -457,7 +459,8 @@ void VerificationService::Verify(Lane& lane, Job& job) {
   std::error_code ec;
   std::filesystem::remove(job.candidate->path, ec);
   if (a.dropped) {
-    Finish(job, Ended("infrastructure", "the server stopped while verifying this candidate; submit it again"));
+    Finish(job, Ended(ErrorKind::kInfrastructure,
+                      "the server stopped while verifying this candidate; submit it again"));
     return;
   }
   if (!a.store_error.empty()) {
