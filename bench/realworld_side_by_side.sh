@@ -69,9 +69,9 @@ for part in $parts; do
   case $part in
     all-cold) kv_eval all-cold "$devset/cands" all "${ALL_LIMIT:-330}" ;;
     all-warm) kv_eval all-warm "$devset/cands" all "${WARM_LIMIT:-200}" ;;
-    subset-cold) kv_eval subset-cold "$work/subset" subset "${SUBSET_LIMIT:-200}" ;;
-    subset-warm) kv_eval subset-warm "$work/subset" subset "${SUBSET_LIMIT:-200}" ;;
-    subset-kbtol) kv_eval subset-kbtol "$work/subset" subset "${SUBSET_LIMIT:-200}" --tolerance kernelbench ;;
+    subset-cold) kv_eval subset-cold "$work/subset" subset-cache "${SUBSET_LIMIT:-200}" ;;
+    subset-warm) kv_eval subset-warm "$work/subset" subset-cache "${SUBSET_LIMIT:-200}" ;;
+    subset-kbtol) kv_eval subset-kbtol "$work/subset" subset-cache "${SUBSET_LIMIT:-200}" --tolerance kernelbench ;;
     kernelbench|kernelbench-warm)
       t0=$(now)
       PYTHONPATH=${KB_PYTHONPATH:-${PYTHONPATH:-}} TORCH_EXTENSIONS_DIR=$work/kb-torch-ext \
