@@ -126,4 +126,21 @@ void DeviceGate::OpenToRuns() {
   ++releases_;
 }
 
+DeviceGate::Member DeviceGate::Join() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++members_;
+  return Member(this);
+}
+
+DeviceGate::Member::~Member() {
+  if (!gate_) return;
+  std::lock_guard<std::mutex> lock(gate_->mutex_);
+  --gate_->members_;
+}
+
+int DeviceGate::members() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return members_;
+}
+
 }  // namespace kvault

@@ -100,6 +100,26 @@ class DeviceGate {
 
   int shared_holders() const;
 
+  // A lane's membership of the device's gate, for as long as the lane lives: how many
+  // lanes of this process use the device (members()). Their workers keep memory on it
+  // even while another lane has the device to itself.
+  class Member {
+   public:
+    Member() = default;
+    Member(Member&& o) noexcept : gate_(std::exchange(o.gate_, nullptr)) {}
+    Member& operator=(Member&&) = delete;
+    Member(const Member&) = delete;
+    Member& operator=(const Member&) = delete;
+    ~Member();
+
+   private:
+    friend class DeviceGate;
+    explicit Member(DeviceGate* gate) : gate_(gate) {}
+    DeviceGate* gate_ = nullptr;
+  };
+  Member Join();
+  int members() const;
+
  private:
   DeviceGate() = default;
   void ReleaseShared();
@@ -119,6 +139,7 @@ class DeviceGate {
   int queued_ = 0;             // timers queued for the device's lock (Queue)
   bool handing_on_ = false;    // between a timer's end and the next queued timer's hold
   int in_a_row_ = 0;           // timers since the blocked runs last started
+  int members_ = 0;            // lanes that joined (Member)
 };
 
 }  // namespace kvault

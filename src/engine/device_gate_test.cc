@@ -179,3 +179,22 @@ TEST(DeviceGateTest, ExclusiveHoldsExcludeEachOther) {
 
 }  // namespace
 }  // namespace kvault
+
+namespace kvault {
+namespace {
+
+TEST(DeviceGateTest, MembersCountTheLanesAliveOnTheDevice) {
+  auto gate = DeviceGate::For("test-members");
+  EXPECT_EQ(gate->members(), 0);
+  {
+    DeviceGate::Member a = gate->Join();
+    DeviceGate::Member b = gate->Join();
+    EXPECT_EQ(gate->members(), 2);
+    DeviceGate::Member moved = std::move(b);
+    EXPECT_EQ(gate->members(), 2);
+  }
+  EXPECT_EQ(gate->members(), 0);
+}
+
+}  // namespace
+}  // namespace kvault

@@ -109,6 +109,7 @@ Verifier::Verifier(EngineOptions options, WorkerFactory factory)
                std::move(factory)),
       references_(options_.cache_dir),
       gate_(DeviceGate::For(DeviceName(options_))),
+      member_(gate_->Join()),
       turns_(TurnGroups::For(DeviceName(options_))) {}
 
 DeviceGate::Hold Verifier::UseDevice() {
@@ -239,6 +240,7 @@ bool Verifier::CheckRun(const RunPlan& run, const Json& hello, Verification& v) 
   if (!AloneAfterOutOfMemory(v, before, run.where)) return false;
   const bool ok = RunSteps(run, hello, v);
   EndTurn();
+  if (!ok) SharedOutOfMemory(v);
   return ok;
 }
 
@@ -267,12 +269,28 @@ void Verifier::WatchReference(const RunPlan& run, const RunState& state) {
   }
 }
 
+namespace {
+
+// The reference worker runs only task code and says out of memory as a task error.
+bool OutOfMemory(const Verification& v) {
+  return v.status == OutcomeStatus::kOom ||
+         (v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos);
+}
+
+}  // namespace
+
+bool Verifier::SharedOutOfMemory(Verification& v) {
+  const int others = gate_->members() - 1;
+  if (!OutOfMemory(v) || others <= 0) return false;
+  Settle(v, Outcome(OutcomeStatus::kInfraError,
+                    "out of device memory with the device to itself, while " + std::to_string(others) +
+                        " other lane(s) kept their workers' memory on it: not judged; verify again with fewer "
+                        "lanes (--jobs): " + v.message.substr(0, 300)));
+  return true;
+}
+
 bool Verifier::AloneAfterOutOfMemory(Verification& v, const Verification& before, const std::string& where) {
-  // The reference worker runs only task code and says out of memory as a task error.
-  const bool out_of_memory =
-      v.status == OutcomeStatus::kOom ||
-      (v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos);
-  if (!out_of_memory || holding_.held()) return false;  // already alone: the verdict stands
+  if (!OutOfMemory(v) || holding_.held()) return false;  // already alone: the verdict stands
   const std::string first = v.message;
   v = before;
   holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
@@ -483,6 +501,7 @@ std::optional<PreparedCase> Verifier::Prepare(const TimedCaseRequest& req, Verif
     EndTurn();
     if (prepared.failure) {
       Settle(v, std::move(*prepared.failure));
+      SharedOutOfMemory(v);
       return std::nullopt;
     }
   }
@@ -623,8 +642,18 @@ bool Verifier::DescribeTask(Attempt& a) {
     return false;
   }
   auto info = Describe(a.task);
+  std::optional<AloneAfterOomRecord> alone;
+  if (!info && info.error().find("out of memory") != std::string::npos && !holding_.held()) {
+    // The task's inputs are made on the device: beside other lanes they may not fit.
+    alone = AloneAfterOomRecord{"describe", info.error().substr(0, 400)};
+    holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
+    info = Describe(a.task);
+    EndTurn();
+  }
+  if (alone) a.v.records.push_back(*alone);
   if (!info) {
-    a.v = Outcome(OutcomeStatus::kTaskError, info.error());
+    Settle(a.v, Outcome(OutcomeStatus::kTaskError, info.error()));
+    SharedOutOfMemory(a.v);
     return false;
   }
   a.policy = AppliedPolicy(options_.policy, info->policy);

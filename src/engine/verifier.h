@@ -162,6 +162,10 @@ class Verifier {
   // if so, takes the device to itself (holding_, released by EndTurn), notes why in
   // v's records and restores `before`, so the step can run again.
   bool AloneAfterOutOfMemory(Verification& v, const Verification& before, const std::string& where);
+  // After the run alone: an out-of-memory verdict while other lanes of this process keep
+  // their workers (and their memory) on the device judged neither the candidate nor
+  // the task: it becomes an infra_error naming the lanes. Returns whether it did.
+  bool SharedOutOfMemory(Verification& v);
   // 1. The reference's output: from the reference cache, or made again and offered on
   //    the device.
   bool MakeReference(const RunPlan& run, const Json& hello, RunState& state, Verification& v);
@@ -227,6 +231,7 @@ class Verifier {
   // The task whose code the reference worker has run (ReferenceWorkers::kPerTask).
   std::string reference_task_;
   std::shared_ptr<DeviceGate> gate_;
+  DeviceGate::Member member_;  // this lane among the device's lanes (SharedOutOfMemory)
   std::shared_ptr<TurnGroups> turns_;  // the device's group turns in this process
   // A timing's turn (TimingRequest): the device's lock from the warm-up to the end of
   // the rounds; this lane's hold of gate_, exclusive for the warm-up and rounds, shared

@@ -562,7 +562,7 @@ TEST_F(VerifierTest, OutOfMemoryBesideOthersRunsAgainAlone) {
   int retried = 0;
   for (const VerificationRecord& rec : v.records) retried += std::holds_alternative<AloneAfterOomRecord>(rec);
   EXPECT_EQ(retried, 1);
-  EXPECT_EQ(DeviceGate::For("cpu")->shared_holders(), 0);  // the device given back
+  EXPECT_EQ(DeviceGate::For("cpu-0")->shared_holders(), 0);  // the device given back
 
   calls = 0;
   run_ = [&calls](const Json&) {  // out of memory alone too: the candidate's
@@ -574,6 +574,57 @@ TEST_F(VerifierTest, OutOfMemoryBesideOthersRunsAgainAlone) {
   v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kOom);
   EXPECT_EQ(calls, 2);
+}
+
+// The run alone still ran out of memory, but other lanes of this process keep their
+// workers' memory on the device all the while: neither the candidate's nor the task's
+// verdict, and no reward.
+TEST_F(VerifierTest, OutOfMemoryAloneBesideOtherLanesJudgesNothing) {
+  DeviceGate::Member other_lane = DeviceGate::For("cpu-0")->Join();
+  run_ = [](const Json&) {
+    WorkerReply oom;
+    oom.response = Json{{"ok", false}, {"kind", "oom"}, {"message", "CUDA out of memory"}};
+    return oom;
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_NE(v.message.find("1 other lane(s)"), std::string::npos) << v.message;
+}
+
+// A task's inputs are made on the device when it is described: out of memory there
+// beside other lanes is tried again alone, and is never the task's fault while other
+// lanes keep memory on the device.
+TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneAndNeverBlamesTheTask) {
+  const WorkerReply described = describe_;
+  int calls = 0;
+  int fail_until = 1;
+  extra_script_ = [&](FakeWorker& w) {
+    w.Handle("describe", [&](const Json&) {
+      if (++calls <= fail_until) {
+        WorkerReply oom;
+        oom.response = Json{{"ok", false}, {"kind", "task_error"},
+                            {"message", "get_inputs of case default raised: OutOfMemoryError: CUDA out of memory"}};
+        return oom;
+      }
+      return described;
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(calls, 2);
+
+  calls = 0;
+  fail_until = 100;  // out of memory alone too
+  {
+    DeviceGate::Member other_lane = DeviceGate::For("cpu-0")->Join();
+    v = Verify();
+    EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+  }
+  calls = 0;
+  v = Verify();  // the only lane: the task's inputs do not fit the device
+  EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
 }
 
 TEST_F(VerifierTest, ReferenceOutOfMemoryBesideOthersRunsAgainAlone) {
