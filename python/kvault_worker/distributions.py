@@ -11,7 +11,10 @@ drawn from other distributions:
 - `heavy_tailed`: as `signed`, but each value multiplied by exp(N(0, 1)/2)
   (a log-normal scale mixture: most values small, a few tens of times the RMS).
 
-Integer, bool and non-tensor inputs are kept. The draw is a function of the seed
+Both keep what the task's inputs promise of their structure, which a kernel may rely
+on: exact zeros stay zeros (a triangular, banded or masked input stays so) and a
+tensor symmetric in its last two dimensions stays symmetric. Integer, bool and
+non-tensor inputs are kept. The draw is a function of the seed
 only (a private generator on the inputs' device), so the reference and the
 candidate workers make the same inputs. A task opts out with
 KVAULT_META["input_distributions"] = [] (or lists the ones it accepts), e.g. when
@@ -43,11 +46,13 @@ def transform(inputs, distribution, s):
             for x in inputs]
 
 
+_CHUNK = 1 << 24  # elements per step over a large input: memory stays bounded
+
+
 def _redraw(x, distribution, generator):
     if not x.is_floating_point() or x.numel() == 0:
         return x
-    wide = x.detach().to(torch.float64)
-    rms = float(wide.pow(2).mean().sqrt())
+    rms = _rms(x)
     if not (rms > 0 and rms < float("inf")):
         rms = 1.0
     # Drawn in float32 (twice as fast as float64 on the CPU) unless the task is float64.
@@ -55,4 +60,35 @@ def _redraw(x, distribution, generator):
     values = torch.randn(x.shape, generator=generator, dtype=dtype, device=x.device)
     if distribution == "heavy_tailed":
         values.mul_(torch.randn(x.shape, generator=generator, dtype=dtype, device=x.device).mul_(0.5).exp_())
-    return values.mul_(rms).to(x.dtype)
+    if _symmetric(x):
+        values = (values + values.mT).mul_(0.5 ** 0.5)
+    values.mul_(rms)
+    _keep_zeros(x, values)
+    return values.to(x.dtype)
+
+
+def _rms(x):
+    """The RMS of x's values, summed in float64 a chunk at a time."""
+    flat = x.detach().reshape(-1)
+    total = 0.0
+    for begin in range(0, flat.numel(), _CHUNK):
+        total += float(flat[begin:begin + _CHUNK].double().pow(2).sum())
+    return (total / flat.numel()) ** 0.5
+
+
+def _symmetric(x):
+    """Whether x equals its transpose in the last two dimensions (checked on the first
+    row and column first: most inputs are told apart there at no cost)."""
+    if x.dim() < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 2:
+        return False
+    if not torch.equal(x[..., 0, :], x[..., :, 0]):
+        return False
+    return torch.equal(x, x.mT)
+
+
+def _keep_zeros(x, values):
+    """Zeros where x has exact zeros, a chunk at a time."""
+    source, target = x.detach().reshape(-1), values.view(-1)
+    for begin in range(0, source.numel(), _CHUNK):
+        chunk = source[begin:begin + _CHUNK]
+        target[begin:begin + _CHUNK].masked_fill_(chunk == 0, 0)

@@ -294,22 +294,40 @@ def _mapping(ident, fd, nbytes, index, transient):
     return mapping
 
 
+def _finite_rms(flat):
+    """The RMS of a flat floating tensor's finite values (0 when there are none), in
+    float64 and in chunks, as the engine's Compare computes it."""
+    total = torch.zeros((), dtype=torch.float64, device=flat.device)
+    count = torch.zeros((), dtype=torch.int64, device=flat.device)
+    for begin in range(0, flat.numel(), _CHUNK):
+        r = flat[begin:begin + _CHUNK].double()
+        finite = torch.isfinite(r)
+        total += torch.where(finite, r * r, torch.zeros((), dtype=torch.float64, device=r.device)).sum()
+        count += finite.sum()
+    n = int(count)
+    return (float(total) / n) ** 0.5 if n else 0.0
+
+
 def _forget_mapped(keep):
     """Unmaps the buffers not offered again (their device work done)."""
     for ident in [i for i in _MAPPED if i not in keep]:
         _MAPPED.pop(ident).close()
 
 
-def compare_tensor(reference, candidate, rtol, atol, forbid_non_finite):
+def compare_tensor(reference, candidate, rtol, atol, forbid_non_finite, atol_by_rms=False):
     """Compare's element rule and statistics (check/elementwise.h) on one pair of
     equally shaped tensors, wherever they live: {match, compared, mismatched,
     max_abs, max_rel}. Floating values are compared in float64, as the engine does; the
-    golden vectors of tests/golden/compare.json hold both to the same statistics."""
+    golden vectors of tests/golden/compare.json hold both to the same statistics.
+    `atol_by_rms`: atol times max(1, the RMS of the reference's finite values), as
+    Tolerance::atol_by_rms (check/compare.h)."""
     n = reference.numel()
     ref, cand = reference.reshape(-1), candidate.reshape(-1)
     stats = {"compared": n, "mismatched": 0, "max_abs": 0.0, "max_rel": 0.0}
     if not reference.is_floating_point():
         return _compare_exact(ref, cand, stats)
+    if atol_by_rms:
+        atol *= max(1.0, _finite_rms(ref))
     mismatched = torch.zeros((), dtype=torch.int64, device=ref.device)
     max_abs = torch.zeros((), dtype=torch.float64, device=ref.device)
     max_rel = torch.zeros((), dtype=torch.float64, device=ref.device)

@@ -38,6 +38,22 @@ def test_heavy_tails_are_heavier_than_signed():
     assert heavy.abs().max() > 2 * signed.abs().max()
 
 
+@pytest.mark.parametrize("name", distributions.EXTRA)
+def test_the_task_inputs_structure_is_kept(name):
+    # KernelBench's triangular and symmetric matmuls promise their kernels that structure.
+    lower = torch.tril(torch.rand(64, 64))
+    a = torch.rand(3, 32, 32)
+    symmetric = (a + a.mT) / 2
+    y_lower, y_symmetric = distributions.transform([lower, symmetric], name, 1)
+    assert torch.equal(y_lower, torch.tril(y_lower)) and (y_lower.tril() < 0).any()
+    assert torch.equal(y_symmetric, y_symmetric.mT) and (y_symmetric < 0).any()
+    rms = lambda t: t.double().pow(2).mean().sqrt().item()
+    assert 0.7 < rms(y_symmetric) / rms(symmetric) < 1.4  # at the task's scale
+    square_images = torch.rand(2, 3, 16, 16)  # square last dimensions, not symmetric
+    (y,) = distributions.transform([square_images], name, 1)
+    assert not torch.equal(y, y.mT) and (y != 0).all()
+
+
 def test_integer_and_scalar_inputs_are_kept():
     idx = torch.arange(10)
     out = distributions.transform([idx, 2.5, None], "signed", 1)

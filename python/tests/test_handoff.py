@@ -265,3 +265,18 @@ def test_pool_takes_its_bound_from_the_device(fake_devmem, monkeypatch):
     assert pool.limit_bytes == 512 << 20  # 1/32 of 16 GiB
     pool.give_back(bufs)
     assert [b.mapping.closed for b in bufs] == [False, True]
+
+
+def test_atol_by_rms_follows_the_outputs_scale():
+    # A long fp32 reduction on signed inputs: small outputs where large terms cancel carry
+    # the rounding of the large ones.
+    ref = torch.tensor([100.0, -100.0, 0.17783, 50.0])
+    cand = torch.tensor([100.0, -100.0, 0.17765, 50.0])
+    assert not handoff.compare_tensor(ref, cand, 1e-4, 1e-4, False)["match"]
+    assert handoff.compare_tensor(ref, cand, 1e-4, 1e-4, False, atol_by_rms=True)["match"]
+    # an error at the output's own scale still fails
+    wrong = torch.tensor([100.0, -100.0, 5.0, 50.0])
+    assert not handoff.compare_tensor(ref, wrong, 1e-4, 1e-4, False, atol_by_rms=True)["match"]
+    # outputs below 1 keep the absolute tolerance
+    small = torch.tensor([0.5, 0.25])
+    assert not handoff.compare_tensor(small, small + 2e-4, 1e-4, 1e-4, False, atol_by_rms=True)["match"]

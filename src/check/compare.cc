@@ -188,6 +188,7 @@ class Comparer {
     }
     if (r.shape != c.shape) return Problem(path + ": shape " + IndexText(c.shape) + " != reference " + IndexText(r.shape));
     ResolvedTolerance t = ResolveTolerance(tol_, r.dtype);
+    if (tol_.atol_by_rms && IsFloatingPoint(r.dtype)) t.atol *= std::max(1.0, FiniteRms(r));
     ElementRule rule{t.rtol, t.atol, tol_.nan_policy == Tolerance::NanPolicy::kForbid};
     ElementStats s = CompareElements(r.dtype, r.data, c.data, r.numel, rule);
     report_.compared += s.compared;
@@ -205,6 +206,18 @@ class Comparer {
       Problem(ValuesMessage(path, r, c, s, t));
     }
     return true;  // value mismatches do not stop the walk: totals cover every tensor
+  }
+
+  static double FiniteRms(const TensorInfo& t) {
+    double sum = 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < t.numel; ++i) {
+      const double x = ElementAsDouble(t.dtype, t.data, i);
+      if (!std::isfinite(x)) continue;
+      sum += x * x;
+      ++n;
+    }
+    return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
   }
 
   bool WorseThanCurrent(const ElementStats& s) const {

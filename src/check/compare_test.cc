@@ -73,6 +73,25 @@ TEST(CompareTest, ToleranceBoundary) {
   EXPECT_FALSE(Cmp(r, One<double>({1}, {100.0000001}), loose).match);
 }
 
+TEST(CompareTest, AtolByRmsFollowsTheOutputsScale) {
+  // A long fp32 reduction on signed inputs: where large terms cancel, the output near
+  // zero carries their rounding (an H100 matmul: 0.17765 for 0.17783).
+  auto r = One<float>({4}, {100, -100, 0.17783f, 50});
+  auto c = One<float>({4}, {100, -100, 0.17765f, 50});
+  EXPECT_FALSE(Cmp(r, c).match);
+  Tolerance scaled;
+  scaled.atol_by_rms = true;
+  CompareReport rep = Cmp(r, c, scaled);
+  EXPECT_TRUE(rep.match) << rep.message;
+  // An error of the output's own scale still fails, and says which atol it was held to.
+  rep = Cmp(r, One<float>({4}, {100, -100, 5, 50}), scaled);
+  EXPECT_FALSE(rep.match);
+  EXPECT_NE(rep.message.find("atol=0.0075"), std::string::npos) << rep.message;  // 1e-4 x RMS 75
+  // Outputs of RMS below 1 keep the absolute tolerance.
+  auto small = One<float>({2}, {0.5f, 0.25f});
+  EXPECT_FALSE(Cmp(small, One<float>({2}, {0.5002f, 0.25f}), scaled).match);
+}
+
 TEST(CompareTest, WorstWhenAllMatchIsLargestError) {
   auto r = One<float>({3}, {1, 2, 3});
   auto c = One<float>({3}, {1.00001f, 2, 3.00002f});

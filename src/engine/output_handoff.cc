@@ -58,7 +58,8 @@ Result<Json> HandoffTolerances(const Json& layout, const Tolerance& tolerance) {
     if (!dtype) return Error{"the offered output_layout has an unknown dtype '" + name + "'"};
     ResolvedTolerance r = ResolveTolerance(tolerance, *dtype);
     rules.push_back(Json{{field::kRtol, r.rtol}, {field::kAtol, r.atol},
-                         {field::kForbid, tolerance.nan_policy == Tolerance::NanPolicy::kForbid}});
+                         {field::kForbid, tolerance.nan_policy == Tolerance::NanPolicy::kForbid},
+                         {field::kAtolByRms, tolerance.atol_by_rms}});
   }
   return rules;
 }

@@ -130,6 +130,7 @@ inline constexpr char kTolerances[] = "tolerances";  // [{rtol, atol, forbid}]
 inline constexpr char kRtol[] = "rtol";
 inline constexpr char kAtol[] = "atol";
 inline constexpr char kForbid[] = "forbid";
+inline constexpr char kAtolByRms[] = "atol_by_rms";
 inline constexpr char kOutReference[] = "out_reference";
 inline constexpr char kOutCandidate[] = "out_candidate";
 inline constexpr char kServed[] = "served";

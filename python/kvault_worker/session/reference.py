@@ -190,7 +190,8 @@ class ReferenceRole(SessionState):
         rules = request.get("tolerances")
         if not isinstance(rules, list) or len(rules) != len(offer.kept) or not all(isinstance(r, dict) for r in rules):
             raise bad_request("'tolerances' must list one {rtol, atol, forbid} per output tensor")
-        rules = [(fields.number(r, "rtol"), fields.number(r, "atol"), fields.boolean(r, "forbid")) for r in rules]
+        rules = [(fields.number(r, "rtol"), fields.number(r, "atol"), fields.boolean(r, "forbid"),
+                  fields.boolean(r, "atol_by_rms", False)) for r in rules]
         try:
             # A candidate that took the buffers has its descriptors before the serving
             # thread marks the offer served: an honest delivery of small outputs can be
