@@ -115,7 +115,7 @@ def device_info(device):
     """The `device` object of the hello response."""
     if not device.is_gpu:
         return {"backend": "cpu", "index": device.index, "name": _cpu_name(),
-                "arch": platform.machine(), "count": 1, "l2_bytes": 0, "driver": None}
+                "arch": platform.machine(), "count": 1, "l2_bytes": 0, "memory_bytes": 0, "driver": None}
     props = torch.cuda.get_device_properties(device.index)
     if device.backend == "hip":
         arch = str(getattr(props, "gcnArchName", "") or "").split(":")[0]
@@ -123,7 +123,7 @@ def device_info(device):
         arch = "sm_%d%d" % (props.major, props.minor)
     return {"backend": device.backend, "index": device.index, "name": props.name, "arch": arch,
             "count": torch.cuda.device_count(), "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
-            "driver": _driver_version(device.backend)}
+            "memory_bytes": int(props.total_memory), "driver": _driver_version(device.backend)}
 
 
 def l2_bytes(device):

@@ -143,4 +143,41 @@ int DeviceGate::members() const {
   return members_;
 }
 
+DeviceGate::MemoryLease DeviceGate::LeaseMemory(int64_t bytes, int64_t budget) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const uint64_t ticket = next_lease_++;
+  changed_.wait(lock, [&] { return serving_lease_ == ticket && (leases_ == 0 || leased_ + bytes <= budget); });
+  ++serving_lease_;
+  ++leases_;
+  leased_ += bytes;
+  changed_.notify_all();  // the next ticket may fit too
+  return MemoryLease(this, bytes);
+}
+
+DeviceGate::MemoryLease& DeviceGate::MemoryLease::operator=(MemoryLease&& o) noexcept {
+  if (this != &o) {
+    Release();
+    gate_ = std::exchange(o.gate_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceGate::MemoryLease::Release() {
+  if (!gate_) return;
+  {
+    std::lock_guard<std::mutex> lock(gate_->mutex_);
+    --gate_->leases_;
+    gate_->leased_ -= bytes_;
+  }
+  gate_->changed_.notify_all();
+  gate_ = nullptr;
+  bytes_ = 0;
+}
+
+int64_t DeviceGate::leased_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return leased_;
+}
+
 }  // namespace kvault

@@ -25,6 +25,7 @@
 //
 // Thread-safe. A hold may be released by another thread than the one that took it.
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -120,6 +121,32 @@ class DeviceGate {
   Member Join();
   int members() const;
 
+  // Device memory leased to one verification, for as long as it holds the lease
+  // (LeaseMemory). Move-only; released by its destructor.
+  class MemoryLease {
+   public:
+    MemoryLease() = default;
+    MemoryLease(MemoryLease&& o) noexcept
+        : gate_(std::exchange(o.gate_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    MemoryLease& operator=(MemoryLease&& o) noexcept;
+    MemoryLease(const MemoryLease&) = delete;
+    MemoryLease& operator=(const MemoryLease&) = delete;
+    ~MemoryLease() { Release(); }
+    void Release();
+    int64_t bytes() const { return bytes_; }
+
+   private:
+    friend class DeviceGate;
+    MemoryLease(DeviceGate* gate, int64_t bytes) : gate_(gate), bytes_(bytes) {}
+    DeviceGate* gate_ = nullptr;
+    int64_t bytes_ = 0;
+  };
+  // Blocks until `bytes` fit within `budget` beside the leases held, or no lease is held
+  // (a verification larger than the budget has the device's memory to itself), in the
+  // order asked: a large lease waiting is not overtaken by small ones.
+  MemoryLease LeaseMemory(int64_t bytes, int64_t budget);
+  int64_t leased_bytes() const;
+
  private:
   DeviceGate() = default;
   void ReleaseShared();
@@ -140,6 +167,10 @@ class DeviceGate {
   bool handing_on_ = false;    // between a timer's end and the next queued timer's hold
   int in_a_row_ = 0;           // timers since the blocked runs last started
   int members_ = 0;            // lanes that joined (Member)
+  int64_t leased_ = 0;         // bytes of the memory leases held
+  int leases_ = 0;             // memory leases held
+  uint64_t next_lease_ = 0;    // tickets of LeaseMemory calls, in the order asked
+  uint64_t serving_lease_ = 0; // the ticket that may take its lease next
 };
 
 }  // namespace kvault

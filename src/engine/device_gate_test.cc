@@ -183,6 +183,37 @@ TEST(DeviceGateTest, ExclusiveHoldsExcludeEachOther) {
 namespace kvault {
 namespace {
 
+TEST(DeviceGateTest, MemoryLeasesWaitUntilTheyFitInTheOrderAsked) {
+  using namespace std::chrono_literals;
+  auto gate = DeviceGate::For("test-leases");
+  DeviceGate::MemoryLease big = gate->LeaseMemory(60, 100);
+  DeviceGate::MemoryLease small = gate->LeaseMemory(30, 100);  // fits beside it
+  EXPECT_EQ(gate->leased_bytes(), 90);
+  std::atomic<int> order{0}, second_big_at{0}, late_small_at{0};
+  std::thread second_big([&] {  // does not fit beside the first until it is released
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(60, 100);
+    second_big_at = ++order;
+  });
+  std::this_thread::sleep_for(30ms);
+  std::thread late_small([&] {  // would fit now, but asked after the waiting one
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(5, 100);
+    late_small_at = ++order;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(order.load(), 0);  // the small one too: 95 of 100 would fit, but it queued
+  big.Release();
+  second_big.join();
+  late_small.join();
+  EXPECT_EQ(order.load(), 2);
+  EXPECT_GT(second_big_at.load(), 0);
+  EXPECT_GT(late_small_at.load(), 0);
+  small.Release();
+  EXPECT_EQ(gate->leased_bytes(), 0);
+  // Larger than the whole budget: granted when no other lease is held.
+  DeviceGate::MemoryLease huge = gate->LeaseMemory(500, 100);
+  EXPECT_EQ(huge.bytes(), 500);
+}
+
 TEST(DeviceGateTest, MembersCountTheLanesAliveOnTheDevice) {
   auto gate = DeviceGate::For("test-members");
   EXPECT_EQ(gate->members(), 0);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <regex>
 
 #include "cache/eviction.h"
 #include "candidate/inline_unit.h"
@@ -277,11 +278,28 @@ bool OutOfMemory(const Verification& v) {
          (v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos);
 }
 
+// The bytes a PyTorch out-of-memory message says were asked for ("Tried to allocate
+// 8.00 GiB"); nullopt when it says none.
+std::optional<double> AskedBytes(const std::string& message) {
+  static const std::regex kAsked(R"(Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)\b)");
+  std::smatch m;
+  if (!std::regex_search(message, m, kAsked)) return std::nullopt;
+  const double scale = m[2] == "GiB" ? 1073741824.0 : m[2] == "MiB" ? 1048576.0 : m[2] == "KiB" ? 1024.0 : 1.0;
+  return std::strtod(m[1].str().c_str(), nullptr) * scale;
+}
+
 }  // namespace
 
 bool Verifier::SharedOutOfMemory(Verification& v) {
+  // Only a GPU's memory is held by the other lanes' workers (the CPU backend's limits
+  // are each worker's own), and an allocation larger than the whole device is the
+  // candidate's or the task's, whoever else is there.
   const int others = gate_->members() - 1;
-  if (!OutOfMemory(v) || others <= 0) return false;
+  if (!OutOfMemory(v) || others <= 0 || options_.backend == Backend::kCpu) return false;
+  auto hello = session_.Hello();
+  const Json device = hello ? hello->value(field::kDevice, Json::object()) : Json::object();
+  const int64_t memory = device.is_object() ? device.value(field::kMemoryBytes, int64_t{0}) : 0;
+  if (auto asked = AskedBytes(v.message); asked && memory > 0 && *asked > static_cast<double>(memory)) return false;
   Settle(v, Outcome(OutcomeStatus::kInfraError,
                     "out of device memory with the device to itself, while " + std::to_string(others) +
                         " other lane(s) kept their workers' memory on it: not judged; verify again with fewer "
@@ -785,6 +803,34 @@ bool Verifier::CreateScratch(Attempt& a) {
   return true;
 }
 
+namespace {
+
+// Device memory one verification holds, per byte of its largest correctness case's
+// inputs: the reference worker's inputs and output, the candidate worker's inputs,
+// its checked and repeated calls' outputs, and the timing's input sets. Measured
+// footprints of KernelBench's current tasks on an H100 (inputs of 4 to 16 GB; six
+// lanes exhausted 80 GB) put it near this; an estimate, not a bound.
+constexpr int64_t kFootprintPerInputByte = 6;
+// The share of a GPU's memory leased to verifications; the rest is the workers' CUDA
+// contexts and the caches each keeps (device.py, KEEP_CACHED_BYTES).
+constexpr double kLeasableShare = 0.75;
+
+}  // namespace
+
+bool Verifier::LeaseDeviceMemory(Attempt& a) {
+  auto hello = session_.Hello();
+  if (!hello || !a.checked) return true;  // the stages that need them report it
+  const Json device = hello->value(field::kDevice, Json::object());
+  const int64_t memory = device.is_object() ? device.value(field::kMemoryBytes, int64_t{0}) : 0;
+  if (memory <= 0) return true;  // the CPU, or a worker that does not say
+  int64_t largest = 0;
+  for (int ci : a.checked->CorrectnessCases()) largest = std::max(largest, a.checked->cases[ci].input_bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  a.memory = gate_->LeaseMemory(largest * kFootprintPerInputByte, static_cast<int64_t>(memory * kLeasableShare));
+  clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return true;
+}
+
 bool Verifier::StartCandidateWorker(Attempt& a) {
   if (!CreateScratch(a)) return false;
   auto w = session_.Get(WorkerRole::kCandidate);
@@ -878,7 +924,8 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     return Done(a);
   }
   if (stage(Phase::kDescribe) && DescribeTask(a) && stage(Phase::kBuild) && BuildCandidate(a) && BuildInlineModules(a) &&
-      stage(Phase::kWorkerStart) && StartCandidateWorker(a) && stage(Phase::kLoad) && LoadCandidate(a) &&
+      LeaseDeviceMemory(a) && stage(Phase::kWorkerStart) && StartCandidateWorker(a) && stage(Phase::kLoad) &&
+      LoadCandidate(a) &&
       stage(Phase::kCorrectness) && CheckAllCorrectness(a) && TimeCandidate(a))
     RecheckSpeedup(a);  // each announces its stage only when it has work to do
   EndTurn();

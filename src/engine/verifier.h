@@ -85,6 +85,7 @@ class Verifier {
     WorkerConnection* worker = nullptr;    // the candidate's worker
     Json load{};                           // its load request (a re-check loads it again)
     Json inline_modules = Json::array();   // kernelbench: their builds, [{digest, path, module}]
+    DeviceGate::MemoryLease memory{};      // the device memory leased to it (LeaseDeviceMemory)
   };
   // The stages of Verify, in order. Each returns false once a.v holds the outcome.
   bool CheckFormat(Attempt& a);           // the backend must run the candidate's device code
@@ -96,6 +97,9 @@ class Verifier {
   bool BuildCandidate(Attempt& a);        // compiled formats, through the compile cache
   bool BuildInlineModules(Attempt& a);    // kernelbench: its load_inline calls, likewise
   std::optional<NotedInlineCalls> NoteInlineCalls(Attempt& a);
+  // A GPU's memory, leased by the task's inputs: a verification of inputs of several
+  // GB waits until it fits beside the others (docs/timing.md, "Memory is shared").
+  bool LeaseDeviceMemory(Attempt& a);
   bool StartCandidateWorker(Attempt& a);  // the scratch folder and a fresh worker
   bool LoadCandidate(Attempt& a);
   bool CheckAllCorrectness(Attempt& a);   // every correctness case and run: passed

@@ -580,22 +580,45 @@ TEST_F(VerifierTest, OutOfMemoryBesideOthersRunsAgainAlone) {
 // workers' memory on the device all the while: neither the candidate's nor the task's
 // verdict, and no reward.
 TEST_F(VerifierTest, OutOfMemoryAloneBesideOtherLanesJudgesNothing) {
-  DeviceGate::Member other_lane = DeviceGate::For("cpu-0")->Join();
-  run_ = [](const Json&) {
+  options_.backend = Backend::kCuda;  // a GPU's memory is what the other lanes hold
+  DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
+  std::string message = "CUDA out of memory. Tried to allocate 8.00 GiB.";
+  run_ = [&message](const Json&) {
     WorkerReply oom;
-    oom.response = Json{{"ok", false}, {"kind", "oom"}, {"message", "CUDA out of memory"}};
+    oom.response = Json{{"ok", false}, {"kind", "oom"}, {"message", message}};
     return oom;
   };
   Verification v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
   EXPECT_FALSE(v.reward.has_value());
   EXPECT_NE(v.message.find("1 other lane(s)"), std::string::npos) << v.message;
+
+  // More than the whole device (as its hello reports it): the candidate's, whoever
+  // else is there.
+  extra_script_ = [](FakeWorker& w) {
+    w.Handle("hello", [](const Json&) {
+      return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
+                                 {"device", {{"name", "gpu"}, {"arch", "sm_90"}, {"memory_bytes", int64_t{80} << 30}}},
+                                 {"build", Json::object()}});
+    });
+  };
+  message = "CUDA out of memory. Tried to allocate 131072.00 GiB.";
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+
+  options_.backend = Backend::kCpu;  // host memory: each worker's own limit
+  DeviceGate::Member cpu_lane = DeviceGate::For("cpu-0")->Join();
+  message = "DefaultCPUAllocator: can't allocate memory";
+  extra_script_ = nullptr;
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
 }
 
 // A task's inputs are made on the device when it is described: out of memory there
 // beside other lanes is tried again alone, and is never the task's fault while other
 // lanes keep memory on the device.
 TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneAndNeverBlamesTheTask) {
+  options_.backend = Backend::kCuda;
   const WorkerReply described = describe_;
   int calls = 0;
   int fail_until = 1;
@@ -617,7 +640,7 @@ TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneAndNeverBlamesTheTask) {
   calls = 0;
   fail_until = 100;  // out of memory alone too
   {
-    DeviceGate::Member other_lane = DeviceGate::For("cpu-0")->Join();
+    DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
     v = Verify();
     EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
   }
@@ -625,6 +648,35 @@ TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneAndNeverBlamesTheTask) {
   v = Verify();  // the only lane: the task's inputs do not fit the device
   EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
   EXPECT_FALSE(v.reward.has_value());
+}
+
+// A GPU's memory is leased by the task's inputs: a verification whose footprint does not
+// fit beside what other lanes hold waits until it does, and its wait is the gate's.
+TEST_F(VerifierTest, ALargeTaskWaitsForTheDevicesMemory) {
+  extra_script_ = [](FakeWorker& w) {
+    w.Handle("hello", [](const Json&) {
+      return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
+                                 {"device", {{"name", "gpu"}, {"arch", "sm_90"}, {"memory_bytes", 1000}}},
+                                 {"build", Json::object()}});
+    });
+  };
+  describe_ = FakeWorker::Ok(Json{
+      {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
+                {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true},
+                            {"input_bytes", 100}}}}}}});
+  auto gate = DeviceGate::For("cpu-0");
+  // Another lane's lease: 600 of the 750 leasable bytes; this verification needs 600 too.
+  DeviceGate::MemoryLease other = gate->LeaseMemory(600, 750);
+  std::thread release([&other] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    other.Release();
+  });
+  Verification v = Verify();
+  release.join();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  ASSERT_TRUE(v.phases);
+  EXPECT_GE(v.phases->Seconds(Phase::kGateWait).value_or(0.0), 0.25);
+  EXPECT_EQ(gate->leased_bytes(), 0);  // given back when the verification ended
 }
 
 TEST_F(VerifierTest, ReferenceOutOfMemoryBesideOthersRunsAgainAlone) {

@@ -66,6 +66,7 @@ inline constexpr char kEnvironment[] = "environment";
 inline constexpr char kProtocol[] = "protocol";
 inline constexpr char kDevice[] = "device";  // {name, arch, ...}
 inline constexpr char kArch[] = "arch";      // within device
+inline constexpr char kMemoryBytes[] = "memory_bytes";  // within device: the GPU's memory (0 on the CPU)
 inline constexpr char kName[] = "name";      // within device
 inline constexpr char kTorch[] = "torch";
 inline constexpr char kTorchCuda[] = "torch_cuda";
