@@ -106,6 +106,11 @@ struct EngineOptions {
   SandboxPolicy sandbox;
   // The binary whose `sandbox-exec` applies it (the CLI: itself). Empty: no sandbox.
   std::string sandbox_launcher;
+  // The lane's own folder under the cache's tmp/ (set by each Verifier): its
+  // verifications' scratch and its workers' folders go there, and its reference worker
+  // may write only there and to refs/, never another lane's (docs/sandbox.md).
+  // "": tmp/ itself.
+  std::string lane_dir;
   // Set when KVAULT_SANDBOX* is malformed: every worker start fails with it.
   std::string sandbox_error;
   // The custom-kernel policy applied to every attempt (docs/adversarial.md, "Policy"):

@@ -104,8 +104,28 @@ std::vector<int> CorrectnessSeeds(const TaskInfo& task) {
   return seeds;
 }
 
+namespace {
+
+// A lane's own folder under the cache's tmp/, named like verification scratch so a
+// killed engine's is swept (cache/eviction.h); nullopt when it cannot be made (the
+// lane then uses tmp/ itself, as before lanes had folders).
+std::optional<TempDir> MakeLaneDir(const std::string& cache_dir) {
+  if (cache_dir.empty() || !EnsureDir(cache_dir + "/tmp")) return std::nullopt;
+  auto dir = TempDir::Create(cache_dir + "/tmp", std::string(kVerificationScratchPrefix) + "-lane");
+  if (!dir) return std::nullopt;
+  return std::move(*dir);
+}
+
+EngineOptions InLaneDir(EngineOptions options, const std::optional<TempDir>& lane_dir) {
+  if (lane_dir) options.lane_dir = lane_dir->path();
+  return options;
+}
+
+}  // namespace
+
 Verifier::Verifier(EngineOptions options, WorkerFactory factory)
-    : options_(std::move(options)),
+    : lane_dir_(MakeLaneDir(options.cache_dir)),
+      options_(InLaneDir(std::move(options), lane_dir_)),
       session_(options_, options_.compile_only ? "cpu" : std::string(ToString(options_.backend)),
                std::move(factory)),
       references_(options_.cache_dir),
@@ -794,7 +814,18 @@ std::optional<NotedInlineCalls> Verifier::NoteInlineCalls(Attempt& a) {
 
 bool Verifier::CreateScratch(Attempt& a) {
   if (a.scratch) return true;
-  auto scratch = TempDir::Create(options_.cache_dir + "/tmp", kVerificationScratchPrefix);
+  const std::string parent = options_.lane_dir.empty() ? options_.cache_dir + "/tmp" : options_.lane_dir;
+  if (!std::filesystem::exists(parent)) {
+    // Swept while the lane sat idle (cache clean, after kStaleScratchAge): made again,
+    // and the workers that had it mounted replaced.
+    if (auto st = EnsureDir(parent); !st) {
+      a.v = Outcome(OutcomeStatus::kInfraError, "no lane folder: " + st.error());
+      return false;
+    }
+    session_.Discard(WorkerRole::kCandidate);
+    session_.Discard(WorkerRole::kReference);
+  }
+  auto scratch = TempDir::Create(parent, kVerificationScratchPrefix);
   if (!scratch) {
     a.v = Outcome(OutcomeStatus::kInfraError, "no scratch folder: " + scratch.error());
     return false;

@@ -226,6 +226,9 @@ class Verifier {
   // the phases (clock_).
   DeviceGate::Hold UseDevice();
 
+  // This lane's folder under the cache's tmp/ (EngineOptions::lane_dir): made before
+  // options_ names it, gone with the lane.
+  std::optional<TempDir> lane_dir_;
   EngineOptions options_;
   BuildFunction builder_;
   std::function<void(const char*)> stage_listener_;

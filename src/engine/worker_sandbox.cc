@@ -135,9 +135,10 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   const std::string& cache = options.cache_dir;
   const std::string tmp = cache + "/tmp", refs = cache + "/refs", build = cache + "/build";
   const std::string locks = cache + "/locks";  // the timing locks (engine/verifier.h)
-  for (const auto& d : {tmp, refs, build, locks})
+  const std::string lane = options.lane_dir.empty() ? tmp : options.lane_dir;
+  for (const auto& d : {tmp, refs, build, locks, lane})
     if (auto st = EnsureDir(d); !st) return Error{"sandbox: " + st.error()};
-  auto private_dir = TempDir::Create(tmp, "worker");
+  auto private_dir = TempDir::Create(lane, "worker");
   if (!private_dir) return Error{"sandbox: no private folder: " + private_dir.error()};
   policy.private_dir = private_dir->path();
   // Nothing else is writable: GPU device files open for writing on a read-only mount,
@@ -148,9 +149,11 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
     HideFromCandidateCode(policy, cache);
     policy.visible.push_back(build);
   } else {
-    // Trusted code only: the verification scratch and the reference cache (staged under
-    // tmp/) are its to write.
-    policy.writable.insert(policy.writable.end(), {tmp, refs});
+    // Task code only, but a client's (kvault serve): the lane's own folder (its
+    // verifications' scratch, its candidate workers' folders, where the reference
+    // offers its outputs) and the reference cache (whose outputs the engine vouches
+    // for by hash) are its to write; other lanes' folders are not.
+    policy.writable.insert(policy.writable.end(), {lane, refs});
     policy.hidden.clear();  // the store stays hidden only from candidates
   }
   if (!cpu_backend) policy.limits.address_space_bytes = 0;

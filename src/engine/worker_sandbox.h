@@ -6,8 +6,9 @@
 // worker writes the outputs the engine asks for). A candidate worker sees
 // nothing of the cache but the compiled candidates (build/) and its own folder, none
 // of the other caches OtherCacheFolders finds, and not the store (SandboxOptions::hidden,
-// set by the CLI). The reference worker also writes the cache's tmp/ (verification
-// scratch) and refs/.
+// set by the CLI). Workers' folders are made in the lane's folder
+// (EngineOptions::lane_dir); the reference worker also writes that folder (its lane's
+// verification scratch) and refs/, never another lane's.
 #include <optional>
 #include <string>
 #include <utility>

@@ -57,9 +57,11 @@ class WorkerSandboxTest : public ::testing::Test {
   }
 
   // The plan the helper would get, and the environment the engine sets.
-  std::pair<SandboxPolicy, std::map<std::string, std::string>> Plan(bool candidate, bool all_layers) {
+  std::pair<SandboxPolicy, std::map<std::string, std::string>> Plan(bool candidate, bool all_layers,
+                                                                    const std::string& lane_dir = "") {
     EngineOptions o;
     o.cache_dir = root_ + "/cache";
+    o.lane_dir = lane_dir;
     o.sandbox.mode = SandboxMode::kAuto;
     o.sandbox.private_scratch_bytes = 16 << 20;
     o.sandbox_launcher = Launcher(all_layers);
@@ -152,6 +154,21 @@ TEST_F(WorkerSandboxTest, WithoutPrivateMountsEverythingStaysInTheWorkersFolder)
   EXPECT_EQ(env["TORCH_EXTENSIONS_DIR"], p.private_dir + "/torch_extensions");
   EXPECT_EQ(env["TRITON_CACHE_DIR"], p.private_dir + "/triton");
   EXPECT_EQ(env["KVAULT_SANDBOX_SCRATCH_BYTES"], "0");
+}
+
+// A client's task code (kvault serve) runs in its lane's reference worker: it writes its
+// lane's folder and refs/, never the cache's tmp/ where other lanes' scratch is.
+TEST_F(WorkerSandboxTest, AReferenceWorkerWritesOnlyItsLanesFolder) {
+  const std::string cache = root_ + "/cache";
+  const std::string lane = cache + "/tmp/verify-lane-a";
+  auto [r, renv] = Plan(/*candidate=*/false, /*all_layers=*/true, lane);
+  EXPECT_TRUE(Has(r.writable, lane));
+  EXPECT_TRUE(Has(r.writable, cache + "/refs"));
+  EXPECT_FALSE(Has(r.writable, cache + "/tmp"));
+  EXPECT_EQ(r.private_dir.rfind(lane + "/worker-", 0), 0u) << r.private_dir;
+  auto [c, cenv] = Plan(/*candidate=*/true, /*all_layers=*/true, lane);
+  EXPECT_EQ(c.private_dir.rfind(lane + "/worker-", 0), 0u) << c.private_dir;  // where its reference offers
+  EXPECT_TRUE(c.writable.empty());
 }
 
 TEST_F(WorkerSandboxTest, ReferenceWritesScratchAndRefsAndHidesNothing) {

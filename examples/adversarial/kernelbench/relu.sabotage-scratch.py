@@ -1,6 +1,6 @@
 # Cheat: finds the cache's tmp/ folder (above its working directory, or where
-# KVAULT_CACHE_DIR says) and, in every verification scratch folder (verify-*) it can
-# see, puts directories where the
+# KVAULT_CACHE_DIR says) and, in every verification scratch folder (verify-*, also
+# inside the lanes' folders verify-lane-*) it can see, puts directories where the
 # reference worker writes its files (the timed outputs of the re-check, the digest
 # check), so that the reference worker fails to write and the record is blamed on
 # the task (task_error) or the engine; it also leaves a file in every other folder
@@ -39,13 +39,21 @@ def sabotage():
         entries = os.listdir(tmp)
     except OSError:
         return
-    for entry in entries:
-        folder = os.path.join(tmp, entry)
+    # Lanes keep their scratch and workers' folders in a folder of their own
+    # (tmp/verify-lane-*/): one level down too.
+    folders = [os.path.join(tmp, e) for e in entries]
+    for lane in [f for f in folders if os.path.basename(f).startswith("verify-lane-")]:
+        try:
+            folders += [os.path.join(lane, e) for e in os.listdir(lane)]
+        except OSError:
+            pass
+    for folder in folders:
+        entry = os.path.basename(folder)
         try:
             if entry.startswith("verify-"):
                 for name in NAMES:
                     os.makedirs(os.path.join(folder, name), exist_ok=True)
-            elif not os.getcwd().startswith(folder + "/"):
+            elif not os.getcwd().startswith(folder + "/") and os.getcwd() != folder:
                 with open(os.path.join(folder, "sabotaged"), "w") as f:
                     f.write("x")
         except OSError:
