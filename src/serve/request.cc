@@ -99,6 +99,9 @@ void ReadCommon(Fields& f, ServeRequest& r, const RequestDefaults& d) {
   r.run = f.String("run", kMaxKeyBytes);
   if (r.run.empty()) r.run = d.run;
   r.idempotency_key = f.String("idempotency_key", kMaxKeyBytes);
+  r.sample = f.String("sample", kMaxKeyBytes);
+  if (std::any_of(r.sample.begin(), r.sample.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    f.Fail("sample", "must not hold control characters");
   r.deadline_s = f.Number("deadline_s", 0.001, 7 * 24 * 3600.0);
 }
 

@@ -47,6 +47,10 @@ struct ServeRequest {
   std::string policy;           // task | any | fused | custom_kernel
   std::string run;
   std::string idempotency_key;  // "" = none: the content is the key
+  // Which sample of the task this is (AttemptRecord::sample), as `kvault eval` names
+  // its candidate files; "" = content alone identifies the attempt. Part of the job's
+  // content: identical bytes under two samples are two jobs and two store rows.
+  std::string sample;
   std::optional<double> deadline_s;
 };
 

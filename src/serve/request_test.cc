@@ -41,6 +41,7 @@ TEST(ParseVerifyRequest, EveryFieldRead) {
                {"policy", "any"},
                {"run", "step-7"},
                {"idempotency_key", "sample-1"},
+               {"sample", "relu.v2.cu"},
                {"deadline_s", 30},
                {"atol", 1e-3},
                {"rtol", 0}};
@@ -57,6 +58,7 @@ TEST(ParseVerifyRequest, EveryFieldRead) {
   EXPECT_EQ(r->policy, "any");
   EXPECT_EQ(r->run, "step-7");
   EXPECT_EQ(r->idempotency_key, "sample-1");
+  EXPECT_EQ(r->sample, "relu.v2.cu");
   ASSERT_TRUE(r->deadline_s);
   EXPECT_DOUBLE_EQ(*r->deadline_s, 30);
   ASSERT_TRUE(r->atol && r->rtol);
@@ -72,6 +74,7 @@ TEST(ParseVerifyRequest, DefaultsFromTheServer) {
   auto r = ParseVerifyRequest(Good(), d);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->task_name, "task");
+  EXPECT_EQ(r->sample, "");  // none: the content alone identifies the attempt
   EXPECT_EQ(r->run, "rl");
   EXPECT_EQ(r->reward, RewardKind::kHipRl);
   EXPECT_EQ(r->policy, "task");
@@ -125,6 +128,10 @@ TEST(ParseVerifyRequest, EachBadFieldIsNamed) {
       {"policy", "none", "must be one of task, any, fused, custom_kernel"},
       {"run", false, "must be a string"},
       {"idempotency_key", 12, "must be a string"},
+      {"sample", 3, "must be a string"},
+      {"sample", Json::array({"a.cu"}), "must be a string"},
+      {"sample", "a\nb.cu", "must not hold control characters"},
+      {"sample", std::string("a\0b", 3), "must not hold control characters"},
       {"atol", "1e-3", "must be a number"},
       {"atol", -1, "must be between 0 and 1e+06"},
       {"rtol", 1e7, "must be between 0 and 1e+06"},
@@ -173,6 +180,9 @@ TEST(ParseVerifyRequest, SizeLimits) {
   EXPECT_TRUE(Has(Refusal(With(Good(), "idempotency_key", std::string(kMaxKeyBytes + 1, 'k'))),
                   "idempotency_key: is 201 bytes, over the limit of 200"));
   EXPECT_TRUE(Has(Refusal(With(Good(), "task_name", std::string(kMaxKeyBytes + 1, 'n'))), "task_name: is "));
+  EXPECT_TRUE(ParseVerifyRequest(With(Good(), "sample", std::string(kMaxKeyBytes, 's')), {}));
+  EXPECT_TRUE(Has(Refusal(With(Good(), "sample", std::string(kMaxKeyBytes + 1, 's'))),
+                  "sample: is 201 bytes, over the limit of 200"));
 
   Json turns = Json::array();
   for (size_t i = 0; i < kMaxPreviousTurns; ++i) turns.push_back(0.4);
@@ -331,6 +341,20 @@ TEST(ParseTritonRequest, TaskAndCandidateFromTheSuite) {
   auto t = ParseTritonRequest(with_tests, &suite, {});
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(t->code, r->code);
+}
+
+TEST(ParseRequests, EveryProtocolReadsTheSample) {
+  // The field is common to the protocols: a trainer speaking AMD's may name samples too.
+  const TritonSuite suite = Suite();
+  auto hip = ParseHipRequest(With(HipGood(), "sample", "relu_3.hip"), {});
+  ASSERT_TRUE(hip) << hip.error();
+  EXPECT_EQ(hip->sample, "relu_3.hip");
+  auto triton = ParseTritonRequest(With(TritonGood(), "sample", "add_1.py"), &suite, {});
+  ASSERT_TRUE(triton) << triton.error();
+  EXPECT_EQ(triton->sample, "add_1.py");
+  auto bad = ParseTritonRequest(With(TritonGood(), "sample", "a\tb"), &suite, {});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), "sample: must not hold control characters");
 }
 
 TEST(ParseTritonRequest, Refusals) {

@@ -159,9 +159,11 @@ std::optional<ServeOutcome> VerificationService::FromStore(const Job& job) {
   // of this server has described the task (its own policy known); until then the
   // request goes to a lane, which looks again.
   const Result<Candidate> candidate = *job.candidate;
-  auto stored = pool_->Stored(
-      {.run = job.run, .task = job.task, .candidate = candidate, .candidate_path = job.candidate->path, .policy = job.policy});
-  if (!stored) return std::nullopt;
+  auto stored = pool_->Stored({.run = job.run, .task = job.task, .candidate = candidate,
+                               .candidate_path = job.candidate->path, .sample = job.sample, .policy = job.policy});
+  // A sample's row under another task name (the same bytes, another label): the lane
+  // records it again under this name (LanePool::Attempt), so that the run holds it.
+  if (!stored || (!job.sample.empty() && stored->task != job.task.name)) return std::nullopt;
   return OutcomeFromRecord(*stored, /*from_store=*/true);
 }
 
@@ -174,6 +176,7 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
   job->task.path = settings_.work_dir + "/tasks/" + job->task.name + ".py";
   job->run = r.run;
   job->policy = r.policy;
+  job->sample = r.sample;
   if (r.deadline_s)
     job->deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(*r.deadline_s * 1000));
 
@@ -193,6 +196,7 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
   const std::string backend(ToString(settings_.options.backend));
   job->key = r.run + "\n" + job->task.hash + "\n" + candidate_hash + "\n" + extension + "\n" +
              FenceLanguage(r.language) + "\n" + backend + "\n" + r.policy;
+  if (!r.sample.empty()) job->key += "\n" + r.sample;  // the policy holds no newline
   job->id = "c-" + Sha256Hex(job->key).substr(0, 24);
   if (parse_failure.empty()) {
     // Named by the job, not the content: two jobs of one source (other runs or
@@ -307,6 +311,7 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
     rec.reward = 0.0;
     rec.message = job->outcome.message;
     rec.policy = job->outcome.policy;
+    rec.sample = job->sample;
     if (!pool_->Record(rec)) metrics_.CountStoreError();
     metrics_.CountVerification(job->outcome.status, -1, Json(), false);
   }
@@ -454,7 +459,8 @@ void VerificationService::Verify(Lane& lane, Job& job) {
   // Nothing is recorded once the server aborts: its workers may have been killed under it.
   LaneAttempt a = pool_->Attempt(lane.lane,
                                  {.run = job.run, .task = job.task, .candidate = candidate,
-                                  .candidate_path = job.candidate->path, .policy = job.policy},
+                                  .candidate_path = job.candidate->path, .sample = job.sample,
+                                  .policy = job.policy},
                                  [this] { return !aborting_; });
   std::error_code ec;
   std::filesystem::remove(job.candidate->path, ec);

@@ -9,8 +9,8 @@
 //   ServeOutcome o = (*service)->Wait(*jobs[0], deadline).value();
 //
 // A job is one candidate against one task, identified by its content (run, task hash,
-// candidate hash, the candidate's language, backend, policy): identical requests share
-// one job while it is known here, and the store answers one verified earlier (also by
+// candidate hash, the candidate's language, backend, policy, sample): identical requests
+// share one job while it is known here, and the store answers one verified earlier (also by
 // an earlier server process or `kvault eval`/`gen` of the same run; the lane pool's
 // reuse rule, never a row `kvault import` brought in). A task is named
 // `<label>-<first 12 hex digits of its hash>` (ServeTaskName): requests bring the
@@ -68,6 +68,7 @@ struct Job {
   std::string run;          // the store's run name
   std::string policy;       // task | any | custom_kernel, as the request asked
   std::string language;     // how the candidate is saved (its extension's language)
+  std::string sample;       // ServeRequest::sample, recorded with its attempt
   std::string unsupported;  // why this server cannot run it; "" when it can
   TaskFile task;
   std::optional<Candidate> candidate;  // nullopt: ended before it was loaded

@@ -7,7 +7,7 @@ tests/integration/test_serve.sh. Python stdlib only.
 Servers (each on a free port, its pid appended to WORK_DIR/pids for the shell's trap):
   main     2 lanes, --run-timeout 5: every endpoint of the native API and the HIP
            sandbox's; 256 concurrent requests of 16 distinct candidates (correct,
-           wrong, broken, hostile; verify, idempotency keys, batches): each answered,
+           wrong, broken, hostile; verify, idempotency keys, batches, samples): each answered,
            answers the same per candidate, verified once, one store row each; errors
            (400, 404, 405, 409, 504; large bodies of any type); killed with SIGKILL
            mid-batch, restarted on the same store: the batch resubmitted, each result
@@ -435,6 +435,33 @@ def check_idempotency(s, run):
     check(status == 409 and error_kind(body) == "conflict", f"key reused for other content: {status} {body}")
 
 
+def check_samples(s, db, run):
+    """`sample` is part of a job's content: identical code under two samples is two
+    jobs and two store rows (as `kvault eval` records two files), and `kvault score`
+    counts two samples; the same sample again shares its job."""
+    requests = [tiny_variant(run, f"{run}-same", sample=name) for name in ("a.cpp", "b.cpp", "a.cpp")]
+    status, _, body = s.call("POST", "/v1/batches", {"requests": requests})
+    if not check(status == 202, f"samples batch: {status} {body}"):
+        return
+    done = poll(s, body["batch_id"])
+    ids = [r["id"] for r in done["results"]]
+    check(done["done"] == 3 and [r["status"] for r in done["results"]] == ["passed"] * 3
+          and ids[0] == ids[2] != ids[1], f"two samples of one code: {done}")
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        rows = con.execute("select sample, candidate_hash from attempts where run = ? order by sample",
+                           (run,)).fetchall()
+    finally:
+        con.close()
+    check([r[0] for r in rows] == ["a.cpp", "b.cpp"] and len({r[1] for r in rows}) == 1,
+          f"rows of two samples of one code: {rows}")
+    r = subprocess.run([KVAULT, "score", "--db", db, "--run", run, "--json", "--resamples", "0"],
+                       capture_output=True, text=True, timeout=60)
+    tasks = json.loads(r.stdout)["per_task"] if r.returncode == 0 else []
+    check([(t["task"], t["samples"], t["correct"]) for t in tasks] == [("tiny_relu", 2, 2)],
+          f"score of two samples: exit {r.returncode} {r.stdout[:300]} {r.stderr[-300:]}")
+
+
 def check_batches(s, run):
     """Poll with wait_s, the stream, cancel."""
     tags = [f"{run}-b{i}" for i in range(3)]
@@ -724,6 +751,7 @@ def main():
         results = check_concurrency(server, "mix")
         check_idempotency(server, "idem")
         check_batches(server, "batches")
+        check_samples(server, db, "samples")
         check_deadline(server, "deadline")
         check_hip(server, "hip")
         log("endpoints checked")
