@@ -205,6 +205,7 @@ Result<ServeRequest> ParseTritonRequest(const Json& body, const TritonSuite* sui
   auto implementation = CandidateImplementation(code);
   if (!implementation) return Error{"code: " + implementation.error()};
   r.task_name = filename.substr(0, filename.rfind('.'));
+  r.suite_task = true;
   r.task_source = MakeGeakTask(suite->format, filename, *task);
   r.code = MakeGeakCandidate(suite->format, *implementation, *task);
   r.language = "triton";

@@ -51,6 +51,9 @@ struct ServeRequest {
   // its candidate files; "" = content alone identifies the attempt. Part of the job's
   // content: identical bytes under two samples are two jobs and two store rows.
   std::string sample;
+  // task_name is the name of a task of the server's own suite (Triton's /evaluate),
+  // recorded as it is rather than as a label (ServeTaskName).
+  bool suite_task = false;
   std::optional<double> deadline_s;
 };
 

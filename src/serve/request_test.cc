@@ -59,6 +59,7 @@ TEST(ParseVerifyRequest, EveryFieldRead) {
   EXPECT_EQ(r->run, "step-7");
   EXPECT_EQ(r->idempotency_key, "sample-1");
   EXPECT_EQ(r->sample, "relu.v2.cu");
+  EXPECT_FALSE(r->suite_task);  // a client's task_name is a label
   ASSERT_TRUE(r->deadline_s);
   EXPECT_DOUBLE_EQ(*r->deadline_s, 30);
   ASSERT_TRUE(r->atol && r->rtol);
@@ -330,6 +331,7 @@ TEST(ParseTritonRequest, TaskAndCandidateFromTheSuite) {
   auto r = ParseTritonRequest(With(TritonGood(), "atol", 0.5), &suite, {});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->task_name, "add");
+  EXPECT_TRUE(r->suite_task);  // the suite's own name, not a label
   EXPECT_EQ(r->language, "triton");
   const GeakParts& add = *suite.Find("add.py");
   EXPECT_EQ(r->task_source, MakeGeakTask(GeakFormat::kTritonBenchG, "add.py", add));
@@ -349,6 +351,7 @@ TEST(ParseRequests, EveryProtocolReadsTheSample) {
   auto hip = ParseHipRequest(With(HipGood(), "sample", "relu_3.hip"), {});
   ASSERT_TRUE(hip) << hip.error();
   EXPECT_EQ(hip->sample, "relu_3.hip");
+  EXPECT_FALSE(hip->suite_task);  // kernel_name is a label
   auto triton = ParseTritonRequest(With(TritonGood(), "sample", "add_1.py"), &suite, {});
   ASSERT_TRUE(triton) << triton.error();
   EXPECT_EQ(triton->sample, "add_1.py");

@@ -92,6 +92,11 @@ std::string ServeTaskName(const std::string& label, const std::string& task_hash
   return out + "-" + task_hash.substr(0, 12);
 }
 
+std::string RecordedTaskName(const ServeRequest& r, const std::string& task_hash) {
+  if (r.suite_task && !r.atol && !r.rtol && !r.task_name.empty()) return r.task_name;
+  return ServeTaskName(r.task_name, task_hash);
+}
+
 VerificationService::VerificationService(ServiceSettings settings, Store& store) : settings_(std::move(settings)) {
   EngineOptions options = settings_.options;
   // Task code comes from clients: never run in a worker that times another task.
@@ -172,8 +177,9 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
   const std::string task_source = EffectiveTaskSource(r);
   job->task.hash = Sha256Hex(task_source);
   job->task.source = task_source;
-  job->task.name = ServeTaskName(r.task_name, job->task.hash);
-  job->task.path = settings_.work_dir + "/tasks/" + job->task.name + ".py";
+  job->task.name = RecordedTaskName(r, job->task.hash);
+  // Named by the content: tasks of one name and other bytes never share a file.
+  job->task.path = settings_.work_dir + "/tasks/" + ServeTaskName(r.task_name, job->task.hash) + ".py";
   job->run = r.run;
   job->policy = r.policy;
   job->sample = r.sample;

@@ -14,7 +14,8 @@
 // an earlier server process or `kvault eval`/`gen` of the same run; the lane pool's
 // reuse rule, never a row `kvault import` brought in). A task is named
 // `<label>-<first 12 hex digits of its hash>` (ServeTaskName): requests bring the
-// task's source, not a suite's name. A request the
+// task's source, not a suite's name; a task of the server's own Triton suite keeps its
+// name (RecordedTaskName). A request the
 // server cannot run (a language its backend cannot build or run) is refused whole
 // (Refusal kUnsupported), never answered with a reward of 0. An infrastructure
 // failure ends a job with error_kind "infrastructure" and no reward; it is never
@@ -59,6 +60,11 @@ struct ServiceSettings {
 // `<label>-<first 12 hex digits of task_hash>`: the name of a task a request brought
 // (the label made safe for a file name); score::NameServeTasks reads it back.
 std::string ServeTaskName(const std::string& label, const std::string& task_hash);
+
+// The task name a request's attempts are recorded under: a task of the server's suite
+// (ServeRequest::suite_task) by its own name, as `kvault eval` of that suite names it,
+// unless the request's tolerances changed its bytes; any other by ServeTaskName.
+std::string RecordedTaskName(const ServeRequest& r, const std::string& task_hash);
 
 // One candidate's verification, shared by every request that asked for it.
 struct Job {

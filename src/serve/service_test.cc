@@ -21,5 +21,19 @@ TEST(ServeTaskName, ALabelIsMadeSafeForAFileName) {
   EXPECT_EQ(ServeTaskName(std::string(100, 'a'), kHash), std::string(64, 'a') + "-0123456789ab");
 }
 
+TEST(RecordedTaskName, ASuiteTaskKeepsItsNameAnyOtherIsALabel) {
+  ServeRequest r;
+  r.task_name = "add";
+  EXPECT_EQ(RecordedTaskName(r, kHash), "add-0123456789ab");  // a client's label
+  r.suite_task = true;                                         // Triton's /evaluate
+  EXPECT_EQ(RecordedTaskName(r, kHash), "add");
+  // The request's tolerances made other bytes than the suite's task: a label again.
+  r.atol = 1e-3;
+  EXPECT_EQ(RecordedTaskName(r, kHash), "add-0123456789ab");
+  r.atol.reset();
+  r.rtol = 0.0;
+  EXPECT_EQ(RecordedTaskName(r, kHash), "add-0123456789ab");
+}
+
 }  // namespace
 }  // namespace kvault::serve

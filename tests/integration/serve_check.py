@@ -695,6 +695,10 @@ def check_guarded(db, run):
             check(status == 200 and body.get("compiled") is True and body.get("correct") is correct
                   and body.get("error_type") == error_type and "latency_ms" in body and "feedback" in body,
                   f"/evaluate ({'correct' if correct else 'wrong'}): {status} {str(body)[:400]}")
+        # Recorded under the suite's own task name, as `kvault eval` of the suite names it.
+        evaluated = [row for row in store_rows(db, run) if row[0].startswith("tiny_add")]
+        check(len(evaluated) == 2 and {row[0] for row in evaluated} == {"tiny_add"},
+              f"/evaluate's rows: {evaluated}")
     for body, what in [({"protocol_version": 1, "code": "x = 1\n", "filename": "other.py"}, "unknown file"),
                        ({"protocol_version": 1, "code": "x = 1\n"}, "no filename"),
                        ({"code": "x = 1\n", "filename": "tiny_add.py"}, "no protocol_version")]:
