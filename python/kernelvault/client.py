@@ -182,7 +182,10 @@ class Client:
         """POST /v1/verify: one candidate -> its result dict (with a reward).
 
         The request is a dict of the fields of docs/serve.md ("The request of one
-        candidate"), or those fields as keyword arguments (they override the dict's).
+        candidate"), or those fields as keyword arguments (they override the dict's):
+        `sample="relu.v2.cu"` names which sample of its task the candidate is, as
+        `kvault eval` names a candidate file (identical bytes of two samples are then
+        two store rows, scored as two samples).
         Raises TaskError (422), DeadlineError (504), RequestError (other 4xx), and
         InfrastructureError once `retries` retries of 503/429/5xx/connection failures
         (or of results of kind "infrastructure") are spent.

@@ -7,7 +7,9 @@ The candidates are copies of 5 example native-format candidates (passed, mismatc
 compile_error) for two tiny tasks, each copy made distinct by a comment, so each is
 its own verification and its own store row; `--no-timing` keeps a verification
 under a second. Then an eval campaign over the same cluster, resumed as if its driver
-had died. Skipped without ray or without `build/kvault import`.
+had died, of the eval folder (where two files hold the same bytes: two samples): its
+rows are eval's, one per file, and `kvault score` counts it as it counts the eval.
+Skipped without ray or without `build/kvault import`.
 """
 import json
 import os
@@ -71,6 +73,7 @@ TASKS = {
 # eval's file name (<task>[.<label>].cpp) -> the example it copies.
 BASES = {
     "tiny_relu.cpp": "relu.cpp",
+    "tiny_relu.again.cpp": "relu.cpp",          # the same bytes as tiny_relu.cpp: another sample
     "tiny_relu.wrong-abs.cpp": "relu.wrong-abs.cpp",
     "tiny_relu.bad-syntax.cpp": "relu.bad-syntax.cpp",
     "tiny_add.cpp": "vector_add.cpp",
@@ -83,8 +86,17 @@ def _export(db):
     return [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
 
 
+def _score(db, run, suite):
+    """What `kvault score --json` counts of a run: per task and in all."""
+    out = subprocess.run([str(KVAULT), "score", "--db", str(db), "--run", run, "--suite", str(suite), "--json",
+                          "--resamples", "0"], capture_output=True, text=True, check=True).stdout
+    score = json.loads(out)
+    return {key: score[key] for key in ("per_task", "tasks", "scored", "solved", "unattempted", "excluded",
+                                        "pass_at_k", "comp_at_k", "corr_at_k")}
+
+
 def _single_host_statuses(folder, env):
-    """{candidate file name: status} of `kvault eval` on one host."""
+    """{candidate file name: status} of `kvault eval` on one host (run "single")."""
     suite, candidates, db = folder / "suite", folder / "candidates", folder / "eval.db"
     suite.mkdir()
     candidates.mkdir()
@@ -93,7 +105,7 @@ def _single_host_statuses(folder, env):
     for name, example in BASES.items():
         (candidates / name).write_text((ROOT / "examples/native/cpu" / example).read_text())
     subprocess.run([str(KVAULT), "eval", "--suite", str(suite), "--candidates", str(candidates), "--db", str(db),
-                    "--backend", "cpu", "--no-timing", "--policy", "custom_kernel"],
+                    "--backend", "cpu", "--no-timing", "--policy", "custom_kernel", "--run", "single"],
                    env=env, capture_output=True, text=True, timeout=600)
     return {row["sample"]: row["status"] for row in _export(db)}
 
@@ -182,11 +194,14 @@ def test_300_candidates_over_3_nodes_one_removed_one_added(tmp_path, worker_env)
     assert stats["nodes"].get(added.node_id, {}).get("verified", 0) > 0, \
         "the node added mid-batch verified nothing: %s" % stats
 
-    # The campaign: each candidate once in its store, with eval's status, every unit done.
-    assert len(campaign_rows) == len(BASES), [r["candidate_source"][:60] for r in campaign_rows]
-    by_source = {(tmp_path / "candidates" / name).read_text(): name for name in BASES}
-    assert sorted((by_source[r["candidate_source"]], r["status"]) for r in campaign_rows) == sorted(expected.items())
+    # The campaign: each file once in its store, as its sample (the two of the same
+    # bytes too), with eval's status, every unit done; scored as the eval is.
+    assert len(campaign_rows) == len(BASES), [(r["sample"], r["candidate_source"][:60]) for r in campaign_rows]
+    assert sorted((r["sample"], r["status"]) for r in campaign_rows) == sorted(expected.items())
     assert sorted(campaign_done) == sorted(BASES)
+    single = _score(tmp_path / "eval.db", "single", tmp_path / "suite")
+    assert sorted((t["task"], t["samples"]) for t in single["per_task"]) == [("tiny_add", 2), ("tiny_relu", 4)], single
+    assert _score(tmp_path / "campaign.db", "camp", tmp_path / "suite") == single
 
 
 def _check_front(router, requests, statuses):

@@ -11,6 +11,10 @@ key), so a killed driver loses nothing and records nothing twice. A unit the clu
 could not verify (an infra_error: no row in the store) is not marked, so it is sent
 again too; the campaign then ends with an error saying why, as it does at once when
 no node of the cluster can take its work (a node whose service cannot start).
+
+An eval unit's request names its sample as `kvault eval` does (the candidate file's
+name), so byte-identical files are two samples and two rows, and `kvault score` counts
+the campaign's run exactly as it counts a single-host eval of the same folder.
 """
 import json
 import os
@@ -80,8 +84,11 @@ def eval_units(suite, candidates):
 
 
 def eval_request(unit, args):
+    """The native API request of a unit, named as `kvault eval` names its sample (the
+    candidate file's name): identical files are two samples, two rows, as in eval."""
     request = {"task_source": Path(unit["task_path"]).read_text(), "task_name": unit["task"],
                "code": Path(unit["candidate"]).read_text(), "idempotency_key": unit["key"],
+               "sample": Path(unit["candidate"]).name,
                "run": args.run, "policy": args.policy, "reward": args.reward}
     language = LANGUAGES.get(Path(unit["candidate"]).suffix)
     if language:
