@@ -163,8 +163,8 @@ struct HttpServer::Impl {
     server.Get(R"(/v1/batches/([A-Za-z0-9-]{1,64}))", [this](const Request& q, Response& r) { PollBatch(q, r); });
     server.Get(R"(/v1/batches/([A-Za-z0-9-]{1,64})/stream)", [this](const Request& q, Response& r) { StreamBatch(q, r); });
     server.Delete(R"(/v1/batches/([A-Za-z0-9-]{1,64}))", [this](const Request& q, Response& r) { CancelBatch(q, r); });
-    server.Get("/v1/health", [this](const Request&, Response& r) { HealthAnswer(r); });
-    server.Get("/health", [this](const Request&, Response& r) { HealthAnswer(r); });
+    server.Get("/v1/health", [this](const Request& q, Response& r) { HealthAnswer(q, r); });
+    server.Get("/health", [this](const Request& q, Response& r) { HealthAnswer(q, r); });
     server.Get("/metrics", [this](const Request&, Response& r) {
       r.set_content(service->MetricsText() + ConnectionMetrics(), "text/plain; version=0.0.4");
     });
@@ -253,15 +253,21 @@ struct HttpServer::Impl {
   // When the request this thread serves was read (its head: the pre-routing handler).
   static inline thread_local std::optional<Clock::time_point> request_start;
 
+  // Whether `req` carries this server's token (true when it has none).
+  bool Authorized(const Request& req) const {
+    if (settings.token.empty()) return true;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    return auth.rfind(prefix, 0) == 0 && TimingSafeEqual(auth.substr(prefix.size()), settings.token);
+  }
+
   httplib::Server::HandlerResponse Authorize(const Request& req, Response& res) {
     request_start = Clock::now();
     // A request without a body is read once its head is; POST routes say so after the body.
     if (req.method != "POST") ConnectionGate::Handling();
-    if (settings.token.empty() || req.path == "/health" || req.path == "/v1/health")
-      return httplib::Server::HandlerResponse::Unhandled;
-    const std::string auth = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    if (auth.rfind(prefix, 0) == 0 && TimingSafeEqual(auth.substr(prefix.size()), settings.token))
+    // Health answers everyone (load balancers probe without credentials), but tells a
+    // caller without the token only whether the server is up (HealthAnswer).
+    if (req.path == "/health" || req.path == "/v1/health" || Authorized(req))
       return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("WWW-Authenticate", "Bearer");
     SendError(res, 401, ErrorKind::kUnauthorized, "this server needs 'Authorization: Bearer <token>'");
@@ -484,12 +490,14 @@ struct HttpServer::Impl {
     SendJson(res, 200, {{"batch_id", id}, {"cancelled", service->Cancel(batch->jobs)}});
   }
 
-  void HealthAnswer(Response& res) {
+  void HealthAnswer(const Request& req, Response& res) {
     Json h = service->Health();
     h["version"] = KVAULT_VERSION;
     h["protocols"] = {"kvault/v1", "hip-sandbox", "triton-evaluate/1"};
     const bool ok = h.value("status", "") == "ok";
     if (!ok) res.set_header("Retry-After", "10");
+    // Without the token: up or not, nothing of the machine (backend, arch, lanes, queue).
+    if (!Authorized(req)) h = Json{{"status", h["status"]}};
     SendJson(res, ok ? 200 : 503, h);
   }
 

@@ -652,7 +652,10 @@ def check_guarded(db, run):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     request = dict(CANDIDATES["native-syntax"][0])
     status, _, h = s.call("GET", "/v1/health")
-    check(status == 200 and h["status"] == "ok", f"health needs no token: {status} {h}")
+    check(status == 200 and h == {"status": "ok"}, f"health needs no token, and then says no more: {status} {h}")
+    status, _, h = s.call("GET", "/v1/health", headers=auth)
+    check(status == 200 and h["status"] == "ok" and h["backend"] == "cpu" and "lanes" in h,
+          f"health with the token says it all: {status} {h}")
     for headers, what in [({}, "no token"), ({"Authorization": "Bearer wrong"}, "a wrong token"),
                           ({"Authorization": f"Bearer {TOKEN}x"}, "a longer token"),
                           ({"Authorization": TOKEN}, "no Bearer"), ({"Authorization": f"Basic {TOKEN}"}, "Basic")]:
@@ -678,7 +681,7 @@ def check_guarded(db, run):
     status, hdrs, body = s.call("POST", "/v1/batches", {"requests": batch}, headers=auth)
     check(status == 429 and error_kind(body) == "overloaded" and int(hdrs.get("retry-after", "0")) >= 1,
           f"queue full: {status} {hdrs.get('retry-after')} {body}")
-    status, _, h = s.call("GET", "/v1/health")
+    status, _, h = s.call("GET", "/v1/health", headers=auth)
     check(h.get("queue_depth") == 0 and h.get("queue_capacity") == 2, f"queue after a 429: {h}")
 
     # AMD's Triton server against the suite of one file.
