@@ -110,7 +110,7 @@ namespace {
 // killed engine's is swept (cache/eviction.h); nullopt when it cannot be made (the
 // lane then uses tmp/ itself, as before lanes had folders).
 std::optional<TempDir> MakeLaneDir(const std::string& cache_dir) {
-  if (cache_dir.empty() || !EnsureDir(cache_dir + "/tmp")) return std::nullopt;
+  if (cache_dir.empty()) return std::nullopt;
   auto dir = TempDir::Create(cache_dir + "/tmp", std::string(kVerificationScratchPrefix) + "-lane");
   if (!dir) return std::nullopt;
   return std::move(*dir);
@@ -298,6 +298,12 @@ bool OutOfMemory(const Verification& v) {
          (v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos);
 }
 
+// The device's memory as the worker's hello reports it; 0 on the CPU, or unknown.
+int64_t DeviceMemoryBytes(const Result<Json>& hello) {
+  const Json device = hello ? hello->value(field::kDevice, Json::object()) : Json::object();
+  return device.is_object() ? device.value(field::kMemoryBytes, int64_t{0}) : 0;
+}
+
 // The bytes a PyTorch out-of-memory message says were asked for ("Tried to allocate
 // 8.00 GiB"); nullopt when it says none.
 std::optional<double> AskedBytes(const std::string& message) {
@@ -316,9 +322,7 @@ bool Verifier::SharedOutOfMemory(Verification& v) {
   // candidate's or the task's, whoever else is there.
   const int others = gate_->members() - 1;
   if (!OutOfMemory(v) || others <= 0 || options_.backend == Backend::kCpu) return false;
-  auto hello = session_.Hello();
-  const Json device = hello ? hello->value(field::kDevice, Json::object()) : Json::object();
-  const int64_t memory = device.is_object() ? device.value(field::kMemoryBytes, int64_t{0}) : 0;
+  const int64_t memory = DeviceMemoryBytes(session_.Hello());
   if (auto asked = AskedBytes(v.message); asked && memory > 0 && *asked > static_cast<double>(memory)) return false;
   Settle(v, Outcome(OutcomeStatus::kInfraError,
                     "out of device memory with the device to itself, while " + std::to_string(others) +
@@ -684,15 +688,16 @@ bool Verifier::DescribeTask(Attempt& a) {
     return false;
   }
   auto info = Describe(a.task);
-  std::optional<AloneAfterOomRecord> alone;
-  if (!info && info.error().find("out of memory") != std::string::npos && !holding_.held()) {
+  if (!info) {
     // The task's inputs are made on the device: beside other lanes they may not fit.
-    alone = AloneAfterOomRecord{"describe", info.error().substr(0, 400)};
-    holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
-    info = Describe(a.task);
-    EndTurn();
+    Verification failed = a.v;
+    Settle(failed, Outcome(OutcomeStatus::kTaskError, info.error()));
+    if (AloneAfterOutOfMemory(failed, a.v, "describe")) {
+      a.v = std::move(failed);  // as before, with the record of the run alone
+      info = Describe(a.task);
+      EndTurn();
+    }
   }
-  if (alone) a.v.records.push_back(*alone);
   if (!info) {
     Settle(a.v, Outcome(OutcomeStatus::kTaskError, info.error()));
     SharedOutOfMemory(a.v);
@@ -849,11 +854,8 @@ constexpr double kLeasableShare = 0.75;
 }  // namespace
 
 bool Verifier::LeaseDeviceMemory(Attempt& a) {
-  auto hello = session_.Hello();
-  if (!hello || !a.checked) return true;  // the stages that need them report it
-  const Json device = hello->value(field::kDevice, Json::object());
-  const int64_t memory = device.is_object() ? device.value(field::kMemoryBytes, int64_t{0}) : 0;
-  if (memory <= 0) return true;  // the CPU, or a worker that does not say
+  const int64_t memory = DeviceMemoryBytes(session_.Hello());
+  if (memory <= 0 || !a.checked) return true;  // the CPU, or a worker that does not say
   int64_t largest = 0;
   for (int ci : a.checked->CorrectnessCases()) largest = std::max(largest, a.checked->cases[ci].input_bytes);
   const auto t0 = std::chrono::steady_clock::now();
