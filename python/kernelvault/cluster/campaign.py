@@ -140,6 +140,8 @@ def run_eval(router, args, out):
             out("  %d/%d" % (recorded, len(units)))
             shown = recorded
     if unverified:
+        # Units answered infra_error because no node could start say so, not each unit.
+        _stop_if_unservable(router, args)
         raise SystemExit("campaign %s: %d unit(s) not verified, sent again when the campaign is started again; "
                          "the first: %s" % (args.run, len(unverified), unverified[0]))
     return Counter(journal.done().values())
