@@ -116,8 +116,10 @@ class _Caller:
         return output
 
 
-def check_integrity(when):
-    changed = SNAPSHOT.changes()
+def check_integrity(when, kernels=False):
+    """A policy_violation when the harness changed; with `kernels`, also when a kernel
+    was registered for one of PyTorch's operators (integrity.Snapshot.kernel_changes)."""
+    changed = SNAPSHOT.changes() + (SNAPSHOT.kernel_changes() if kernels else [])
     if changed:
         SNAPSHOT.restore_switches()
         raise WorkerError(POLICY_VIOLATION, "the harness was patched while %s: %s changed"

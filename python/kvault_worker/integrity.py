@@ -30,6 +30,11 @@ or candidate code runs) of:
   `sys.setprofile`, and `threading`'s for new threads), the garbage collector's
   callbacks (`gc.callbacks`), signal handlers (but SIGCHLD's), audit hooks added, and
   torch function or dispatch modes left entered (the depth of both stacks);
+- the dispatcher's kernels of every operator that exists when the snapshot settles
+  (PyTorch's own): a kernel registered for one of them afterwards (`torch.library`,
+  `TORCH_LIBRARY_IMPL` in an extension) runs the candidate's code wherever the worker
+  dispatches it, where no clock looks (`kernel_changes`, about 0.1 s, so checked only
+  after `load`, warm-up, graph capture and timing);
 - the worker's objects on the timing path (`guard`): the timed side, the flush
   buffer's owner, a graph and its input sets may not change class nor gain an
   instance attribute that hides a method, and the attributes named when guarded
@@ -100,6 +105,29 @@ def _namespace_callables():
                     and not isinstance(value, types.ModuleType):
                 found["%s.%s" % (prefix, attr)] = (space, attr, value)
     return found
+
+
+# Kernels the dispatcher holds for the operators that exist when the snapshot settles
+# (PyTorch's own): a kernel registered for one of them afterwards (`torch.library`,
+# `TORCH_LIBRARY_IMPL` in an extension) runs the candidate's code wherever the worker
+# dispatches that operator: inside the copy of a sample's fresh inputs into the timed
+# buffers, the drawing of those inputs, the flush's `fill_`, where no clock looks.
+# Meta kernels compute no values (PyTorch's compiler registers some on first use).
+_UNTRACKED_KEYS = ("Meta:",)
+
+
+def _dispatcher_kernels():
+    """operator -> the dispatcher's description of its kernels (each key's kernel and
+    where it was registered), for every operator that has one."""
+    names = getattr(torch._C, "_dispatch_get_registrations_for_dispatch_key", None)
+    dump = getattr(torch._C, "_dispatch_dump", None)
+    if names is None or dump is None:
+        return {}
+    return {op: _kernels_of(dump(op)) for op in names("")}
+
+
+def _kernels_of(text):
+    return tuple(line for line in text.splitlines() if not line.startswith(_UNTRACKED_KEYS))
 
 
 def _switches():
@@ -304,6 +332,7 @@ class Snapshot:
         self.guarded = {}  # name -> _Guard: worker objects on the timing path
         self.hooks = _hooks()
         self.gc_callbacks = list(gc.callbacks)
+        self.kernels = {}  # operator -> its kernels when settled (_dispatcher_kernels)
 
     def settle(self):
         """Records the worker's own definitions and the precision switches as they are
@@ -320,6 +349,7 @@ class Snapshot:
             _AUDIT_INSTALLED.append(_audit)
         self.hooks = _hooks()
         self.gc_callbacks = list(gc.callbacks)
+        self.kernels = _dispatcher_kernels()
 
     def _add_functions(self, entries):
         for name, (_, _, value) in entries:
@@ -372,6 +402,24 @@ class Snapshot:
         now = _switches()
         changed += ["%s (%r -> %r)" % (k, v, now.get(k)) for k, v in self.switches.items() if now.get(k) != v]
         return sorted(changed)
+
+    def kernel_changes(self):
+        """The operators, of those settled, whose kernels the dispatcher holds changed
+        (one registered for a key, replaced or removed). About 0.1 s: checked where a
+        candidate's registration would first take effect on the timing path (after
+        `load`, warm-up and timing), not after every call."""
+        dump = getattr(torch._C, "_dispatch_dump", None)
+        if dump is None:
+            return []
+        changed = []
+        for op, kernels in self.kernels.items():
+            try:
+                now = _kernels_of(dump(op))
+            except RuntimeError:  # the operator itself was removed
+                now = None
+            if now != kernels:
+                changed.append("the dispatcher's kernels of %s" % op)
+        return changed
 
     def restore_switches(self):
         """Puts the precision switches back (after a violation, before the worker is reused)."""

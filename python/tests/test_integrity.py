@@ -64,6 +64,14 @@ PATCHES = {
         import kvault_worker.request_fields as fields
         fields.integer.__defaults__ = tuple(list(fields.integer.__defaults__))
 """,
+    # A kernel of one of PyTorch's operators replaced through the dispatcher (the
+    # flush's fill_): no Python name changes at all.
+    "dispatcher-kernel": """
+        from torch.library import Library
+        library = Library("aten", "IMPL")
+        library.impl("fill_.Scalar", lambda self, value: self, "AutogradCPU")
+        PATCHED.append(library)
+""",
 }
 
 CANDIDATE = """
@@ -151,3 +159,33 @@ def test_guarded_timing_objects_and_interpreter_hooks():
     finally:
         signal.signal(signal.SIGUSR2, old)
     assert snapshot.changes() == []
+
+
+def test_kernels_registered_for_pytorchs_operators():
+    """A kernel registered for an operator that existed when the snapshot settled runs
+    wherever the worker dispatches it (the copy of a sample's inputs, the flush): a
+    change until it is removed again; an operator of the candidate's own is none."""
+    import torch
+
+    from kvault_worker import integrity
+
+    snapshot = integrity.Snapshot()
+    snapshot.settle()
+    assert snapshot.kernel_changes() == []
+    x = torch.randn(32, 32)
+    torch.relu(x @ x).sum().item()  # PyTorch's own work registers nothing
+    assert snapshot.kernel_changes() == []
+
+    own = torch.library.Library("kvault_integrity_test", "DEF")
+    own.define("twice(Tensor x) -> Tensor")
+    own.impl("twice", lambda t: t * 2, "CPU")
+    assert snapshot.kernel_changes() == []
+
+    library = torch.library.Library("aten", "IMPL")
+    library.impl("copy_", lambda self, src, non_blocking=False: self, "AutogradCPU")
+    assert snapshot.kernel_changes() == ["the dispatcher's kernels of aten::copy_"]
+    assert snapshot.changes() == []  # no Python name changed: only this check sees it
+    del library
+    import gc
+    gc.collect()
+    assert snapshot.kernel_changes() == []

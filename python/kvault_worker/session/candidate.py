@@ -65,7 +65,7 @@ class CandidateRole(SessionState):
             release_task(task)
             raise
         self.task, self.candidate, self.policy = task, candidate, enforcer
-        check_integrity("loading the candidate")
+        check_integrity("loading the candidate", kernels=True)
         return {}
 
     def record_inline(self, request):

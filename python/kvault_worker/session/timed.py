@@ -81,7 +81,7 @@ class TimedRequests(SessionState):
     def _warm_up(self, warmup_ms):
         side = self.timed.side
         calls = side.warm_up(warmup_ms)
-        check_integrity("warming up")
+        check_integrity("warming up", kernels=True)
         response = {"warmup_calls": calls, "call_ms": side.call_ms, "device_call_ms": side.device_call_ms,
                     "sensors": read_sensors(self.device)}
         if self.device.is_gpu:
@@ -95,7 +95,7 @@ class TimedRequests(SessionState):
         timed = self._require_timed()
         calls = fields.integer(request, "calls", minimum=1, maximum=100000) if "calls" in request else None
         why = timed.side.prepare_graph(calls)
-        check_integrity("capturing a graph")
+        check_integrity("capturing a graph", kernels=True)
         if why is not None:
             return {"graph_failed": why}
         return {"graph_calls": timed.side.graph.calls}
@@ -213,7 +213,7 @@ class TimedRequests(SessionState):
         `keep` on the reference side, keeps it for the next candidate's timing of the
         same case (docs/timing.md, "Preparation")."""
         timed = self._require_timed()
-        check_integrity("timing")
+        check_integrity("timing", kernels=True)
         out = fields.absolute_path(request, "out") if "out" in request else None
         keep = fields.boolean(request, "keep", False) and self._keepable(timed)
         side = timed.side
