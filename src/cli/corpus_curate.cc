@@ -131,6 +131,7 @@ Json DedupJson(const corpus::DedupStats& s, double load_s, double store_s) {
               {"lsh", {{"bands", s.lsh.bands}, {"rows", s.lsh.rows}}},
               {"candidate_pairs", s.candidate_pairs},
               {"verified_pairs", s.verified_pairs},
+              {"near_miss_pairs_compared", s.near_miss_pairs_compared},
               {"seconds", {{"load", load_s}, {"signatures", s.normalize_s}, {"lsh", s.lsh_s},
                            {"verify", s.cluster_s}, {"store", store_s}}}};
 }

@@ -85,6 +85,7 @@ struct DedupStats {
   size_t clusters = 0;          // clusters of two or more items
   size_t candidate_pairs = 0;   // from LSH
   size_t verified_pairs = 0;    // of those, estimated Jaccard >= threshold
+  size_t near_miss_pairs_compared = 0;  // passed-by-not-passed pairs of small groups LSH missed
   LshParams lsh;
   double normalize_s = 0, minhash_s = 0, lsh_s = 0, cluster_s = 0;
 };

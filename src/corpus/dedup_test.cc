@@ -129,6 +129,54 @@ TEST(Dedup, NearMissNegativesStayLinkedToTheirPositive) {
   EXPECT_EQ(r.stats.near_duplicates, 0u);
 }
 
+// A loop scan, short: one changed token leaves an estimated Jaccard near 0.9.
+constexpr const char* kScan = R"(
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, values):
+        out = torch.zeros_like(values)
+        acc = torch.zeros(values.shape[0])
+        for i in range(values.shape[1]):
+            acc = acc + values[:, i]
+            out[:, i] = acc
+        return out
+)";
+
+TEST(Dedup, PythonStatementOutOfItsLoopIsANearMissNotACopy) {
+  // The store left the loop: the same tokens as the correct kernel but for its blocks,
+  // and wrong. It is a negative, never an exact copy.
+  std::string dedented = Replace(kScan, "            out[:, i] = acc", "        out[:, i] = acc");
+  ASSERT_NE(dedented, kScan);
+  std::vector<DedupItem> items = {{"a-correct", kScan, "python", {3, 1.1, 1}, "scan"},
+                                  {"b-dedented", dedented, "python", {2, 0, 1}, "scan"}};
+  DedupResult r = Deduplicate(items, DedupOptions{.threads = 1});
+  ASSERT_EQ(r.duplicates.size(), 1u);
+  EXPECT_EQ(r.duplicates[0].item, 1u);
+  EXPECT_EQ(r.duplicates[0].kind, DuplicateKind::kNearMiss);
+  EXPECT_EQ(r.duplicates[0].kept, 0u);
+}
+
+TEST(Dedup, EveryNearMissOfASmallTaskIsFoundNotOnlyThoseLshProposes) {
+  // Forty wrong scans, each starting at another column: near the correct one, where
+  // banding alone misses a few of the forty pairs (3 with these signatures); every
+  // one is a near miss, none a duplicate of another wrong one.
+  std::vector<DedupItem> items = {{"correct", kScan, "python", {3, 1.1, 1}, "scan"}};
+  for (int k = 2; k < 42; ++k)
+    items.push_back({"wrong" + std::to_string(k),
+                     Replace(kScan, "range(values.shape[1])", "range(" + std::to_string(k) + ", values.shape[1])"),
+                     "python", {2, 0, 1}, "scan"});
+  DedupResult r = Deduplicate(items, DedupOptions{.threads = 1});
+  EXPECT_EQ(r.stats.near_misses, 40u);
+  EXPECT_EQ(r.stats.near_duplicates, 0u);
+  EXPECT_GT(r.stats.near_miss_pairs_compared, 0u);
+  for (const DuplicateOf& d : r.duplicates) {
+    EXPECT_EQ(d.kind, DuplicateKind::kNearMiss) << items[d.item].id;
+    EXPECT_EQ(d.kept, 0u) << items[d.item].id;
+  }
+}
+
 TEST(Dedup, KernelsOfOtherTasksAreNeverDuplicates) {
   std::vector<DedupItem> items = {Grouped("a", kSoftmax, "softmax", {3, 1, 1}),
                                   Grouped("b", kSoftmax, "scale", {3, 1, 1}),

@@ -98,14 +98,28 @@ class Lexer {
   void Run(std::vector<Token>& out) {
     while (i_ < s_.size()) {
       char c = s_[i_];
-      if (c == '\n') { ++line_; ++i_; continue; }
+      if (c == '\n') {
+        ++line_;
+        line_begin_ = ++i_;
+        logical_start_ = brackets_ == 0;
+        continue;
+      }
+      if (c == '\\' && s_.substr(i_ + 1, 1) == "\n") {  // a continued line
+        ++line_;
+        i_ += 2;
+        continue;
+      }
       if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\\') { ++i_; continue; }
       if (SkipComment()) continue;
+      const size_t first = out.size(), column = i_ - line_begin_;
       if (family_ == LanguageFamily::kC && c == '#' && AtLineStart() && LexInclude(out)) continue;
-      if (IsIdentStart(c)) { LexWord(out); continue; }
-      if (IsDigit(c) || (c == '.' && i_ + 1 < s_.size() && IsDigit(s_[i_ + 1]))) { LexNumber(out); continue; }
-      if (c == '"' || c == '\'') { LexString(out, i_); continue; }
-      LexPunct(out);
+      if (IsIdentStart(c)) LexWord(out);
+      else if (IsDigit(c) || (c == '.' && i_ + 1 < s_.size() && IsDigit(s_[i_ + 1]))) LexNumber(out);
+      else if (c == '"' || c == '\'') LexString(out, i_);
+      else LexPunct(out);
+      if (family_ == LanguageFamily::kPython && logical_start_ && out.size() > first)
+        out[first].indent = static_cast<int>(column);
+      logical_start_ = false;
     }
   }
 
@@ -199,6 +213,8 @@ class Lexer {
   void LexPunct(std::vector<Token>& out) {
     std::string_view two = s_.substr(i_, 2);
     size_t len = (two == "::" || two == "->") ? 2 : 1;
+    if (s_[i_] == '(' || s_[i_] == '[' || s_[i_] == '{') ++brackets_;
+    if ((s_[i_] == ')' || s_[i_] == ']' || s_[i_] == '}') && brackets_ > 0) --brackets_;
     out.push_back({TokenKind::kPunct, s_.substr(i_, len), line_});
     i_ += len;
   }
@@ -207,6 +223,32 @@ class Lexer {
   LanguageFamily family_;
   size_t i_ = 0;
   int line_;
+  size_t line_begin_ = 0;     // where the current line starts
+  int brackets_ = 0;          // open ( [ {: a line break inside does not end a line
+  bool logical_start_ = true;  // the next token begins a logical line
+};
+
+// Python's blocks as tokens: `<indent>` where a logical line is indented deeper than
+// the one before, one `<dedent>` per block it closes.
+class Blocks {
+ public:
+  void Before(const Token& t, std::vector<std::string_view>& out) {
+    if (t.indent < 0) return;
+    if (levels_.empty()) { levels_.push_back(t.indent); return; }
+    if (t.indent > levels_.back()) {
+      levels_.push_back(t.indent);
+      out.push_back("<indent>");
+      return;
+    }
+    while (levels_.size() > 1 && t.indent < levels_.back()) {
+      levels_.pop_back();
+      out.push_back("<dedent>");
+    }
+    if (t.indent < levels_.back()) levels_.back() = t.indent;  // a snippet's outdented tail
+  }
+
+ private:
+  std::vector<int> levels_;
 };
 
 bool IsTripleQuoted(std::string_view text) {
@@ -231,7 +273,9 @@ void ExpandPythonStrings(std::vector<Token>& tokens) {
     if (IsTripleQuoted(t.text) && t.text.find_first_of("{;") != std::string_view::npos) {
       size_t q = t.text.find_first_of("\"'");
       std::string_view inner = t.text.substr(q + 3, t.text.size() - q - 6);
+      const size_t first = out.size();
       Lexer(inner, LanguageFamily::kC, t.line).Run(out);
+      if (out.size() > first) out[first].indent = t.indent;
       continue;
     }
     out.push_back(t);
@@ -295,8 +339,17 @@ NormalizedView NormalizeView(std::string_view source, LanguageFamily family, Ren
   std::unordered_map<std::string_view, size_t> names;
   const auto& kept = KeptNames(family);
   Sha256 sha;
+  Blocks blocks;
   for (size_t k = 0; k < tokens.size(); ++k) {
     const Token& t = tokens[k];
+    if (family == LanguageFamily::kPython && style == RenameStyle::kNumbered) {
+      const size_t before = n.tokens.size();
+      blocks.Before(t, n.tokens);
+      for (size_t b = before; b < n.tokens.size(); ++b) {
+        sha.Update(n.tokens[b]);
+        sha.Update("\n");
+      }
+    }
     std::string_view prev = k > 0 ? tokens[k - 1].text : std::string_view();
     bool member = prev == "." || prev == "->" || prev == "::";
     bool self_member = member && k >= 2 && tokens[k - 2].text == "self";

@@ -11,7 +11,9 @@
 // Comments and whitespace are dropped; every identifier that is not a keyword of the
 // language or a well-known API name (threadIdx, __global__, torch.*, tl.*, ...) is
 // renamed v0, v1, ... in order of first appearance. Numbers and string literals are
-// kept, so a changed constant or a different operation gives another key.
+// kept, so a changed constant or a different operation gives another key. In Python
+// the blocks that indentation makes are tokens, `<indent>` and `<dedent>` (numbered
+// style only): a statement moved out of its loop is another kernel.
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -35,6 +37,9 @@ struct Token {
   TokenKind kind;
   std::string_view text;  // a view into the source
   int line;               // 1-based
+  // Python only: the column of a token that begins a logical line (outside brackets
+  // and continuations), whose indentation opens or closes a block; -1 otherwise.
+  int indent = -1;
 };
 
 // The tokens of `source` without comments and whitespace. Never fails: an

@@ -84,6 +84,29 @@ def k(a, b, c, size, B: tl.constexpr):
   EXPECT_NE(Normalize(mul, LanguageFamily::kPython).key, nb.key);
 }
 
+TEST(Normalize, PythonBlocksAreTokensWhateverTheIndentWidth) {
+  // The same scan; in `outside` the store left the loop: another kernel, same tokens
+  // but for the block that holds the store.
+  const char* inside = "def f(x, out):\n    acc = 0\n    for i in range(len(x)):\n        acc += x[i]\n"
+                       "        out[i] = acc\n    return out\n";
+  const char* outside = "def f(x, out):\n    acc = 0\n    for i in range(len(x)):\n        acc += x[i]\n"
+                        "    out[i] = acc\n    return out\n";
+  const char* two_spaces = "def g(y, res):\n  run = 0\n  for k in range(len(y)):  # the scan\n    run += y[k]\n"
+                           "    res[k] = run\n  return res\n";
+  auto a = Normalize(inside, LanguageFamily::kPython), b = Normalize(outside, LanguageFamily::kPython);
+  EXPECT_NE(a.key, b.key);
+  EXPECT_EQ(Normalize(two_spaces, LanguageFamily::kPython).key, a.key);
+  EXPECT_EQ(std::count(a.tokens.begin(), a.tokens.end(), "<indent>"), 2);
+  EXPECT_EQ(std::count(a.tokens.begin(), a.tokens.end(), "<dedent>"), 1);
+  // Lines continued inside brackets or after a backslash open no block.
+  const char* wrapped = "def f(x, out):\n    acc = (0 +\n           0)\n    z = 1 + \\\n        2\n    return out\n";
+  auto w = Normalize(wrapped, LanguageFamily::kPython);
+  EXPECT_EQ(std::count(w.tokens.begin(), w.tokens.end(), "<indent>"), 1);
+  // Decontamination's erased style reads no blocks.
+  auto e = Normalize(inside, LanguageFamily::kPython, RenameStyle::kErased);
+  EXPECT_EQ(std::count(e.tokens.begin(), e.tokens.end(), "<indent>"), 0);
+}
+
 TEST(Normalize, EmbeddedCudaSourceInPythonIsTokenizedAsC) {
   const char* py = "src = \"\"\"\n__global__ void k(float* a) { a[threadIdx.x] = 0; }\n\"\"\"\n";
   auto n = Normalize(py, LanguageFamily::kPython);
