@@ -109,6 +109,10 @@ VerificationService::VerificationService(ServiceSettings settings, Store& store)
 Result<std::unique_ptr<VerificationService>> VerificationService::Start(ServiceSettings settings, Store& store) {
   if (settings.devices.empty()) return Error{"no device given"};
   if (settings.lanes_per_device < 1) return Error{"lanes per device must be at least 1"};
+  // Workers are given absolute paths only: `--db rewards.db` makes a relative folder.
+  std::error_code ec;
+  settings.work_dir = std::filesystem::absolute(settings.work_dir, ec).lexically_normal().string();
+  if (ec) return Error{"cannot resolve the work folder: " + ec.message()};
   for (const char* sub : {"tasks", "candidates"})
     if (auto st = EnsureDir(settings.work_dir + "/" + sub); !st)
       return Error{"cannot make the work folder: " + st.error()};

@@ -83,7 +83,10 @@ def read(path):
 class Server:
     def __init__(self, name, db, *flags, env=None):
         self.name, self.db = name, db
-        self.args = [KVAULT, "serve", "--backend", "cpu", "--port", "0", "--db", db, *flags]
+        # Started in the store's folder and given its name alone, as docs/serve.md's
+        # commands are: the server passes its workers absolute paths all the same.
+        self.args = [KVAULT, "serve", "--backend", "cpu", "--port", "0", "--db", os.path.basename(db), *flags]
+        self.cwd = os.path.dirname(db)
         self.env = dict(os.environ)
         self.env.pop("KVAULT_SERVE_TOKEN", None)
         self.env.update(env or {})
@@ -92,7 +95,8 @@ class Server:
 
     def start(self, timeout=120):
         self.stderr = open(self.stderr_path, "a")
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.stderr, env=self.env)
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.stderr, env=self.env,
+                                     cwd=self.cwd)
         with open(os.path.join(WORK, "pids"), "a") as f:
             f.write(f"{self.proc.pid}\n")
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
