@@ -23,15 +23,14 @@ std::string_view ToString(CandidateFormat f) {
   return "unknown";
 }
 
-namespace {
-
-// Language of an extension-format source by file extension; "" if not one.
 std::string ExtensionLanguage(const std::string& ext) {
   if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") return "cpp";
   if (ext == ".cu") return "cuda";
   if (ext == ".hip") return "hip";
   return "";
 }
+
+namespace {
 
 bool IsCandidateExtension(const std::string& ext) {
   return ext == ".py" || !ExtensionLanguage(ext).empty();

@@ -21,6 +21,10 @@ enum class CandidateFormat {
 
 std::string_view ToString(CandidateFormat f);
 
+// The language of a compiled source by its file extension (".cu" -> "cuda", ".hip" ->
+// "hip", ".cpp"/".cc"/".cxx" -> "cpp"); "" for any other extension.
+std::string ExtensionLanguage(const std::string& ext);
+
 struct Candidate {
   std::string path;      // absolute
   std::string source;

@@ -219,6 +219,13 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
     job->language = job->candidate->language;
     // Not the candidate's fault: this server cannot judge it (Submit refuses it).
     job->unsupported = BackendMismatch(*job->candidate, settings_.options.backend);
+  } else {
+    // An answer with no usable code is still in a language: the one asked for, else the
+    // one its code was saved as. A server that cannot run that language refuses it too,
+    // rather than answer a parse_error whose 0 would train on its misconfiguration.
+    const std::string language = !r.language.empty() ? r.language : ExtensionLanguage(extension);
+    job->language = language;
+    job->unsupported = BackendMismatch(language, settings_.options.backend);
   }
   if (!parse_failure.empty()) {
     // The candidate's outcome, known without a lane: recorded and answered at once.

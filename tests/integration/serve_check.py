@@ -542,10 +542,17 @@ def check_hip(s, run):
     status, _, body = s.call("POST", "/run_code_batch", {"requests": items})
     check(status == 422 and error_kind(body) == "unsupported" and "requests[0]" in body["error"]["message"],
           f"/run_code_batch with HIP on the CPU: {status} {body}")
+    # Refused also when the answer holds no usable code: a parse_error's 0 would be
+    # the server's misconfiguration scored, whatever the model wrote.
+    for what, fields in [("a HIP answer without code", {"completion": "no code here", "language": "hip"}),
+                         ("a HIP source in no format", {"code": "#include <hip/hip_runtime.h>\n"
+                                                                 "__global__ void k(float* x) {}\n"}),
+                         ("a CUDA answer in no format", {"completion": "```cuda\n__global__ void k() {}\n```"})]:
+        status, _, body = s.call("POST", "/v1/verify", {"task_source": RELU, "run": run, **fields})
+        check(status == 422 and error_kind(body) == "unsupported", f"/v1/verify of {what} on the CPU: {status} {body}")
+    # hip_code is HIP whatever it holds: "not a kernel" is refused too, not a parse_error.
     status, _, body = s.call("POST", "/run_code_batch", {"requests": items[1:]})
-    check(status == 200 and body.get("batch_size") == 1 and body["responses"][0]["kernel_name"] == "b"
-          and body["responses"][0]["status"] == "parse_error" and body["responses"][0]["reward"]["value"] == 0
-          and "total_time" in body, f"/run_code_batch: {status} {body}")
+    check(status == 422 and error_kind(body) == "unsupported", f"/run_code_batch of a broken HIP kernel: {status} {body}")
 
 
 def check_health_and_metrics(s):
