@@ -138,6 +138,9 @@ class Client:
     token: bearer token (default $KVAULT_TOKEN); sent as `Authorization: Bearer`.
     timeout_s: socket timeout of one HTTP call; a verification answers only when it is
         done, so this bounds one candidate's verification. Default 1800.
+    connect_timeout_s: how long a connection may take to open; a host that does not
+        answer (down, firewalled, a full accept queue) is then a connection failure,
+        retried like a refused one, instead of a wait of timeout_s. Default 10.
     retries: how many times a retriable failure is tried again (per call, and per
         candidate for results of kind "infrastructure") before it is raised. Default 6.
     backoff_s, max_backoff_s: the n-th retry waits backoff_s * 2**n (with jitter), at
@@ -146,7 +149,7 @@ class Client:
     sleep: the function that waits (tests pass a recorder).
     """
 
-    def __init__(self, url=None, token=None, timeout_s=1800.0, retries=6, *, backoff_s=1.0,
+    def __init__(self, url=None, token=None, timeout_s=1800.0, retries=6, *, connect_timeout_s=10.0, backoff_s=1.0,
                  max_backoff_s=60.0, poll_s=60.0, sleep=time.sleep):
         self.url = (url or os.environ.get("KVAULT_URL") or DEFAULT_URL).rstrip("/")
         parts = urllib.parse.urlsplit(self.url)
@@ -158,6 +161,7 @@ class Client:
         self._prefix = parts.path.rstrip("/")
         self.token = token if token is not None else os.environ.get("KVAULT_TOKEN") or None
         self.timeout_s = float(timeout_s)
+        self.connect_timeout_s = float(connect_timeout_s)
         self.retries = int(retries)
         self.backoff_s = float(backoff_s)
         self.max_backoff_s = float(max_backoff_s)
@@ -364,9 +368,11 @@ class Client:
         """Sends one request -> (connection, response), the body not read yet.
         A failure to connect, send or read the status raises _Retry."""
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        conn = cls(self._host, self._port, timeout=timeout or self.timeout_s)
+        conn = cls(self._host, self._port, timeout=min(self.connect_timeout_s, timeout or self.timeout_s))
         data = json.dumps(body).encode("utf-8") if body is not None else None
         try:
+            conn.connect()
+            conn.sock.settimeout(timeout or self.timeout_s)
             conn.request(method, self._prefix + path, body=data, headers=self._headers(data is not None))
             return conn, conn.getresponse()
         except (OSError, http.client.HTTPException) as e:

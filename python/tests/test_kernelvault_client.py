@@ -95,6 +95,37 @@ def test_connection_refused_is_retried_then_raised(fake):
     assert len(waits) == 3
 
 
+def test_a_host_that_never_accepts_is_unreachable_within_the_connect_timeout():
+    # A listener whose accept queue is full drops further SYNs, as a dead or firewalled
+    # host does: the connection never opens. It counts as unreachable after
+    # connect_timeout_s, not after timeout_s (a verification's 30 minutes).
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        queued = []
+        try:
+            for _ in range(3):
+                s = socket.socket()
+                s.settimeout(0.5)
+                try:
+                    s.connect(("127.0.0.1", port))
+                except OSError:
+                    pass
+                queued.append(s)
+            waits = []
+            kv = Client("http://127.0.0.1:%d" % port, timeout_s=600, retries=1, connect_timeout_s=0.5,
+                        sleep=waits.append)
+            start = time.monotonic()
+            with pytest.raises(InfrastructureError) as caught:
+                kv.verify(task_source=TASK, completion=GOOD)
+            assert time.monotonic() - start < 10
+            assert "2 attempts" in str(caught.value) and len(waits) == 1
+        finally:
+            for s in queued:
+                s.close()
+
+
 def test_a_dropped_connection_is_retried(fake):
     fake.then("POST", "/v1/verify", Reply(drop=True))
     assert client_of(fake).verify(task_source=TASK, completion=WRONG)["reward"]["value"] == 0.4
