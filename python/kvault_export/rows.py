@@ -91,7 +91,10 @@ def main(argv=None):
         else:
             to_parquet(pa, pq, src, dst)
     except (OSError, ValueError, pa.ArrowException) as e:
-        print("%s: %s" % (src, e), file=sys.stderr)
+        # The caller names the file; the reason only (a temporary file's path is no
+        # business of the user's).
+        what = "not a readable Parquet file" if mode == "to-jsonl" else "cannot write Parquet"
+        print("%s (%s)" % (what, str(e).strip()), file=sys.stderr)
         return BAD_INPUT
     return 0
 

@@ -171,6 +171,10 @@ Status VerlRow(const Json& row, int64_t line, const std::string& path, ImportSin
   }
   const Json extra = row.contains("extra_info") && row["extra_info"].is_object() ? row["extra_info"] : Json::object();
   KernelRecord r;
+  if (auto code = gt->find("hip_code"); code != gt->end() && !code->is_null() && !code->is_string()) {
+    sink.Malformed(path, line, "reward_model.ground_truth.hip_code: not a string");
+    return Status::Ok();
+  }
   r.candidate_source = TextField(*gt, "hip_code");
   if (r.candidate_source.empty()) {
     sink.Skip(path, line, "no kernel (ground_truth.hip_code empty): a task-only row");

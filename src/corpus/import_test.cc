@@ -294,6 +294,25 @@ TEST(Import, VerlRowsInJsonLines) {
   EXPECT_EQ(Lines(r.malformed), (std::vector<int64_t>{3}));
 }
 
+TEST(Import, VerlRowWhoseKernelIsNoTextIsMalformedNotTaskOnly) {
+  auto dir = TempDir::Create("", "kvault-corpus-verl");
+  ASSERT_TRUE(dir.ok());
+  const std::string rows =
+      R"({"reward_model": {"ground_truth": {"pytorch_module_code": "ref", "kernel_name": "t", "hip_code": 42}}})"
+      "\n"
+      R"({"reward_model": {"ground_truth": {"pytorch_module_code": "ref", "kernel_name": "t"}}})"
+      "\n";
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("rows.jsonl"), rows).ok());
+  CorpusStore vault = Memory();
+  ImportReport r = Import(vault, ImportFormat::kVerl, dir->Join("rows.jsonl"));
+  EXPECT_EQ(r.imported, 0);
+  ASSERT_EQ(r.malformed.size(), 1u);
+  EXPECT_EQ(r.malformed[0].line, 1);
+  EXPECT_NE(r.malformed[0].why.find("hip_code: not a string"), std::string::npos) << r.malformed[0].why;
+  ASSERT_EQ(r.skipped.size(), 1u);  // a task-only row
+  EXPECT_EQ(r.skipped[0].line, 2);
+}
+
 TEST(Import, ARowNamingItselfAsParentIsMalformed) {
   auto dir = TempDir::Create("", "kvault-corpus-parent");
   ASSERT_TRUE(dir.ok());
