@@ -80,6 +80,14 @@ Result<ImportReport> ImportPaths(CorpusStore& vault, const ImportOptions& option
 }
 
 Status ImportSink::Add(KernelRecord record, const std::string& file, int64_t line) {
+  return Queue(std::move(record), file, line, true);
+}
+
+Status ImportSink::AddKeepingOrigin(KernelRecord record, const std::string& file, int64_t line) {
+  return Queue(std::move(record), file, line, false);
+}
+
+Status ImportSink::Queue(KernelRecord record, const std::string& file, int64_t line, bool stamp_origin) {
   if (record.kind == kKindKernel && record.task.name.empty()) {
     Malformed(file, line, "no task name");
     return Status::Ok();
@@ -94,8 +102,10 @@ Status ImportSink::Add(KernelRecord record, const std::string& file, int64_t lin
   }
   if (!options_.source.empty()) record.provenance.source = options_.source;
   if (!options_.license.empty()) record.provenance.license = options_.license;
-  record.provenance.origin_file = file;
-  record.provenance.origin_line = line;
+  if (stamp_origin) {
+    record.provenance.origin_file = file;
+    record.provenance.origin_line = line;
+  }
   FinishRecord(record);
   if (record.provenance.parent_id == record.id) {
     Malformed(file, line, "provenance.parent_id: names the record itself");
@@ -189,9 +199,7 @@ Status ImportRecordsFile(const std::string& path, ImportSink& sink) {
       return Status::Ok();
     }
     // The record's own origin is kept: it says where the kernel first came from.
-    const Provenance origin = record->provenance;
-    if (Status s = sink.Add(std::move(*record), origin.origin_file, origin.origin_line); !s) return s;
-    return Status::Ok();
+    return sink.AddKeepingOrigin(std::move(*record), path, line);
   });
 }
 

@@ -16,6 +16,9 @@ class ImportSink {
   // Stamps the options' source and licence (where given) and the origin, finishes the
   // record and queues it; writes a batch to the vault when it is full.
   Status Add(KernelRecord record, const std::string& file, int64_t line);
+  // The same for a record that keeps the origin it carries (the vault's record JSON):
+  // `file` and `line` name the row in reports only.
+  Status AddKeepingOrigin(KernelRecord record, const std::string& file, int64_t line);
   void Malformed(const std::string& file, int64_t line, std::string why);
   void Skip(const std::string& file, int64_t line, std::string why);
   Status Flush();
@@ -25,6 +28,7 @@ class ImportSink {
 
  private:
   static constexpr size_t kBatch = 2000;
+  Status Queue(KernelRecord record, const std::string& file, int64_t line, bool stamp_origin);
   CorpusStore& vault_;
   const ImportOptions& options_;
   std::vector<KernelRecord> batch_;

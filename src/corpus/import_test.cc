@@ -317,14 +317,26 @@ TEST(Import, ARowNamingItselfAsParentIsMalformed) {
   auto dir = TempDir::Create("", "kvault-corpus-parent");
   ASSERT_TRUE(dir.ok());
   KernelRecord r = Contender("k", "passed", 1.0);
+  r.provenance.origin_file = "first/seen/here.jsonl";  // kept; reports name the row read
+  r.provenance.origin_line = 9;
+  KernelRecord fine = r;
+  fine.candidate_source += "// another\n";
   r.provenance.parent_id = r.id;
-  Json row = RecordToJson(r);
-  ASSERT_TRUE(WriteFileAtomic(dir->Join("self.jsonl"), DumpJson(row) + "\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("self.jsonl"),
+                              DumpJson(RecordToJson(fine)) + "\n" + DumpJson(RecordToJson(r)) + "\n")
+                  .ok());
   CorpusStore vault = Memory();
   ImportReport report = Import(vault, ImportFormat::kRecords, dir->Join("self.jsonl"));
-  EXPECT_EQ(report.imported, 0);
+  EXPECT_EQ(report.imported, 1);
   ASSERT_EQ(report.malformed.size(), 1u);
   EXPECT_NE(report.malformed[0].why.find("parent_id"), std::string::npos);
+  EXPECT_EQ(report.malformed[0].file, dir->Join("self.jsonl"));
+  EXPECT_EQ(report.malformed[0].line, 2);
+  std::vector<KernelRecord> kept;
+  ASSERT_TRUE(vault.ForEach({}, [&](const KernelRecord& k) { kept.push_back(k); return true; }).ok());
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].provenance.origin_file, "first/seen/here.jsonl");
+  EXPECT_EQ(kept[0].provenance.origin_line, 9);
 }
 
 TEST(Export, DpoPairsANearMissWithItsPositiveAndStatesNoSpeedForAWrongKernel) {
