@@ -151,8 +151,12 @@ Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::strin
   static const std::regex kSearchedAnyway(
       R"(-L(/usr/local/cuda(-[0-9.]+)?(/targets/[a-z0-9_-]+)?/lib(64)?|/usr/lib(64)?|/usr/lib/x86_64-linux-gnu)/?)");
   std::vector<std::string> flags;
-  for (const std::string& flag : Tokens(given)) {
+  for (std::string flag : Tokens(given)) {
     if (std::regex_match(flag, kSearchedAnyway)) continue;
+    // What g++ links for these driver options, spelled so that nvcc's link takes it too
+    // (PyTorch's link runs g++, which reads them).
+    if (flag == "-fopenmp") flag = "-lgomp";
+    if (flag == "-pthread") flag = "-lpthread";
     if (!std::regex_match(flag, kLibrary)) return Error{Refused(flag, "the linker")};
     if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
   }

@@ -27,7 +27,8 @@ namespace kvault {
 Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vector<std::string>& given);
 
 // The link flags of `given` (extra_ldflags), normalised: libraries of the CUDA
-// toolkit and the C runtime by `-l<name>`. A `-L` folder is dropped when it is one
+// toolkit and the C runtime by `-l<name>`; `-fopenmp` and `-pthread` as the libraries
+// g++ links for them (`-lgomp`, `-lpthread`). A `-L` folder is dropped when it is one
 // the compiler searches anyway (a CUDA toolkit's lib64 or the system's), refused
 // otherwise, as is anything else.
 Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::string>& given);

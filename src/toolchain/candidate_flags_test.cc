@@ -68,5 +68,13 @@ TEST(CandidateFlags, LinkFlags) {
   EXPECT_FALSE(CandidateLinkFlags({"/tmp/x.so"}).ok());
 }
 
+TEST(CandidateFlags, LinkFlagsOpenMpAndThreadsAsTheirLibraries) {
+  // extra_ldflags=["-fopenmp"] beside "-lgomp": one library, which nvcc's link takes too.
+  auto link = CandidateLinkFlags({"-fopenmp", "-lgomp", "-pthread"});
+  ASSERT_TRUE(link.ok()) << link.error();
+  EXPECT_EQ(*link, (Argv{"-lgomp", "-lpthread"}));
+  EXPECT_FALSE(CandidateLinkFlags({"-fopenmp=libiomp5"}).ok());
+}
+
 }  // namespace
 }  // namespace kvault
