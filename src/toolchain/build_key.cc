@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -21,6 +22,28 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxLocalIncludes = 256;
+// The largest included file whose bytes go into the key (a header, not a data file).
+constexpr uint64_t kMaxLocalIncludeBytes = uint64_t{16} << 20;
+
+// The bytes of an included file for the key, or why they are not there. The engine
+// reads them itself, outside the sandbox, from a name the candidate wrote: only a
+// regular file of bounded size inside the source's folder (links resolved) is read.
+// `#include "/dev/zero"` in a candidate's source read until the engine aborted
+// (std::bad_alloc); a FIFO would have held its thread for good.
+std::optional<std::string> IncludedBytes(const fs::path& p, const fs::path& base, std::string* why) {
+  std::error_code ec, base_ec;
+  const fs::path real = fs::canonical(p, ec);
+  const fs::path real_base = fs::canonical(base.empty() ? fs::path(".") : base, base_ec);
+  *why = "<missing>";
+  if (ec || base_ec) return std::nullopt;
+  const fs::path rel = real.lexically_relative(real_base);
+  *why = "<outside the source's folder: not read>";
+  if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") return std::nullopt;
+  auto bytes = ReadRegularFile(real.string(), kMaxLocalIncludeBytes);
+  *why = "<not a regular file of at most 16 MiB: not read>";
+  if (!bytes) return std::nullopt;
+  return std::move(*bytes);
+}
 
 // torch/version.h from the first include path holding it, "" if none.
 std::string TorchVersionHeader(const TorchBuildInfo& torch) {
@@ -158,8 +181,9 @@ void AddLocalIncludeFields(KeyHasher& h, const std::string& source_path, std::st
       std::string rel = p.lexically_relative(base).string();
       if (rel.empty()) rel = p.string();
       if (!seen.insert(rel).second) continue;
-      auto bytes = ReadFile(p.string());
-      h.Add("local_include", rel + "\n" + (bytes ? *bytes : std::string("<missing>")));
+      std::string why;
+      auto bytes = IncludedBytes(p, base, &why);
+      h.Add("local_include", rel + "\n" + (bytes ? *bytes : why));
       if (bytes) todo.emplace_back(p, std::move(*bytes));
       if (seen.size() >= kMaxLocalIncludes) break;
     }

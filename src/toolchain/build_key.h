@@ -40,7 +40,9 @@ void AddToolchainKeyFields(KeyHasher& h, const std::string& compiler_identity,
 // Adds one "local_include" field per file the source pulls in with #include "name"
 // (resolved against the including file's folder, followed recursively, each file
 // once): its path relative to the source's folder and its bytes, or "<missing>"
-// when no such file exists (the compiler then looks elsewhere or fails). Includes in
+// when no such file exists (the compiler then looks elsewhere or fails). Only regular
+// files of at most 16 MiB inside the source's folder are read (the name is the
+// candidate's, read by the engine outside the sandbox); others add the name and why. Includes in
 // comments or disabled #if blocks count too (a harmless extra field).
 void AddLocalIncludeFields(KeyHasher& h, const std::string& source_path, std::string_view source);
 

@@ -169,6 +169,29 @@ TEST_F(BuildTest, IncludedHeadersAndToolchainFilesChangeTheKey) {
   EXPECT_NE(key_now(), after_torch);
 }
 
+// The names a source includes are the candidate's, and the engine reads them itself
+// for the key, outside the sandbox: `#include "/dev/zero"` read until the engine
+// aborted, a FIFO held it for good. Only regular files inside the source's folder are
+// read; anything else keys on its name alone.
+TEST_F(BuildTest, IncludesOutsideTheSourcesFolderOrNotRegularAreNotRead) {
+  FakeCompiler cc(FakeCompiler::kWritesOutput);
+  setenv("KVAULT_CXX", cc.path().c_str(), 1);
+  ASSERT_TRUE(EnsureDir(work_->Join("src")).ok());
+  ASSERT_EQ(::mkfifo(work_->Join("src/pipe.h").c_str(), 0600), 0);
+  ASSERT_TRUE(WriteFileAtomic(work_->Join("outside.h"), "#define SIDE 1\n").ok());
+  BuildRequest r = Request();
+  r.source_path = work_->Join("src/relu.cpp");
+  ASSERT_TRUE(WriteFileAtomic(r.source_path, "#include \"/dev/zero\"\n#include \"pipe.h\"\n"
+                                             "#include \"../outside.h\"\n#include \"../src/../../etc/passwd\"\n"
+                                             "torch::Tensor forward(torch::Tensor x) { return x; }\n").ok());
+  auto first = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(first.ok() && first->ok) << (first.ok() ? first->diagnostics : first.error());
+  ASSERT_TRUE(WriteFileAtomic(work_->Join("outside.h"), "#define SIDE 2\n").ok());
+  auto second = BuildExtension(r, kTimeout);
+  ASSERT_TRUE(second.ok() && second->ok);
+  EXPECT_EQ(second->key, first->key);  // outside the folder: its bytes are not in the key
+}
+
 TEST_F(BuildTest, ADamagedEntryIsRebuiltNotLoaded) {
   FakeCompiler cc(FakeCompiler::kWritesOutput);
   setenv("KVAULT_CXX", cc.path().c_str(), 1);
