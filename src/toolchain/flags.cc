@@ -235,7 +235,9 @@ Result<CompileCommand> AssemblePchCommand(const BuildRequest& req, const Compile
 bool IsUnitLocalFlag(const std::string& flag) {
   static const std::regex kUnitLocal(
       R"(-O[0-3sz]?|-Ofast|-Og|-g[0-9]?|-ggdb[0-3]?|-w|-W[A-Za-z0-9=_+-]*|-std=(c|gnu)\+\+[0-9a-z]+|-fPIC|-fpic|)"
-      R"(-pipe|-march=[A-Za-z0-9_.+-]+|-mtune=[A-Za-z0-9_.+-]+|-ffast-math|-funroll-loops)");
+      R"(-pipe|-march=[A-Za-z0-9_.+-]+|-mtune=[A-Za-z0-9_.+-]+|-ffast-math|-funroll-loops|-fopenmp-simd|)"
+      R"(-m(no-)?(avx[0-9a-z_]*|fma|f16c|sse[0-9a-z_.]*|ssse3|bmi2?|popcnt|lzcnt|)"
+      R"(prefer-vector-width=[0-9]+))");
   return std::regex_match(flag, kUnitLocal);
 }
 

@@ -77,7 +77,9 @@ Result<CompileCommand> AssemblePchCommand(const BuildRequest& request, const Com
 // Whether `flag`, one compiler argument, changes only how its own translation unit is
 // optimized, debugged or warned about, the C++ standard it is read under or the CPU it
 // is tuned for: nothing a unit linked beside it relies on (-O*, -g*, -w, -W<warning>,
-// -std=, -fPIC, -pipe, -march=, -mtune=, -ffast-math, -funroll-loops). The one place
+// -std=, -fPIC, -pipe, -march=, -mtune=, the instruction sets -march= would choose
+// (-mavx2, -mfma, ...), -ffast-math, -funroll-loops, -fopenmp-simd; not -fopenmp, which
+// makes PyTorch's inline at::parallel_for run threads). The one place
 // that says which flags one unit may carry without the others (the lite object, a
 // load_inline call's declaring main.cpp).
 bool IsUnitLocalFlag(const std::string& flag);

@@ -387,10 +387,12 @@ TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
 TEST(UnitLocalFlags, OnlyFlagsNoOtherUnitReliesOn) {
   for (const char* local : {"-O0", "-O2", "-O3", "-Os", "-Ofast", "-Og", "-g", "-g3", "-ggdb", "-w", "-Wall",
                             "-Wno-unused-variable", "-Werror=return-type", "-std=c++17", "-std=gnu++20", "-fPIC",
-                            "-pipe", "-march=native", "-mtune=generic", "-ffast-math", "-funroll-loops"})
+                            "-pipe", "-march=native", "-mtune=generic", "-ffast-math", "-funroll-loops",
+                            "-mavx2", "-mfma", "-mno-avx512f", "-msse4.2", "-fopenmp-simd"})
     EXPECT_TRUE(IsUnitLocalFlag(local)) << local;
   for (const char* shared : {"-DX=1", "-UNDEBUG", "-I/x", "-include", "x.h", "-fopenmp", "-Wl,-rpath,/x",
-                             "-Wp,-DX", "-lm", "-fno-rtti", "-D_GLIBCXX_USE_CXX11_ABI=0", "-O3 -DX", "", "-std=c++17;x"})
+                             "-Wp,-DX", "-lm", "-fno-rtti", "-D_GLIBCXX_USE_CXX11_ABI=0", "-O3 -DX", "", "-std=c++17;x",
+                             "-mavx2;x", "-mcmodel=large", "-mabi=ms"})
     EXPECT_FALSE(IsUnitLocalFlag(shared)) << shared;
 }
 
