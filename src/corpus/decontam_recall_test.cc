@@ -11,6 +11,7 @@
 // CI: the benchmark is not part of this repository).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
 #include <regex>
 #include <set>
@@ -160,8 +161,36 @@ std::string Resized(const std::string& source) {
   return Join(lines);
 }
 
+// Every whole word `from` renamed `to`, except a call's keyword argument (`f(from=1)`:
+// the callee's parameter, which a renamed copy keeps).
+std::string RenameWord(const std::string& source, const std::string& from, const std::string& to) {
+  std::string out;
+  int depth = 0;
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t k = 0; k < source.size();) {
+    const char c = source[k];
+    if (c == '(' || c == '[') ++depth;
+    if ((c == ')' || c == ']') && depth > 0) --depth;
+    const bool starts = source.compare(k, from.size(), from) == 0 && (k == 0 || !word_char(source[k - 1])) &&
+                        (k + from.size() >= source.size() || !word_char(source[k + from.size()]));
+    if (!starts) {
+      out += c;
+      ++k;
+      continue;
+    }
+    size_t after = source.find_first_not_of(' ', k + from.size());
+    const size_t line = source.rfind('\n', k) == std::string::npos ? 0 : source.rfind('\n', k) + 1;
+    const bool in_def = source.compare(source.find_first_not_of(' ', line), 4, "def ") == 0;  // a default
+    const bool keyword = depth > 0 && !in_def && after != std::string::npos && source[after] == '=' &&
+                         (after + 1 >= source.size() || source[after + 1] != '=');
+    out += keyword ? from : to;
+    k += from.size();
+  }
+  return out;
+}
+
 // Module-level constants, the parameters of __init__ and forward and their local
-// variables renamed.
+// variables renamed (a call's keyword arguments keep their names).
 std::string Renamed(const std::string& source) {
   std::set<std::string> names;
   const std::regex word(R"([A-Za-z_]\w*)");
@@ -184,8 +213,7 @@ std::string Renamed(const std::string& source) {
   for (const char* keep : {"torch", "nn", "F", "self", "x", "dim", "eps", "int", "float", "Tensor"}) names.erase(keep);
   names.insert("x");  // the usual input name
   std::string out = source;
-  for (const std::string& n : names)
-    out = std::regex_replace(out, std::regex("\\b" + n + "\\b"), "renamed_" + n);
+  for (const std::string& n : names) out = RenameWord(out, n, "renamed_" + n);
   return out;
 }
 

@@ -41,6 +41,40 @@ TEST(OpSignature, OtherOpOrOtherShapeDiffers) {
   EXPECT_NE(ReferenceSignature(resized)->key, ReferenceSignature(Read("suite/level1/19_ReLU.py"))->key);
 }
 
+TEST(OpSignature, KeywordsChainedAndParenthesizedConstantsAndRandnReadAsTheTask) {
+  // A task in KernelBench's habits: keyword arguments named like its constants and
+  // parameters, a chained assignment, a tuple of sizes without parentheses, rand.
+  const char* task =
+      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+      "    def __init__(self, kernel_size, dim):\n        super().__init__()\n"
+      "        self.pool = nn.MaxPool2d(kernel_size=kernel_size, stride=1)\n        self.dim = dim\n\n"
+      "    def forward(self, x):\n        return torch.sum(self.pool(x), dim=self.dim)\n\n"
+      "batch_size = 16\nheight = width = 64\nchannels, kernel_size = 8, 3\ndim = 1\n\n"
+      "def get_inputs():\n    return [torch.rand(batch_size, channels, height, width)]\n\n"
+      "def get_init_inputs():\n    return [kernel_size, dim]\n";
+  // The same with its names changed, its tuple parenthesized, and inputs from randn.
+  const char* copy =
+      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+      "    def __init__(self, k, axis):\n        super().__init__()\n"
+      "        self.pool = nn.MaxPool2d(stride=1, kernel_size=k)\n        self.dim = axis\n\n"
+      "    def forward(self, inp):\n        return torch.sum(self.pool(inp), dim=self.dim)\n\n"
+      "B = 16\nH = W = 64\nC, K = (8, 3)\nD = 1\n\n"
+      "def get_inputs():\n    return [torch.randn(B, C, H, W)]\n\n"
+      "def get_init_inputs():\n    return [K, D]\n";
+  auto a = ReferenceSignature(task), b = ReferenceSignature(copy);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->ops, b->ops);
+  EXPECT_EQ(a->inputs, (std::vector<std::string>{"rand(16,8,64,64)"}));
+  EXPECT_EQ(b->inputs, (std::vector<std::string>{"randn(16,8,64,64)"}));
+  EXPECT_EQ(a->init, b->init);
+  EXPECT_NE(a->key, b->key);  // rand is not randn: the exact signature tells them apart
+  EXPECT_EQ(a->shape_free_key, b->shape_free_key);
+  // Another operation is still another task.
+  std::string other = copy;
+  other.replace(other.find("torch.sum"), 9, "torch.amax");
+  EXPECT_NE(ReferenceSignature(other)->shape_free_key, a->shape_free_key);
+}
+
 TEST(OpSignature, NoModelNoSignature) {
   EXPECT_FALSE(ReferenceSignature("import torch\nx = 1\n"));
   EXPECT_FALSE(ReferenceSignature(""));

@@ -78,24 +78,49 @@ std::vector<std::vector<Token>> SplitTopLevel(const std::vector<Token>& tokens) 
   return parts;
 }
 
-// Module-level assignments (indent 0): `NAME = value` and `A, B = x, y`.
+// True when `tokens` is one parenthesized group: "(" ... ")" with nothing outside.
+bool Parenthesized(const std::vector<Token>& tokens) {
+  if (tokens.size() < 2 || tokens.front().text != "(" || tokens.back().text != ")") return false;
+  int depth = 0;
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    if (tokens[k].text == "(" || tokens[k].text == "[" || tokens[k].text == "{") ++depth;
+    if (tokens[k].text == ")" || tokens[k].text == "]" || tokens[k].text == "}") --depth;
+    if (depth == 0 && k + 1 < tokens.size()) return false;
+  }
+  return true;
+}
+
+// Module-level assignments (indent 0): `NAME = value`, `A, B = x, y`, `A, B = (x, y)`
+// and `A = B = value`.
 Bindings Constants(const std::vector<Token>& tokens, const std::vector<Line>& lines) {
   Bindings out;
   for (size_t k = 0; k < tokens.size(); ++k) {
     const Token& t = tokens[k];
     bool line_start = k == 0 || tokens[k - 1].line != t.line;
     if (!line_start || t.kind != TokenKind::kIdentifier || lines[t.line - 1].indent != 0) continue;
-    std::vector<Token> lhs, rhs;
-    size_t j = k;
-    for (; j < tokens.size() && tokens[j].line == t.line && tokens[j].text != "="; ++j) lhs.push_back(tokens[j]);
-    if (j >= tokens.size() || tokens[j].text != "=") continue;
-    for (++j; j < tokens.size() && tokens[j].line == t.line; ++j) rhs.push_back(tokens[j]);
-    auto names = SplitTopLevel(lhs), values = SplitTopLevel(rhs);
-    if (names.size() != values.size() && names.size() != 1) continue;
-    if (names.size() == 1) values = {rhs};
-    for (size_t n = 0; n < names.size(); ++n)
-      if (names[n].size() == 1 && names[n][0].kind == TokenKind::kIdentifier)
-        out[std::string(names[n][0].text)] = values[n];
+    // The line's parts between top-level "=": targets, then the value (`h = w = 128`).
+    std::vector<std::vector<Token>> parts(1);
+    int depth = 0;
+    for (size_t j = k; j < tokens.size() && tokens[j].line == t.line; ++j) {
+      const std::string_view x = tokens[j].text;
+      if (x == "(" || x == "[" || x == "{") ++depth;
+      if (x == ")" || x == "]" || x == "}") --depth;
+      if (x == "=" && depth == 0) parts.emplace_back();
+      else parts.back().push_back(tokens[j]);
+    }
+    if (parts.size() < 2) continue;
+    const std::vector<Token>& rhs = parts.back();
+    for (size_t p = 0; p + 1 < parts.size(); ++p) {
+      auto names = SplitTopLevel(parts[p]), values = SplitTopLevel(rhs);
+      if (names.size() > 1 && values.size() == 1 && Parenthesized(rhs)) {  // a, b = (1, 2)
+        values = SplitTopLevel(std::vector<Token>(rhs.begin() + 1, rhs.end() - 1));
+      }
+      if (names.size() != values.size() && names.size() != 1) continue;
+      if (names.size() == 1) values = {rhs};
+      for (size_t n = 0; n < names.size(); ++n)
+        if (names[n].size() == 1 && names[n][0].kind == TokenKind::kIdentifier)
+          out[std::string(names[n][0].text)] = values[n];
+    }
   }
   return out;
 }
@@ -173,7 +198,12 @@ std::string CallArgs(const std::vector<Token>& tokens, size_t open, const Resolv
   auto flush = [&] {
     if (arg.empty()) return;
     const bool named = arg.size() > 1 && arg[0].kind == TokenKind::kIdentifier && arg[1].text == "=";
-    (named ? keyword : positional).push_back(Resolver::Evaluate(r.Text(arg)));
+    if (named) {  // the keyword is the callee's name, never a constant or a parameter
+      keyword.push_back(std::string(arg[0].text) + "=" +
+                        Resolver::Evaluate(r.Text(std::vector<Token>(arg.begin() + 2, arg.end()))));
+    } else {
+      positional.push_back(Resolver::Evaluate(r.Text(arg)));
+    }
     arg.clear();
   };
   int inner = 0;
@@ -271,6 +301,14 @@ std::vector<std::string> InitValues(const std::vector<Token>& body, const Resolv
   return out;
 }
 
+// An input drawn from another random distribution is the same task resized: randn
+// reads as rand (and randn_like as rand_like) in the shape-free signature.
+std::string SameDistribution(const std::string& input) {
+  if (input.starts_with("randn(")) return "rand(" + input.substr(6);
+  if (input.starts_with("randn_like(")) return "rand_like(" + input.substr(11);
+  return input;
+}
+
 }  // namespace
 
 std::string EraseNumbers(std::string_view text) {
@@ -324,7 +362,7 @@ std::optional<OpSignature> ReferenceSignature(std::string_view source) {
   KeyHasher shape_free;
   for (const auto& op : s.ops) shape_free.Add("op", EraseNumbers(op));
   std::vector<std::string> ranks;
-  for (const auto& in : s.inputs) ranks.push_back(EraseNumbers(in));
+  for (const auto& in : s.inputs) ranks.push_back(EraseNumbers(SameDistribution(in)));
   std::sort(ranks.begin(), ranks.end());
   for (const auto& in : ranks) shape_free.Add("input", in);
   for (const auto& v : s.init) shape_free.Add("init", EraseNumbers(v));
