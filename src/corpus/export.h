@@ -67,6 +67,10 @@ bool InTestSplit(const std::string& task_name, double test_share);
 // What a published export says of a file or source: a path's last part; a URL or a
 // plain name as it is.
 std::string PublicName(const std::string& text);
+// What a published export says of a model: a hub id (`org/name`) or a plain name as
+// it is; a local path (`/models/x`, `~/x`, `./x`, `a/b/c`), as servers often name a
+// model they load, its last part.
+std::string PublicModel(const std::string& model);
 
 // A result as an export shows it: with publish, without its environment fingerprint
 // (host, paths, compiler command lines) and its claim's file.

@@ -1,4 +1,5 @@
 // The row of each export format (docs/corpus.md, "Export formats").
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -31,7 +32,7 @@ void AddVaultFields(Json& o, const KernelRecord& r, bool publish) {
   o["format"] = r.format;
   o["arch"] = r.arch;
   o["pipeline"] = r.provenance.pipeline;
-  o["model"] = r.provenance.model;
+  o["model"] = publish ? PublicModel(r.provenance.model) : r.provenance.model;
   o["parent_id"] = r.provenance.parent_id;
   o["source"] = publish ? PublicName(r.provenance.source) : r.provenance.source;
   o["license"] = r.provenance.license;
@@ -51,6 +52,16 @@ void AddSpeed(Json& o, const KernelRecord& r, const RecordFilter& filter) {
 std::string PublicName(const std::string& text) {
   if (text.find('/') == std::string::npos || text.find("://") != std::string::npos) return text;
   return std::filesystem::path(text).filename().string();
+}
+
+std::string PublicModel(const std::string& model) {
+  const bool local = model.starts_with('/') || model.starts_with('~') || model.starts_with('.') ||
+                     model.find('\\') != std::string::npos || std::count(model.begin(), model.end(), '/') > 1;
+  if (!local || model.find("://") != std::string::npos) return model;
+  std::string trimmed = model;
+  while (trimmed.size() > 1 && (trimmed.back() == '/' || trimmed.back() == '\\')) trimmed.pop_back();
+  const size_t cut = trimmed.find_last_of("/\\");
+  return cut == std::string::npos ? trimmed : trimmed.substr(cut + 1);
 }
 
 bool InTestSplit(const std::string& task_name, double test_share) {
@@ -146,6 +157,7 @@ Json RecordRow(const KernelRecord& r, bool publish) {
   row["results"] = ResultsJson(r, true);
   row["provenance"]["origin_file"] = PublicName(r.provenance.origin_file);
   row["provenance"]["source"] = PublicName(r.provenance.source);
+  row["provenance"]["model"] = PublicModel(r.provenance.model);
   return row;
 }
 

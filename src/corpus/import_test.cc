@@ -401,6 +401,7 @@ TEST(Export, PromptsAreGensAndPublishLeavesOutTheMachine) {
   KernelRecord r = Contender("__global__ void k() {}\n", "passed", 2.0);
   r.results[0].environment = {{"host", "build-node-7"}, {"cache", "/home/someone/.cache/kvault"}};
   r.provenance.origin_file = "/home/someone/data/rows.jsonl";
+  r.provenance.model = "/home/someone/models/Coder-7B/";  // a server's local model path
   ExportPrompts prompts({.root = SourceRoot() + "/prompts", .version = "v1", .hardware = ""});
   auto p = prompts.Of(r);
   ASSERT_TRUE(p.ok()) << p.error();
@@ -414,6 +415,10 @@ TEST(Export, PromptsAreGensAndPublishLeavesOutTheMachine) {
   EXPECT_EQ(row.find("build-node-7"), std::string::npos);
   EXPECT_EQ(row.find("/home/someone"), std::string::npos);
   EXPECT_NE(DumpJson(SftRow(r, kept)).find("build-node-7"), std::string::npos);
+  EXPECT_EQ(SftRow(r, published)["metadata"]["model"], "Coder-7B");
+  EXPECT_EQ(PublicModel("Qwen/Qwen2.5-Coder-7B"), "Qwen/Qwen2.5-Coder-7B");  // a hub id stays
+  EXPECT_EQ(PublicModel("gpt-4o"), "gpt-4o");
+  EXPECT_EQ(PublicModel("./ckpt/step-900"), "step-900");
   EXPECT_EQ(SftRow(r, published)["messages"][0]["role"], "system");
   r.format = "no-such-format";
   auto missing = prompts.Of(r);
