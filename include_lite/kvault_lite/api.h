@@ -5,6 +5,7 @@
 // PYBIND11_MODULE recording the module's functions for lite.cc. A name PyTorch has
 // and this header lacks does not compile, and the full build is used.
 #include "module.h"
+#include "parallel.h"
 #include "tensor.h"
 
 // What PyTorch's <torch/extension.h> brings in on the way, which model-written files
@@ -71,6 +72,12 @@ using ::kvault_lite::Scalar;
 using ::kvault_lite::ScalarType;
 using ::kvault_lite::Tensor;
 using ::kvault_lite::TensorOptions;
+using ::kvault_lite::DefaultPtrTraits;
+using ::kvault_lite::GenericPackedTensorAccessor;
+using ::kvault_lite::PackedTensorAccessor32;
+using ::kvault_lite::PackedTensorAccessor64;
+using ::kvault_lite::RestrictPtrTraits;
+using ::kvault_lite::TensorAccessor;
 using ::c10::kBFloat16;
 using ::c10::kBool;
 using ::c10::kByte;
@@ -104,6 +111,10 @@ using ::kvault_lite::zeros;
 using ::kvault_lite::zeros_like;
 using ::kvault_lite::dtype;
 using ::kvault_lite::device;
+using ::kvault_lite::get_num_threads;
+using ::kvault_lite::get_thread_num;
+using ::kvault_lite::in_parallel_region;
+using ::kvault_lite::parallel_for;
 using ::c10::toString;
 }  // namespace at
 
@@ -128,6 +139,14 @@ F wrap_pybind_function(F f) {
   return f;
 }
 }  // namespace torch
+
+// pybind11's names a PYBIND11_MODULE body uses: py::arg annotations (module.h) and
+// py::none() as a default. PyTorch's <torch/extension.h> defines the alias py.
+namespace pybind11 {
+using arg = ::kvault_lite::NamedArg;
+using none = ::kvault_lite::NoneValue;
+}  // namespace pybind11
+namespace py = pybind11;
 
 // PyTorch's checks: a c10::Error with the message, or with the condition when there is
 // none.

@@ -7,6 +7,7 @@
 // pybind11 would.
 #include <torch/extension.h>
 
+#include <limits>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "cuda.h"
 #endif
 #include "module.h"
+#include "parallel.h"
 #include "tensor.h"
 
 namespace py = pybind11;
@@ -146,6 +148,22 @@ void* Tensor::TypedData(ScalarType expected) const {
 #undef KVAULT_LITE_DATA
   }
   TORCH_CHECK(false, "kvault_lite: data_ptr of an unknown type");
+}
+
+void ParallelFor(int64_t begin, int64_t end, int64_t grain_size, const void* f, RangeBody body) {
+  at::parallel_for(begin, end, grain_size, [&](int64_t b, int64_t e) { body(f, b, e); });
+}
+int get_num_threads() { return at::get_num_threads(); }
+int get_thread_num() { return at::get_thread_num(); }
+bool in_parallel_region() { return at::in_parallel_region(); }
+
+// What PyTorch's Tensor::accessor and packed_accessor32 check, in their words.
+void Tensor::CheckAccessor(int64_t dims, bool int32_indices) const {
+  const at::Tensor& t = A(*this);
+  if (int32_indices)
+    TORCH_CHECK(t.numel() <= static_cast<int64_t>(std::numeric_limits<int32_t>::max()),
+                "numel needs to be smaller than int32_t max; otherwise, please use packed_accessor64");
+  TORCH_CHECK(t.dim() == dims, "TensorAccessor expected ", dims, " dims but tensor has ", t.dim());
 }
 
 void Tensor::ItemInto(ScalarType as, void* out) const {
@@ -451,8 +469,12 @@ struct Overloads {
   int n = 0;
   for (const Function& f : o.functions) {
     msg += "    " + std::to_string(++n) + ". (";
-    for (size_t i = 0; i < f.args.size(); ++i)
-      msg += (i ? ", arg" : "arg") + std::to_string(i) + ": " + TypeName(f.args[i]);
+    for (size_t i = 0; i < f.args.size(); ++i) {
+      const std::string name = f.names.empty() ? "arg" + std::to_string(i) : f.names[i];
+      msg += (i ? ", " : "") + name + ": " + TypeName(f.args[i]);
+      if (!f.defaults.empty() && f.defaults[i])
+        msg += " = " + py::repr(ToPython(*f.defaults[i])).cast<std::string>();
+    }
     msg += ")\n";
   }
   msg += "\nInvoked with: ";
@@ -461,24 +483,47 @@ struct Overloads {
   throw py::type_error(msg);
 }
 
+// The call's arguments in f's parameter order, as pybind11 matches them: the positional
+// ones, then each further parameter by its py::arg keyword or else its default; nothing
+// when they do not fit (too many, one missing, a keyword f has not or that names a
+// parameter given positionally).
+std::optional<std::vector<py::object>> Arguments(const Function& f, const py::args& args,
+                                                 const py::kwargs& kwargs) {
+  if (args.size() > f.args.size() || (kwargs.size() > 0 && f.names.empty())) return std::nullopt;
+  std::vector<py::object> out;
+  for (size_t i = 0; i < args.size(); ++i) out.push_back(args[i]);
+  size_t keywords_used = 0;
+  for (size_t i = args.size(); i < f.args.size(); ++i) {
+    if (!f.names.empty() && kwargs.contains(f.names[i].c_str())) {
+      out.push_back(kwargs[f.names[i].c_str()]);
+      ++keywords_used;
+    } else if (!f.defaults.empty() && f.defaults[i]) {
+      out.push_back(ToPython(*f.defaults[i]));
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (keywords_used != kwargs.size()) return std::nullopt;
+  return out;
+}
+
 py::object Dispatch(const Overloads& o, const py::args& args, const py::kwargs& kwargs) {
-  if (kwargs.size() == 0) {
-    // Like pybind11: several overloads get a pass without implicit conversions first.
-    for (int pass = o.functions.size() > 1 ? 0 : 1; pass < 2; ++pass) {
-      for (const Function& f : o.functions) {
-        if (args.size() != f.args.size()) continue;
-        std::vector<std::unique_ptr<Loaded>> loaded;
-        std::vector<void*> values;
-        for (size_t i = 0; i < f.args.size(); ++i) {
-          loaded.push_back(MakeLoaded(f.args[i]));
-          if (!loaded.back()->Load(args[i], pass == 1)) break;
-          values.push_back(loaded.back()->Get());
-        }
-        if (values.size() != f.args.size()) continue;
-        Value result;
-        f.thunk(f.callable.get(), values.data(), &result);
-        return ToPython(result);
+  // Like pybind11: several overloads get a pass without implicit conversions first.
+  for (int pass = o.functions.size() > 1 ? 0 : 1; pass < 2; ++pass) {
+    for (const Function& f : o.functions) {
+      auto given = Arguments(f, args, kwargs);
+      if (!given) continue;
+      std::vector<std::unique_ptr<Loaded>> loaded;
+      std::vector<void*> values;
+      for (size_t i = 0; i < f.args.size(); ++i) {
+        loaded.push_back(MakeLoaded(f.args[i]));
+        if (!loaded.back()->Load((*given)[i], pass == 1)) break;
+        values.push_back(loaded.back()->Get());
       }
+      if (values.size() != f.args.size()) continue;
+      Value result;
+      f.thunk(f.callable.get(), values.data(), &result);
+      return ToPython(result);
     }
   }
   NoMatch(o, args, kwargs);
@@ -493,8 +538,10 @@ PyObjectPtr InitModule(const char* name, Body body) {
   auto m = py::module_::create_extension_module(name, nullptr, def);
   try {
     std::vector<Function> functions;
-    Module module(&functions);
+    std::string module_doc;
+    Module module(&functions, &module_doc);
     body(module);
+    if (!module_doc.empty()) m.doc() = module_doc;
     std::vector<std::shared_ptr<Overloads>> by_name;
     for (Function& f : functions) {
       std::shared_ptr<Overloads> o;

@@ -11,6 +11,7 @@
 // The candidate and lite.cc are compiled against this header with the same standard
 // library and flags (the build key holds both): the layout is shared, not an ABI.
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -74,6 +75,9 @@ struct Function {
   std::vector<Arg> args;
   Thunk thunk = nullptr;
   std::shared_ptr<const void> callable;
+  // py::arg extras, one per parameter or none: its name, and its default if it has one.
+  std::vector<std::string> names;
+  std::vector<std::optional<Value>> defaults;
 };
 
 namespace detail {
@@ -176,6 +180,7 @@ struct Callable {
     Call(*static_cast<const C*>(callable), args, result, std::index_sequence_for<A...>{});
   }
   static std::vector<Arg> Args() { return {ArgOf<Bare<A>>::value...}; }
+  static constexpr size_t kArity = sizeof...(A);
 };
 
 template <class F, class = void>
@@ -197,27 +202,74 @@ struct Traits<F, std::void_t<decltype(&F::operator())>> : decltype(FromCall(&F::
 
 }  // namespace detail
 
+// py::none(), as a default value.
+struct NoneValue {};
+
+namespace detail {
+inline Value ToValue(NoneValue) { return Value(); }
+inline Value ToValue(std::nullopt_t) { return Value(); }
+inline Value ToValue(const char* s) { return ToValue(std::string(s)); }
+template <class T, class = void>
+struct Defaultable : std::false_type {};
+template <class T>
+struct Defaultable<T, std::void_t<decltype(ToValue(std::declval<T>()))>> : std::true_type {};
+}  // namespace detail
+
+// pybind11's py::arg("name"), and py::arg("name") = value, among m.def's extras: the
+// parameter's keyword, and a default (a number, bool, string or None) the call may omit.
+struct NamedArg {
+  explicit NamedArg(const char* n) : name(n) {}
+  template <class T>
+  NamedArg operator=(T&& value) const {
+    static_assert(detail::Defaultable<std::decay_t<T>>::value,
+                  "kvault lite extension build: a py::arg default of a type it does not convert (the "
+                  "full build is used)");
+    NamedArg a(name);
+    a.default_value = detail::ToValue(std::decay_t<T>(std::forward<T>(value)));
+    return a;
+  }
+  const char* name;
+  std::optional<Value> default_value;
+};
+
 // What a candidate's PYBIND11_MODULE body sees as its module.
 class Module {
  public:
-  explicit Module(std::vector<Function>* out) : out_(out) {}
+  Module(std::vector<Function>* out, std::string* doc) : out_(out), doc_(doc) {}
 
-  template <class F>
-  Module& def(const char* name, F&& f, const char* doc = "") {
+  // m.def(name, f, extras...): extras are a docstring and py::arg annotations, one per
+  // parameter (or none), in any order, as pybind11 takes them.
+  template <class F, class... Extra>
+  Module& def(const char* name, F&& f, const Extra&... extra) {
     using Stored = std::decay_t<F>;
     using T = detail::Traits<Stored>;
+    constexpr size_t kNamed = (size_t{0} + ... + size_t{std::is_same_v<Extra, NamedArg>});
+    static_assert(kNamed == 0 || kNamed == T::kArity,
+                  "The number of argument annotations does not match the number of function arguments");
+    static_assert(((std::is_same_v<Extra, NamedArg> || std::is_convertible_v<const Extra&, const char*>) &&
+                   ...),
+                  "kvault lite extension build: an m.def extra it does not know (the full build is used)");
     Function fn;
     fn.name = name;
-    fn.doc = doc;
     fn.args = T::Args();
     fn.thunk = &T::Thunk;
     fn.callable = std::make_shared<const Stored>(std::forward<F>(f));
+    (Add(fn, extra), ...);
     out_->push_back(std::move(fn));
     return *this;
   }
+  // m.doc() = "...": the module's docstring.
+  std::string& doc() { return *doc_; }
 
  private:
+  static void Add(Function& fn, const NamedArg& a) {
+    fn.names.push_back(a.name);
+    fn.defaults.push_back(a.default_value);
+  }
+  static void Add(Function& fn, const char* doc) { fn.doc = doc; }
+
   std::vector<Function>* out_;
+  std::string* doc_;
 };
 
 using Body = void (*)(Module&);

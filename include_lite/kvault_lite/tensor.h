@@ -171,6 +171,107 @@ class Scalar {
   double d_ = 0;
 };
 
+#if defined(__CUDACC__)
+#define KVAULT_LITE_HOST_DEVICE __host__ __device__
+#define KVAULT_LITE_DEVICE __device__
+#else
+#define KVAULT_LITE_HOST_DEVICE
+#define KVAULT_LITE_DEVICE
+#endif
+
+// PyTorch's pointer kinds of accessors (at::DefaultPtrTraits, at::RestrictPtrTraits).
+template <class T> struct DefaultPtrTraits { using PtrType = T*; };
+template <class T> struct RestrictPtrTraits { using PtrType = T* __restrict__; };
+
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+class TensorAccessor;
+
+// What an accessor's operator[] gives: the accessor of the next N - 1 dimensions, or,
+// of the last dimension, the element (const from a const accessor, as PyTorch's).
+template <class T, size_t N, template <class> class PtrTraits, class index_t>
+struct AccessorStep {
+  using type = TensorAccessor<T, N - 1, PtrTraits, index_t>;
+  using const_type = const type;
+  KVAULT_LITE_HOST_DEVICE static type At(typename PtrTraits<T>::PtrType data, const index_t* sizes,
+                                         const index_t* strides, index_t i) {
+    return type(data + strides[0] * i, sizes + 1, strides + 1);
+  }
+};
+template <class T, template <class> class PtrTraits, class index_t>
+struct AccessorStep<T, 1, PtrTraits, index_t> {
+  using type = T&;
+  using const_type = const T&;
+  KVAULT_LITE_HOST_DEVICE static type At(typename PtrTraits<T>::PtrType data, const index_t*,
+                                         const index_t* strides, index_t i) {
+    return data[strides[0] * i];
+  }
+};
+
+// What both accessors hold: the data, and sizes and strides as `Shape` (pointers to
+// someone else's, or arrays of their own).
+template <class T, template <class> class PtrTraits, class index_t, class Shape>
+class AccessorBase {
+ public:
+  using PtrType = typename PtrTraits<T>::PtrType;
+  KVAULT_LITE_HOST_DEVICE index_t size(index_t d) const { return sizes_[d]; }
+  KVAULT_LITE_HOST_DEVICE index_t stride(index_t d) const { return strides_[d]; }
+  KVAULT_LITE_HOST_DEVICE PtrType data() { return data_; }
+  KVAULT_LITE_HOST_DEVICE const PtrType data() const { return data_; }
+
+ protected:
+  PtrType data_;
+  Shape sizes_;
+  Shape strides_;
+};
+
+// at::TensorAccessor: elements reached through sizes and strides held elsewhere (the
+// tensor's, for x.accessor<T, N>(); a packed accessor's, for its operator[]); valid
+// while its owner is.
+template <class T, size_t N, template <class> class PtrTraits, class index_t>
+class TensorAccessor : public AccessorBase<T, PtrTraits, index_t, const index_t*> {
+ public:
+  using Step = AccessorStep<T, N, PtrTraits, index_t>;
+  KVAULT_LITE_HOST_DEVICE TensorAccessor(typename PtrTraits<T>::PtrType data, const index_t* sizes,
+                                         const index_t* strides) {
+    this->data_ = data;
+    this->sizes_ = sizes;
+    this->strides_ = strides;
+  }
+  KVAULT_LITE_HOST_DEVICE typename Step::type operator[](index_t i) {
+    return Step::At(this->data_, this->sizes_, this->strides_, i);
+  }
+  KVAULT_LITE_HOST_DEVICE typename Step::const_type operator[](index_t i) const {
+    return Step::At(this->data_, this->sizes_, this->strides_, i);
+  }
+};
+
+// at::GenericPackedTensorAccessor (PackedTensorAccessor32/64): sizes and strides copied
+// in, so that it can be handed to a kernel by value; its elements, as PyTorch's, are
+// reached in device code only (under nvcc).
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+class GenericPackedTensorAccessor : public AccessorBase<T, PtrTraits, index_t, index_t[N]> {
+ public:
+  using Step = AccessorStep<T, N, PtrTraits, index_t>;
+  GenericPackedTensorAccessor(typename PtrTraits<T>::PtrType data, const int64_t* sizes,
+                              const int64_t* strides) {
+    this->data_ = data;
+    for (size_t d = 0; d < N; ++d) {
+      this->sizes_[d] = static_cast<index_t>(sizes[d]);
+      this->strides_[d] = static_cast<index_t>(strides[d]);
+    }
+  }
+  KVAULT_LITE_DEVICE typename Step::type operator[](index_t i) {
+    return Step::At(this->data_, this->sizes_, this->strides_, i);
+  }
+  KVAULT_LITE_DEVICE typename Step::const_type operator[](index_t i) const {
+    return Step::At(this->data_, this->sizes_, this->strides_, i);
+  }
+};
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+using PackedTensorAccessor32 = GenericPackedTensorAccessor<T, N, PtrTraits, int32_t>;
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+using PackedTensorAccessor64 = GenericPackedTensorAccessor<T, N, PtrTraits, int64_t>;
+
 class TensorOptions {
  public:
   TensorOptions() = default;
@@ -252,6 +353,39 @@ class Tensor {
     return out;
   }
 
+  // x.accessor<float, 2>() and the packed ones, as PyTorch's: the tensor must have N
+  // dimensions and elements of type T (and, for 32-bit indices, fit them).
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const& {
+    static_assert(N > 0, "accessor is used for indexing tensor, for scalars use *data_ptr<T>()");
+    CheckAccessor(static_cast<int64_t>(N), false);
+    return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
+  }
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() const& {
+    static_assert(N > 0, "accessor is used for indexing tensor, for scalars use *data_ptr<T>()");
+    CheckAccessor(static_cast<int64_t>(N), false);
+    return GenericPackedTensorAccessor<T, N, PtrTraits, index_t>(
+        static_cast<typename PtrTraits<T>::PtrType>(data_ptr<T>()), sizes().data(), strides().data());
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() const& {
+    CheckAccessor(static_cast<int64_t>(N), true);
+    return generic_packed_accessor<T, N, PtrTraits, int32_t>();
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() const& {
+    return generic_packed_accessor<T, N, PtrTraits, int64_t>();
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() && = delete;
+
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor view(IntArrayRef size) const;
@@ -302,6 +436,9 @@ class Tensor {
 
  private:
   void* TypedData(ScalarType expected) const;
+  // PyTorch's checks before an accessor: `dims` dimensions; with `int32_indices`, first
+  // that the elements fit 32-bit indices (packed_accessor32's check).
+  void CheckAccessor(int64_t dims, bool int32_indices) const;
   void ItemInto(ScalarType as, void* out) const;
 
   void* impl_;  // PyTorch's TensorImpl*, owned as at::Tensor owns it

@@ -178,14 +178,20 @@ constexpr char kLiteExtCalls[] =
     "         lambda: m.mixed(x, [0, 2], [1, 2, 3]), lambda: m.mixed(x, (1,), []), lambda: m.mixed(x, 1, []),\n"
     "         lambda: m.fail_wrapped(x, 1), lambda: m.fail_wrapped(x, 4), lambda: m.fail_wrapped(x, 5),\n"
     "         lambda: m.ints((2, 3), (4, 5, 6), 2**40, 7, 9, -3), lambda: m.ints([1, 2], [0, 0, 0], 0, 0, 0, 0),\n"
-    "         lambda: m.ints((2,), (4, 5, 6), 1, 1, 1, 1), lambda: m.ints((2, 3), (4, 5, 6), -1, 1, 1, 1)]\n"
+    "         lambda: m.ints((2,), (4, 5, 6), 1, 1, 1, 1), lambda: m.ints((2, 3), (4, 5, 6), -1, 1, 1, 1),\n"
+    "         lambda: m.accessed(x[0], 0), lambda: m.accessed(x[1].t(), 0), lambda: m.accessed(x, 0),\n"
+    "         lambda: m.accessed(x[0], 1), lambda: m.accessed(x[0], 2),\n"
+    "         lambda: m.scaled(x), lambda: m.scaled(x, 3), lambda: m.scaled(x, scale=0.5),\n"
+    "         lambda: m.scaled(x, bias=x), lambda: m.scaled(x, 1, x), lambda: m.scaled(x=x, scale=1),\n"
+    "         lambda: m.scaled(x, 2, scale=3),\n"
+    "         lambda: m.scaled(x, nope=1), lambda: m.scaled(), lambda: m.scaled(x, 1, None, 4)]\n"
     "for call in calls:\n"
     "    try: print(show(call()))\n"
     "    except RuntimeError as e: print('RuntimeError', str(e).splitlines()[0])\n"
     "    except Exception as e: print(type(e).__name__)\n"
     "try: m.fail(x, 2)\n"
     "except RuntimeError as e: print('RuntimeError')\n"
-    "print(m.mixed.__doc__.splitlines()[-1])\n";
+    "print(m.mixed.__doc__.splitlines()[-1], m.scaled.__doc__.splitlines()[-1], m.__doc__)\n";
 
 // The lite extension build: each of its functions, and the binding's every kind, does
 // what the full build of the same source does (same results, same errors); a source

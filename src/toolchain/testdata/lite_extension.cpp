@@ -1,6 +1,7 @@
 // The lite extension build's tensor API against PyTorch's (RealCompilerTest): every
 // member and function include_lite/ declares, built both ways and called the same.
 #include <torch/extension.h>
+#include <ATen/Parallel.h>
 
 #include <string>
 #include <tuple>
@@ -126,7 +127,36 @@ std::tuple<int64_t, uint64_t, unsigned int, int64_t> ints(std::tuple<int, int> p
           ll + static_cast<int64_t>(std::get<0>(triple))};
 }
 
+// Accessors (a row of one, a packed one), at::parallel_for over the rows, and the
+// accessors' checks (dimensions, element type).
+torch::Tensor accessed(torch::Tensor x, int64_t which) {  // x: 2-D float, any strides
+  if (which == 1) x.accessor<float, 3>();
+  if (which == 2) x.accessor<double, 2>();
+  auto out = torch::zeros(x.sizes(), x.options());
+  const auto a = x.accessor<float, 2>();
+  auto o = out.accessor<float, 2>();
+  at::parallel_for(0, a.size(0), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      auto row = a[i];
+      for (int64_t j = 0; j < row.size(0); ++j)
+        o[i][j] = row[j] * 2 + a.stride(0) + (at::get_num_threads() > 0);
+    }
+  });
+  auto p = x.packed_accessor64<float, 2>();
+  o[0][0] = p[0][0] + p.size(1) * 100 + p.stride(1) * 1000;
+  return out;
+}
+
+// Keyword arguments and defaults (py::arg), bound below.
+torch::Tensor scaled(torch::Tensor x, double scale, c10::optional<torch::Tensor> bias) {
+  return bias.has_value() ? x * scale + *bias : x * scale;
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "the lite names";
+  m.def("accessed", &accessed);
+  m.def("scaled", &scaled, "x * scale (+ bias)", py::arg("x"), py::arg("scale") = 2.0,
+        py::arg("bias") = py::none());
   m.def("describe", &describe);
   m.def("make", &make);
   m.def("shape_ops", &shape_ops);
