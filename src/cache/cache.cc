@@ -73,10 +73,14 @@ std::optional<CacheEntry> Cache::Lookup(const std::string& key, CountLookup coun
   return CacheEntry{dir, std::move(*manifest)};
 }
 
+std::string CacheLockPath(const std::string& root, const std::string& kind, const std::string& key) {
+  return root + "/locks/" + kind + "/" + key.substr(0, 2) + "/" + key + ".lock";
+}
+
 Result<FileLock> Cache::Lock(const std::string& key, std::chrono::milliseconds timeout) const {
-  const std::string shard = root_ + "/" + kind_ + "/" + key.substr(0, 2);
-  if (Status s = EnsureDir(shard); !s) return Error{s.error()};
-  return FileLock::Acquire(shard + "/" + key + ".lock", timeout);
+  const std::string path = CacheLockPath(root_, kind_, key);
+  if (Status s = EnsureDir(std::filesystem::path(path).parent_path().string()); !s) return Error{s.error()};
+  return FileLock::Acquire(path, timeout);
 }
 
 Result<StagedEntry> Cache::Stage() const {

@@ -55,6 +55,12 @@ class StagedEntry {
 
 enum class CountLookup { kYes, kNo };
 
+// Where the lock of `key` of `kind` lies: <root>/locks/<kind>/<key[0:2]>/<key>.lock,
+// outside the kind's folder. Candidate workers see build/ (read-only), and flock needs
+// no write access: a lock file there let a candidate hold other lanes' builds of that
+// key (a failed or evicted one) for as long as its worker lived.
+std::string CacheLockPath(const std::string& root, const std::string& kind, const std::string& key);
+
 class Cache {
  public:
   // REQUIRES: `kind` is a non-empty name of [a-z0-9_-] and not "tmp".
@@ -69,9 +75,9 @@ class Cache {
   // Counts a hit or a miss (and a corrupt entry) in stats.json unless count is kNo.
   std::optional<CacheEntry> Lookup(const std::string& key, CountLookup count = CountLookup::kYes) const;
 
-  // The entry's lock (<root>/<kind>/<key[0:2]>/<key>.lock): held while one process
-  // makes the entry so others wait instead of repeating the work; eviction and
-  // cleaning skip entries whose lock is held.
+  // The entry's lock (CacheLockPath): held while one process makes the entry so
+  // others wait instead of repeating the work; eviction and cleaning skip entries
+  // whose lock is held.
   Result<FileLock> Lock(const std::string& key, std::chrono::milliseconds timeout) const;
 
   // A fresh staging folder on the cache's file system.

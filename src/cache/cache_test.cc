@@ -176,6 +176,19 @@ TEST_F(CacheTest, TheLockMakesOthersWait) {
   EXPECT_FALSE(other.ok());
 }
 
+// Candidate workers see build/ read-only, and flock needs no write access: a lock file
+// beside the entries let a candidate hold another lane's build of that key. Locks lie
+// under locks/, which the sandbox hides from candidates.
+TEST_F(CacheTest, TheLockLiesOutsideTheKindsFolder) {
+  Cache cache(Root(), "build");
+  const std::string key = Key("locked");
+  auto held = cache.Lock(key, std::chrono::seconds(1));
+  ASSERT_TRUE(held.ok()) << held.error();
+  EXPECT_EQ(CacheLockPath(Root(), "build", key), Root() + "/locks/build/" + key.substr(0, 2) + "/" + key + ".lock");
+  EXPECT_TRUE(FileExists(CacheLockPath(Root(), "build", key)));
+  EXPECT_FALSE(std::filesystem::exists(Root() + "/build/" + key.substr(0, 2) + "/" + key + ".lock"));
+}
+
 TEST(CacheKindName, AcceptsPlainNamesOnly) {
   EXPECT_TRUE(IsCacheKindName("build"));
   EXPECT_TRUE(IsCacheKindName("native"));

@@ -60,7 +60,7 @@ int64_t Now() {
 
 // Removes one entry unless it is being made (its lock held). true when removed.
 bool RemoveUnlessBusy(const std::string& root, const CacheEntryInfo& e) {
-  const std::string lock_path = fs::path(e.dir).parent_path().string() + "/" + e.key + ".lock";
+  const std::string lock_path = CacheLockPath(root, e.kind, e.key);
   std::optional<FileLock> held;
   if (FileExists(lock_path)) {
     auto lock = FileLock::TryAcquire(lock_path);
