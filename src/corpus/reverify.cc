@@ -8,6 +8,7 @@
 
 #include "toolchain/tools.h"
 #include "util/files.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -171,7 +172,9 @@ Result<ReverifySummary> Reverify(CorpusStore& vault, const EngineOptions& option
   auto store = Store::Open(scratch);
   if (!store) return Error{store.error()};
   EvalSettings eval;
-  eval.run = kVerifyRun;
+  // One run per hardware and toolchain: the scratch store resumes an interrupted
+  // verification, never answers for another machine (a copied vault, --as-hardware).
+  eval.run = std::string(kVerifyRun) + "-" + Sha256Hex(summary.hardware + '\n' + summary.toolchain).substr(0, 12);
   eval.jobs = settings.jobs;
   eval.compile_jobs = settings.compile_jobs;
   eval.force = settings.force;

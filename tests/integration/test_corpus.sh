@@ -112,6 +112,19 @@ if "$PY" -c "import torch" >/dev/null 2>&1; then
   "$KVAULT" corpus verify --vault "$K" --backend cpu --no-timing --json >"$TMP/verify2.json" 2>/dev/null ||
     fail "verify again"
   expect "$TMP/verify2.json" 'j["already"] == 2 and j["verified"] == 0'
+  # Another machine's name: verified anew, never answered from this one's attempts in
+  # the scratch store (they would carry this machine's run as the other's result).
+  "$KVAULT" corpus verify --vault "$K" --backend cpu --no-timing --as-hardware other-machine --json \
+    >"$TMP/verify-other.json" 2>/dev/null || fail "verify as other hardware"
+  expect "$TMP/verify-other.json" 'j["verified"] == 2'
+  "$KVAULT" corpus export --vault "$K" --format records -o "$TMP/kb-both.jsonl" >/dev/null || fail "export of both"
+  "$PY" - "$TMP/kb-both.jsonl" <<'PYEOF' || fail "a result of other-machine was this machine's attempt"
+import json, sys
+for line in open(sys.argv[1]):
+    engine = [r for r in json.loads(line)["results"] if r["origin"] == "engine"]
+    assert len(engine) == 2, engine
+    assert engine[0]["verified_at"] != engine[1]["verified_at"], engine
+PYEOF
   "$KVAULT" corpus export --vault "$K" --format records -o "$TMP/kb.jsonl" --status passed --json >"$TMP/kb-export.json" ||
     fail "export of verified records"
   expect "$TMP/kb-export.json" 'j["rows"] == 2'
