@@ -117,9 +117,12 @@ class _Caller:
 
 
 def check_integrity(when, kernels=False):
-    """A policy_violation when the harness changed; with `kernels`, also when a kernel
-    was registered for one of PyTorch's operators (integrity.Snapshot.kernel_changes)."""
-    changed = SNAPSHOT.changes() + (SNAPSHOT.kernel_changes() if kernels else [])
+    """A policy_violation when the harness changed; with `kernels` (True: every
+    operator, or a list of operators' names), also when a kernel was registered for
+    one of PyTorch's operators (integrity.Snapshot.kernel_changes)."""
+    changed = SNAPSHOT.changes()
+    if kernels:
+        changed += SNAPSHOT.kernel_changes(None if kernels is True else kernels)
     if changed:
         SNAPSHOT.restore_switches()
         raise WorkerError(POLICY_VIOLATION, "the harness was patched while %s: %s changed"

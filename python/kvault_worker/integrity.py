@@ -33,8 +33,9 @@ or candidate code runs) of:
 - the dispatcher's kernels of every operator that exists when the snapshot settles
   (PyTorch's own): a kernel registered for one of them afterwards (`torch.library`,
   `TORCH_LIBRARY_IMPL` in an extension) runs the candidate's code wherever the worker
-  dispatches it, where no clock looks (`kernel_changes`, about 0.1 s, so checked only
-  after `load`, warm-up, graph capture and timing);
+  dispatches it, where no clock looks (`kernel_changes`, about 0.1 s, so checked
+  after `load`, warm-up, graph capture and timing; the operators of every sample's own
+  path, SAMPLE_PATH_OPS, after every flush and sample too);
 - the worker's objects on the timing path (`guard`): the timed side, the flush
   buffer's owner, a graph and its input sets may not change class nor gain an
   instance attribute that hides a method, and the attributes named when guarded
@@ -114,6 +115,17 @@ def _namespace_callables():
 # buffers, the drawing of those inputs, the flush's `fill_`, where no clock looks.
 # Meta kernels compute no values (PyTorch's compiler registers some on first use).
 _UNTRACKED_KEYS = ("Meta:",)
+
+
+# The operators on every sample's unclocked path (drawing its inputs, copying them into
+# the timed buffers, the flush, capturing the output): their kernels are checked after
+# every flush and sample too, which costs about 1 ms (the whole table, about 0.1 s, is
+# checked only where a registration would first take effect).
+SAMPLE_PATH_OPS = ("aten::copy_", "aten::fill_.Scalar", "aten::fill_.Tensor", "aten::zero_", "aten::normal_",
+                   "aten::uniform_", "aten::random_", "aten::random_.from", "aten::random_.to",
+                   "aten::bernoulli_.float", "aten::exponential_", "aten::randn", "aten::rand", "aten::randint",
+                   "aten::randperm", "aten::empty.memory_format", "aten::empty_strided", "aten::clone",
+                   "aten::_to_copy", "aten::set_.source_Storage")
 
 
 def _dispatcher_kernels():
@@ -403,16 +415,18 @@ class Snapshot:
         changed += ["%s (%r -> %r)" % (k, v, now.get(k)) for k, v in self.switches.items() if now.get(k) != v]
         return sorted(changed)
 
-    def kernel_changes(self):
-        """The operators, of those settled, whose kernels the dispatcher holds changed
-        (one registered for a key, replaced or removed). About 0.1 s: checked where a
-        candidate's registration would first take effect on the timing path (after
-        `load`, warm-up and timing), not after every call."""
+    def kernel_changes(self, ops=None):
+        """The operators, of those settled (or of `ops` among them), whose kernels the
+        dispatcher holds changed (one registered for a key, replaced or removed). All
+        of them take about 0.1 s: checked where a candidate's registration would first
+        take effect on the timing path (after `load`, warm-up and timing); the sample
+        path's (SAMPLE_PATH_OPS) after every flush and sample."""
         dump = getattr(torch._C, "_dispatch_dump", None)
         if dump is None:
             return []
         changed = []
-        for op, kernels in self.kernels.items():
+        settled = self.kernels if ops is None else {op: self.kernels[op] for op in ops if op in self.kernels}
+        for op, kernels in settled.items():
             try:
                 now = _kernels_of(dump(op))
             except RuntimeError:  # the operator itself was removed

@@ -74,6 +74,35 @@ PATCHES = {
 """,
 }
 
+# Registered once the warm-up is over (past its check of every operator), when the
+# test says so: the next sample's check of the sample path's operators finds it.
+LATE = """
+import os, torch, torch.nn as nn
+from torch.library import Library
+KEPT = []
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if not KEPT and os.path.exists(%r):
+            library = Library("aten", "IMPL")
+            library.impl("copy_", lambda self, src, non_blocking=False: self, "AutogradCPU")
+            KEPT.append(library)
+        return torch.relu(x)
+"""
+
+
+def test_a_kernel_registered_after_the_warm_up_is_caught_by_the_next_sample(worker, tmp_path):
+    task = write_file(tmp_path, "task.py", TASK)
+    flag = str(tmp_path / "register-now")
+    cand = write_file(tmp_path, "cand.py", LATE % flag)
+    assert worker.call("load", task=task, candidate={"format": "kernelbench", "path": cand})["ok"]
+    started = worker.call("time_start", side="candidate", case=1, seed=1000, warmup_ms=0, flush=False)
+    assert started["ok"], started
+    open(flag, "w").close()
+    sample = worker.call("time_sample", method="monotonic_clock", seed=5)
+    assert sample["ok"] is False and sample["kind"] == "policy_violation", sample
+    assert "aten::copy_" in sample["message"], sample
+
+
 CANDIDATE = """
 import torch, torch.nn as nn
 PATCHED = []
@@ -185,6 +214,8 @@ def test_kernels_registered_for_pytorchs_operators():
     library.impl("copy_", lambda self, src, non_blocking=False: self, "AutogradCPU")
     assert snapshot.kernel_changes() == ["the dispatcher's kernels of aten::copy_"]
     assert snapshot.changes() == []  # no Python name changed: only this check sees it
+    assert snapshot.kernel_changes(integrity.SAMPLE_PATH_OPS) == ["the dispatcher's kernels of aten::copy_"]
+    assert snapshot.kernel_changes(["aten::relu"]) == []
     del library
     import gc
     gc.collect()

@@ -16,6 +16,7 @@ from kvault_worker.checked_run import captured, check_integrity, device_copy
 from kvault_worker.device import device_info, l2_bytes
 from kvault_worker.digest import input_digest
 from kvault_worker.errors import RUNTIME_ERROR, attributed, bad_request
+from kvault_worker.integrity import SAMPLE_PATH_OPS
 from kvault_worker.session.state import SessionState, write_output
 from kvault_worker.tensorfile import Captured, capture
 from kvault_worker.timing import timers
@@ -106,7 +107,7 @@ class TimedRequests(SessionState):
         here, so the harness is checked right after: a flush that a candidate disarmed
         or ran its own code in is a policy_violation before the sample it would help."""
         self._require_timed().side.flush()
-        check_integrity("flushing the caches")
+        check_integrity("flushing the caches", kernels=SAMPLE_PATH_OPS)
         return {}
 
     def time_sample(self, request):
@@ -136,7 +137,7 @@ class TimedRequests(SessionState):
             aliases = output_aliases(output, inputs)
         if out is not None:
             written = write_output(out, value, sha256=True)
-        check_integrity("timing")
+        check_integrity("timing", kernels=SAMPLE_PATH_OPS)
         response = {"ms": sample.ms, "wall_ms": sample.wall_ms, "inputs_modified": modified,
                     "output_aliases": aliases}
         if out is not None:
