@@ -122,7 +122,8 @@ struct Contender {
 // other against the task's fastest.
 Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prompts, RowWriter& rows,
                 ExportSummary& summary) {
-  std::map<std::pair<std::string, std::string>, std::vector<Contender>> tasks;
+  // A pair answers one prompt: the same task (name and reference) and file format.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<Contender>> tasks;
   Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
     ++summary.records;
     if (!InSplit(r, o)) {
@@ -137,7 +138,7 @@ Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& promp
     Contender c{r.id, IsPassed(*best), RecordSpeed(r, o.filter.hardware, o.filter.count_claims).median,
                 best->status, r.duplicate_kind == "near_miss" ? r.duplicate_of : ""};
     if (!c.passed) c.speedup.reset();
-    tasks[{r.task.name, r.task.reference_sha256}].push_back(std::move(c));
+    tasks[{r.task.name, r.task.reference_sha256, PromptFormatOf(r)}].push_back(std::move(c));
     return true;
   });
   if (!s) return s;
@@ -168,7 +169,7 @@ Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& promp
                 {"chosen", AnswerText(**chosen_record)},
                 {"rejected", AnswerText(**rejected)},
                 {"metadata",
-                 {{"kernel_name", task.first},
+                 {{"kernel_name", std::get<0>(task)},
                   {"chosen_id", chosen->id},
                   {"rejected_id", c.id},
                   {"chosen_speedup", optional(chosen->speedup)},

@@ -270,6 +270,28 @@ TEST(Export, DpoPairsTheFastestCorrectKernelWithSlowerAndWrongOnes) {
   EXPECT_EQ(rejected, (std::set<std::string>{"passed", "mismatch"}));
 }
 
+TEST(Export, DpoPairsOnlyKernelsThatAnswerTheSamePrompt) {
+  // A correct HIP kernel and a wrong Triton one of the same task answer two prompts
+  // (two file contracts): no pair. A wrong HIP kernel is paired with the HIP one.
+  KernelRecord triton = Contender("import triton  # wrong\n", "mismatch", 0);
+  triton.language = "triton";
+  triton.format = "triton";
+  FinishRecord(triton);
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.UpsertMany({Contender("hip fast", "passed", 2.0), triton, Contender("hip wrong", "mismatch", 0)}).ok());
+  auto dir = TempDir::Create("", "kvault-corpus-dpo");
+  ExportOptions o = Export(ExportFormat::kDpo, dir->Join("dpo.jsonl"));
+  auto summary = ExportRecords(vault, o);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->rows, 1);
+  std::ifstream in(o.output);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  Json row = *ParseJson(line);
+  EXPECT_NE(row["rejected"].get<std::string>().find("hip wrong"), std::string::npos);
+  EXPECT_NE(row["system"].get<std::string>().find("`hip`"), std::string::npos);
+}
+
 TEST(Export, VerlRowCarriesAmdGroundTruthAndSkipsWhatItCannotHold) {
   KernelRecord r = Contender("__global__ void k() {}\n", "passed", 2.0);
   RecordFilter filter;
