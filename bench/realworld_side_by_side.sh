@@ -23,7 +23,7 @@
 #   kernelbench-warm  the same again on the build folders kernelbench left (its builds
 #                then find their objects; the evaluations run as before)
 #   examples     kvault eval of this repository's CUDA files in model habits
-#                (examples/kernelbench/*.llm-habits.py, *.flag-*.py for cuda); then
+#                (examples/kernelbench/*.llm-*.py, *.flag-*.py for cuda); then
 #                relu.py alone (one lane, no group turn), which launches on PyTorch's
 #                current stream: its timing method says whether graphs capture it
 # Environment: KVAULT (default .carry/kvault; .carry/lib goes on LD_LIBRARY_PATH),
@@ -82,7 +82,7 @@ for part in $parts; do
       cat "$res/$part.wall" ;;
     examples)
       mkdir -p "$work/examples"
-      for f in relu.llm-habits softmax.llm-habits vector_add.flag-ccbin relu; do
+      for f in relu.llm-habits softmax.llm-habits matmul.llm-cuda-pybind vector_add.flag-ccbin relu; do
         ln -s "$root/examples/kernelbench/$f.py" "$work/examples/$f.py"
       done
       KVAULT_CACHE_DIR=$work/examples-cache timeout 150 "$KVAULT" eval --suite "$root/examples/suite" \

@@ -1,15 +1,15 @@
-# KernelBench files in the habits of model-written CUDA (examples/kernelbench/*.llm-habits.py
-# meant for the cuda backend) on a machine with nvcc and no GPU: `verify --compile-only`
-# notes their load_inline calls in a device-less worker and compiles each one ahead, the
-# lite way (a few seconds, not a minute of PyTorch's headers); a flag off nvcc's
-# allow-list is a compile_error naming it.
+# KernelBench files in the habits of model-written CUDA (examples/kernelbench/*.llm-*.py
+# meant for the cuda backend; one binds by hand with py::arg) on a machine with nvcc and
+# no GPU: `verify --compile-only` notes their load_inline calls in a device-less worker
+# and compiles each one ahead, the lite way (a few seconds, not a minute of PyTorch's
+# headers); a flag off nvcc's allow-list is a compile_error naming it.
 source "$(dirname "$0")/lib.sh"
 command -v "${KVAULT_NVCC:-nvcc}" >/dev/null || skip "nvcc not installed"
 need_torch
 ex="$KVAULT_SOURCE_ROOT/examples"
-for stem in relu softmax; do
-  c="$ex/kernelbench/$stem.llm-habits.py"
-  "$KVAULT" verify --task "$ex/suite/$stem.py" --candidate "$c" --backend cuda --arch sm_90 \
+for file in relu.llm-habits softmax.llm-habits matmul.llm-cuda-pybind; do
+  c="$ex/kernelbench/$file.py"
+  "$KVAULT" verify --task "$ex/suite/${file%%.*}.py" --candidate "$c" --backend cuda --arch sm_90 \
     --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
   [ "$(json_get "$TMP/o.json" 'j["status"]')" = compiled ] || { cat "$TMP/o.json"; fail "$c not compiled"; }
   [ "$(json_get "$TMP/o.json" 'j["reward"]')" = None ] || fail "$c: a compile-only check with a reward"
