@@ -28,7 +28,7 @@ void Aggregate(const std::vector<TaskScore>& scores, const ScoreOptions& options
     ++out.scored;
     out.unattempted += (t.n == 0 && t.not_kernel_fault == 0);
     out.solved += t.solved();
-    out.short_tasks += (t.n < max_k);
+    out.short_tasks += (t.n > 0 && t.n < max_k);  // an unattempted task is a failure, not short
     for (int k : options.ks) {
       pass[k].Add(t.pass_at_k.at(k), 1);
       comp[k].Add(t.comp_at_k.at(k), 1);

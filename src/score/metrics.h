@@ -41,7 +41,7 @@ struct RunScore {
   size_t scored = 0;       // tasks in the denominators (tasks - excluded)
   size_t unattempted = 0;  // suite tasks with no attempt (scored as failures)
   size_t solved = 0;       // scored tasks with a correct sample
-  size_t short_tasks = 0;  // scored tasks with fewer samples than the largest k
+  size_t short_tasks = 0;  // scored tasks with samples, fewer than the largest k
   std::vector<std::string> excluded;  // tasks left out: all attempts task_error / infra_error
   std::map<int, Estimate> pass_at_k, comp_at_k, corr_at_k;
   std::map<double, Estimate> fast_p;

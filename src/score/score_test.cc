@@ -142,6 +142,8 @@ TEST(ScoreSuite, HandComputedFixture) {
   EXPECT_EQ(s.excluded, std::vector<std::string>{"d"});
   EXPECT_EQ(s.unattempted, 1u);
   EXPECT_EQ(s.solved, 2u);
+  // Fewer samples than k = 3: b (2) and c (1). e has none: unattempted, a failure, not short.
+  EXPECT_EQ(s.short_tasks, 2u);
   // pass@1 = (2/3 + 0 + 1 + 0) / 4; pass@2 = (1 + 0 + 1 + 0) / 4 (a: n-c=1<2; c: n<k)
   EXPECT_NEAR(*s.pass_at_k[1].value, (2.0 / 3 + 1) / 4, 1e-12);
   EXPECT_NEAR(*s.pass_at_k[2].value, 0.5, 1e-12);
