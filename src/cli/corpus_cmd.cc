@@ -108,6 +108,11 @@ int RunExportCmd(const CorpusFlags& f) {
   o.prompts.version = f.prompt_version;
   o.prompts.hardware = f.prompt_hardware;
   o.system_prompt = !f.no_system_prompt;
+  o.chat = f.chat;
+  if (o.chat && o.format != corpus::ExportFormat::kDpo) {
+    std::cerr << "kvault corpus export: --chat is for --format dpo (sft and verl rows are chat turns already)\n";
+    return kExitMisuse;
+  }
   // Training data leaves the machine: published unless asked; records stay the vault's own.
   o.publish = f.publish || (o.format != corpus::ExportFormat::kRecords && !f.no_publish);
   o.split = f.split == "train" ? corpus::ExportSplit::kTrain
@@ -220,6 +225,8 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
   f.export_cmd->add_option("--prompt-hardware", f.prompt_hardware,
                            "target description in prompts/hardware (Default: by language: hip mi300x, cpp cpu, else h200)");
   f.export_cmd->add_flag("--no-system-prompt", f.no_system_prompt, "rows without gen's system message");
+  f.export_cmd->add_flag("--chat", f.chat,
+                         "dpo: prompt as chat messages (system, user), chosen and rejected as assistant turns");
   auto* publish = f.export_cmd->add_flag("--publish", f.publish,
                                          "leave out paths, command lines and host names (Default: on, but for records)");
   f.export_cmd->add_flag("--no-publish", f.no_publish, "keep results' environments and file paths")->excludes(publish);

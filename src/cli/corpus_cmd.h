@@ -28,6 +28,7 @@ struct CorpusFlags {
   std::string prompts, prompt_version = "v1", prompt_hardware, split = "all";
   double test_share = 0.1;
   bool no_system_prompt = false;
+  bool chat = false;
   bool publish = false, no_publish = false;  // Default: publish every format but records
   // stats
   std::string html;

@@ -35,7 +35,7 @@ std::vector<Column> Strings(std::initializer_list<const char*> names) {
 }
 
 // The columns of each JSON Lines format, in order (export/rows.h's model).
-std::vector<Column> ColumnsOf(ExportFormat f) {
+std::vector<Column> ColumnsOf(ExportFormat f, bool chat = false) {
   switch (f) {
     case ExportFormat::kRecords:
       return {{"id", ColumnType::kString},          {"kind", ColumnType::kString},
@@ -53,6 +53,9 @@ std::vector<Column> ColumnsOf(ExportFormat f) {
               {"ability", ColumnType::kString},    {"reward_model", ColumnType::kJson},
               {"extra_info", ColumnType::kJson}};
     case ExportFormat::kDpo:
+      if (chat)
+        return {{"prompt", ColumnType::kJson}, {"chosen", ColumnType::kJson}, {"rejected", ColumnType::kJson},
+                {"metadata", ColumnType::kJson}};
       return {{"prompt", ColumnType::kString}, {"system", ColumnType::kString}, {"chosen", ColumnType::kString},
               {"rejected", ColumnType::kString}, {"metadata", ColumnType::kJson}};
     case ExportFormat::kHf: {
@@ -164,19 +167,23 @@ Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& promp
         continue;
       }
       auto optional = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
-      rows.Add({{"prompt", context->prompt.user},
-                {"system", context->prompt.system},
-                {"chosen", AnswerText(**chosen_record)},
-                {"rejected", AnswerText(**rejected)},
-                {"metadata",
-                 {{"kernel_name", std::get<0>(task)},
-                  {"chosen_id", chosen->id},
-                  {"rejected_id", c.id},
-                  {"chosen_speedup", optional(chosen->speedup)},
-                  {"rejected_speedup", optional(c.speedup)},
-                  {"rejected_status", c.status},
-                  {"near_miss", !c.near_miss_of.empty() && chosen->id == c.near_miss_of},
-                  {"speedup_statistic", "median"}}}});
+      auto turn = [](const std::string& answer) { return Json::array({{{"role", "assistant"}, {"content", answer}}}); };
+      Json row = o.chat ? Json{{"prompt", ChatMessages(**chosen_record, *context, false)},
+                               {"chosen", turn(AnswerText(**chosen_record))},
+                               {"rejected", turn(AnswerText(**rejected))}}
+                        : Json{{"prompt", context->prompt.user},
+                               {"system", context->prompt.system},
+                               {"chosen", AnswerText(**chosen_record)},
+                               {"rejected", AnswerText(**rejected)}};
+      row["metadata"] = {{"kernel_name", std::get<0>(task)},
+                         {"chosen_id", chosen->id},
+                         {"rejected_id", c.id},
+                         {"chosen_speedup", optional(chosen->speedup)},
+                         {"rejected_speedup", optional(c.speedup)},
+                         {"rejected_status", c.status},
+                         {"near_miss", !c.near_miss_of.empty() && chosen->id == c.near_miss_of},
+                         {"speedup_statistic", "median"}};
+      rows.Add(std::move(row));
     }
   }
   return Status::Ok();
@@ -362,7 +369,7 @@ Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) 
   {
     std::ofstream out(jsonl, std::ios::binary | std::ios::trunc);
     if (!out) return Error{jsonl + ": cannot write"};
-    RowWriter rows(ColumnsOf(o.format), out);
+    RowWriter rows(ColumnsOf(o.format, o.chat), out);
     ExportPrompts prompts(o.prompts);
     Status s = o.format == ExportFormat::kDpo ? WriteDpo(vault, o, prompts, rows, summary)
                                               : WriteEach(vault, o, prompts, rows, summary);

@@ -41,6 +41,7 @@ struct ExportOptions {
   PythonEnv python;     // for Parquet
   PromptSettings prompts;      // gen's templates; root "" is an Error for prompt formats
   bool system_prompt = true;   // rows carry gen's system message
+  bool chat = false;           // dpo: prompt as chat turns, answers as assistant turns (TRL)
   bool publish = false;        // leave out paths, command lines, host names (PublicResult)
   ExportSplit split = ExportSplit::kAll;  // hf writes train and test whatever this says
   double test_share = 0.1;     // of tasks in the test split (InTestSplit)

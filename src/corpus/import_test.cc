@@ -290,6 +290,19 @@ TEST(Export, DpoPairsOnlyKernelsThatAnswerTheSamePrompt) {
   Json row = *ParseJson(line);
   EXPECT_NE(row["rejected"].get<std::string>().find("hip wrong"), std::string::npos);
   EXPECT_NE(row["system"].get<std::string>().find("`hip`"), std::string::npos);
+  // --chat: TRL's conversational preference rows, the same prompt as chat turns.
+  o.chat = true;
+  ASSERT_TRUE(ExportRecords(vault, o).ok());
+  std::ifstream chat(o.output);
+  ASSERT_TRUE(std::getline(chat, line));
+  Json turns = *ParseJson(line);
+  ASSERT_EQ(turns["prompt"].size(), 2u);
+  EXPECT_EQ(turns["prompt"][0]["role"], "system");
+  EXPECT_EQ(turns["prompt"][0]["content"], row["system"]);
+  EXPECT_EQ(turns["prompt"][1]["content"], row["prompt"]);
+  EXPECT_EQ(turns["chosen"][0]["role"], "assistant");
+  EXPECT_EQ(turns["rejected"][0]["content"], row["rejected"]);
+  EXPECT_FALSE(turns.contains("system"));
 }
 
 TEST(Export, VerlRowCarriesAmdGroundTruthAndSkipsWhatItCannotHold) {
