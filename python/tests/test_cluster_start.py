@@ -18,7 +18,8 @@ import pytest
 
 import kernelvault
 from kernelvault.cluster import paths, placement
-from kernelvault.cluster.node import NodeService
+from kernelvault.cluster import node as node_module
+from kernelvault.cluster.node import NodeNotReadyError, NodeService
 from kernelvault.cluster.router import Router
 from kernelvault.errors import InfrastructureError
 
@@ -120,6 +121,22 @@ def test_a_serve_that_exits_at_start_says_why(tmp_path, monkeypatch):
         NodeService(["--backend", "cuda"], folder=str(tmp_path / "node"))
 
 
+@needs_ray
+def test_a_serve_whose_lanes_never_start_says_why(tmp_path, monkeypatch):
+    try:
+        paths.kvault_binary()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    monkeypatch.setenv("KVAULT_PYTHON", "/bin/false")     # every worker exits at once
+    monkeypatch.setattr(node_module, "READY_TIMEOUT_S", 3)
+    service = NodeService(["--backend", "cpu"], folder=str(tmp_path / "node"))
+    try:
+        with pytest.raises(NodeNotReadyError, match=r"became ready in 3 s: .*cannot start its workers"):
+            service.info()
+    finally:
+        service.stop()
+
+
 # ---- the router: a service that could not be made is not made again --------------
 
 class _MadeAndFailed(Exception):
@@ -184,6 +201,28 @@ def test_a_node_whose_service_cannot_be_made_is_reported_not_made_again(monkeypa
     result = router.poll(call_id)["results"][0]
     assert result["status"] == "infra_error" and result["error"]["kind"] == "infrastructure"
     assert result["message"] == why and result["reward"] is None
+
+
+def test_a_node_whose_lanes_never_start_is_reported_not_asked_again(monkeypatch):
+    node_id = "f6e5d4c3b2a1" + "0" * 44
+    fake_ray = _FakeRay([{"NodeID": node_id, "Alive": True, "NodeManagerAddress": "10.0.0.8", "Resources": {"CPU": 4}}])
+    made = []
+
+    class Handle:
+        class info:  # noqa: N801 - the actor method's shape: handle.info.remote()
+            @staticmethod
+            def remote():
+                return NodeNotReadyError("no lane of its kvault serve became ready in 120 s: lane 0 (device 0) "
+                                         "cannot start its workers: worker exited with status 1")
+
+    monkeypatch.setattr(placement, "start_node_service", lambda *args: made.append(args) or Handle)
+    router = _bare_router()
+    router._discover(fake_ray)
+    router._node_ready(fake_ray, next(iter(router._starting)))
+    router._discover(fake_ray)
+    assert len(made) == 1 and not router._starting
+    assert "node f6e5d4c3b2a1 (10.0.0.8): its service did not start: no lane of its kvault serve became ready" \
+        in router.unservable()
 
 
 # ---- on a local Ray ------------------------------------------------------------

@@ -26,8 +26,15 @@ from ..errors import InfrastructureError
 from .paths import kvault_binary, kvault_env
 
 START_TIMEOUT_S = 300       # a serve that has not printed its listening line by then failed
+READY_TIMEOUT_S = 120       # a serve none of whose lanes started its workers by then cannot verify
 SUPERVISE_EVERY_S = 0.5     # how often the supervisor looks at the serve process
 RESTART_BACKOFF_S = (1, 2, 5, 10, 30)
+
+
+class NodeNotReadyError(InfrastructureError):
+    """The node's serve runs, but none of its lanes started its workers within
+    READY_TIMEOUT_S (a worker Python without torch, a device that cannot be used): the
+    router leaves the node out, as one whose service could not be made."""
 
 
 def _die_with_parent():
@@ -63,14 +70,16 @@ class NodeService:
 
     def info(self):
         """{"node_id", "url", "db", "lanes", "devices", "restarts"} once a lane of the
-        node's serve is ready (its workers started); InfrastructureError if none is
-        within START_TIMEOUT_S."""
+        node's serve is ready (its workers started); NodeNotReadyError, with the last
+        thing serve logged, if none is within READY_TIMEOUT_S."""
         import ray
-        deadline = time.monotonic() + START_TIMEOUT_S
+        deadline = time.monotonic() + READY_TIMEOUT_S
         health = self._client().health()
         while not health.get("lanes_ready"):
             if time.monotonic() > deadline:
-                raise InfrastructureError("no lane of the node's kvault serve became ready: %s" % health)
+                log_path = os.path.join(self.folder, "serve.log")
+                raise NodeNotReadyError("no lane of its kvault serve became ready in %d s: %s (%s)"
+                                        % (READY_TIMEOUT_S, _last_line(log_path, 0), log_path))
             time.sleep(0.5)
             health = self._client().health()
         return {"node_id": ray.get_runtime_context().get_node_id(), "url": self._url, "db": self.db,
@@ -218,11 +227,15 @@ class NodeService:
         return [line for line in out.splitlines() if line.strip()]
 
 
+REQUEST_LOG_PREFIX = "kvault serve: request "   # serve's line per request answered (docs/serve.md)
+
+
 def _last_line(path, offset):
-    """The last line written to the file `path` after `offset`."""
+    """The last line written to the file `path` after `offset`, its request lines aside."""
     with open(path, errors="replace") as f:
         f.seek(offset)
-        lines = [line.strip() for line in f.read().splitlines() if line.strip()]
+        lines = [line.strip() for line in f.read().splitlines()
+                 if line.strip() and not line.startswith(REQUEST_LOG_PREFIX)]
     return lines[-1][:500] if lines else "it logged nothing"
 
 

@@ -17,8 +17,9 @@ its groups in flight go back to the front of the queue, with the same idempotenc
 keys, and another node verifies them. A result whose error is of kind
 "infrastructure" is retried the same way, at most `max_attempts` times, then
 delivered as it is (the caller's client raises it, never scores it). A node whose
-service raised while it was made (no kvault binary, a serve that exits at start) is
-not asked again: made again, it would fail again. It is reported (stats "failed");
+service raised while it was made (no kvault binary, a serve that exits at start), or
+whose serve started no lane's workers (node.NodeNotReadyError), is not asked again:
+made again, it would fail again. It is reported (stats "failed");
 when every node that should take the work is such a node, nothing could ever verify
 the queue, so each queued request is delivered an infra_error naming the nodes and
 why (`unservable`), and so is every request submitted while it lasts.
@@ -41,6 +42,7 @@ import uuid
 from collections import OrderedDict, deque
 
 from ..client import _keyed, problem_of
+from .node import NodeNotReadyError
 from .recorder import Recorder
 
 GROUP_SIZE = 8          # most candidates of one task sent to a node in one call
@@ -303,7 +305,9 @@ class Router:
         except Exception as e:  # noqa: BLE001 - a service whose serve is not ready is asked again at the next discovery
             last = str(e).strip().splitlines()[-1]   # a Ray error ends with the error raised on the node
             self.lost_why[node_id] = "its service did not start: %s" % re.sub(r"^[\w.]+: ", "", last)[:500]
-            if getattr(e, "actor_init_failed", False):   # ray's RayActorError: the service raised while made
+            # Ray's RayActorError: the service raised while made; or its serve runs but
+            # no lane ever started its workers. Either would fail again.
+            if getattr(e, "actor_init_failed", False) or isinstance(e, NodeNotReadyError):
                 self.failed[node_id] = self.lost_why[node_id]
             return
         self._nodes[node_id] = _Node(node_id, handle, info)
