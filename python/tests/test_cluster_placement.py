@@ -1,6 +1,8 @@
 """Which nodes of a cluster take a router's work, and with which serve flags
 (kernelvault.cluster.placement): GPU work never lands on a CPU node, CPU work runs
 with --backend cpu everywhere. Pure functions: no Ray needed."""
+import pytest
+
 from kernelvault.cluster.placement import backend_flag, serve_args_for, serves_work, work_kind
 
 
@@ -33,3 +35,16 @@ def test_cpu_work_runs_with_the_cpu_backend_on_every_node():
     assert serve_args_for(["--backend", "auto", "--no-timing"], "cpu") == ["--no-timing", "--backend", "cpu"]
     assert serve_args_for(["--backend=cpu", "--run", "r"], "cpu") == ["--run", "r", "--backend", "cpu"]
     assert serve_args_for(["--backend", "cuda", "--run", "r"], "gpu") == ["--backend", "cuda", "--run", "r"]
+
+
+def test_eval_takes_kvault_evals_jobs_and_policies():
+    from kernelvault.cluster.__main__ import _parser, _serve_args_of_eval
+    base = ["eval", "--suite", "s", "--candidates", "c"]
+    auto = _parser().parse_args(base + ["--jobs", "auto", "--policy", "fused"])
+    assert "--lanes-per-device" not in _serve_args_of_eval(auto)
+    assert _serve_args_of_eval(auto)[_serve_args_of_eval(auto).index("--policy") + 1] == "fused"
+    three = _serve_args_of_eval(_parser().parse_args(base + ["--jobs", "3"]))
+    assert three[three.index("--lanes-per-device") + 1] == "3"
+    for bad in ("0", "257", "many"):
+        with pytest.raises(SystemExit):
+            _parser().parse_args(base + ["--jobs", bad])

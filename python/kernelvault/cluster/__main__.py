@@ -21,6 +21,19 @@ def _common(parser):
     parser.add_argument("--node-folder", help="folder on every node for its store and log (Default: temp)")
 
 
+def _jobs(value):
+    """`--jobs` as `kvault eval` takes it: 1 to 256, or auto (None: serve's own default)."""
+    if value == "auto":
+        return None
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if not 1 <= jobs <= 256:
+        raise argparse.ArgumentTypeError("must be a number from 1 to 256, or auto, got %r" % value)
+    return jobs
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog="python -m kernelvault.cluster", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -30,10 +43,10 @@ def _parser():
     ev.add_argument("--suite", required=True)
     ev.add_argument("--candidates", required=True)
     ev.add_argument("--run", default="default")
-    ev.add_argument("--jobs", type=int, help="lanes per device of every node's serve")
+    ev.add_argument("--jobs", type=_jobs, help="lanes per device of every node's serve, or auto (Default: serve's)")
     ev.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda", "hip"])
     ev.add_argument("--reward", default="paper", choices=["paper", "hip-rl"])
-    ev.add_argument("--policy", default="task", choices=["any", "custom_kernel", "task"])
+    ev.add_argument("--policy", default="task", choices=["any", "fused", "custom_kernel", "task"])
     ev.add_argument("--no-timing", action="store_true")
     ev.add_argument("--json", action="store_true")
     for flag in EVAL_VALUE_FLAGS:
