@@ -357,16 +357,24 @@ TEST(Import, ARowNamingItselfAsParentIsMalformed) {
   KernelRecord fine = r;
   fine.candidate_source += "// another\n";
   r.provenance.parent_id = r.id;
-  ASSERT_TRUE(WriteFileAtomic(dir->Join("self.jsonl"),
-                              DumpJson(RecordToJson(fine)) + "\n" + DumpJson(RecordToJson(r)) + "\n")
+  KernelRecord shouting = r;  // its own id in capitals: the same self-parent
+  shouting.candidate_source += "// and again\n";
+  FinishRecord(shouting);
+  shouting.provenance.parent_id = shouting.id;
+  std::transform(shouting.provenance.parent_id.begin(), shouting.provenance.parent_id.end(),
+                 shouting.provenance.parent_id.begin(), [](unsigned char c) { return std::toupper(c); });
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("self.jsonl"), DumpJson(RecordToJson(fine)) + "\n" +
+                                                           DumpJson(RecordToJson(r)) + "\n" +
+                                                           DumpJson(RecordToJson(shouting)) + "\n")
                   .ok());
   CorpusStore vault = Memory();
   ImportReport report = Import(vault, ImportFormat::kRecords, dir->Join("self.jsonl"));
   EXPECT_EQ(report.imported, 1);
-  ASSERT_EQ(report.malformed.size(), 1u);
+  ASSERT_EQ(report.malformed.size(), 2u);
   EXPECT_NE(report.malformed[0].why.find("parent_id"), std::string::npos);
   EXPECT_EQ(report.malformed[0].file, dir->Join("self.jsonl"));
   EXPECT_EQ(report.malformed[0].line, 2);
+  EXPECT_EQ(report.malformed[1].line, 3);
   std::vector<KernelRecord> kept;
   ASSERT_TRUE(vault.ForEach({}, [&](const KernelRecord& k) { kept.push_back(k); return true; }).ok());
   ASSERT_EQ(kept.size(), 1u);

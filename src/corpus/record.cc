@@ -1,6 +1,7 @@
 #include "corpus/record.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "util/sha256.h"
@@ -94,6 +95,11 @@ void FinishRecord(KernelRecord& record) {
   if (!record.task.reference_source.empty())
     record.task.reference_sha256 = Sha256Hex(record.task.reference_source);
   record.id = RecordId(record);
+  // A record id is lower-case hex: a parent named in capitals is the same record.
+  std::string& parent = record.provenance.parent_id;
+  if (parent.size() == record.id.size() &&
+      std::all_of(parent.begin(), parent.end(), [](unsigned char c) { return std::isxdigit(c); }))
+    std::transform(parent.begin(), parent.end(), parent.begin(), [](unsigned char c) { return std::tolower(c); });
 }
 
 bool IsPassed(const VerificationResult& result) { return result.status == "passed"; }
