@@ -56,19 +56,24 @@ void Signatures(const std::vector<DedupItem>& items, const DedupOptions& o,
 }
 
 // Joins items of equal key within a group; returns the first item of each (group,
-// key) (the representatives). `passed[rep]`: whether any item of its key passed.
+// key) (the representatives). `passed[rep]`: whether any item of its key passed;
+// `failed[rep]`: none passed and one has a verdict (a possible near miss).
 std::vector<size_t> UniteExact(const std::vector<DedupItem>& items, const std::vector<std::string>& keys,
-                               UnionFind& uf, std::vector<char>& passed) {
+                               UnionFind& uf, std::vector<char>& passed, std::vector<char>& failed) {
   std::unordered_map<std::string, size_t> first;
   first.reserve(keys.size());
   std::vector<size_t> reps;
   passed.assign(items.size(), 0);
+  std::vector<char> known(items.size(), 0);
   for (size_t i = 0; i < keys.size(); ++i) {
     auto [it, fresh] = first.try_emplace(items[i].group + '\x1f' + keys[i], i);
     if (fresh) reps.push_back(i);
     else uf.Unite(i, it->second);
     passed[it->second] |= items[i].rank.passed();
+    known[it->second] |= items[i].rank.known();
   }
+  failed.assign(items.size(), 0);
+  for (size_t r : reps) failed[r] = known[r] && !passed[r];
   return reps;
 }
 
@@ -85,11 +90,13 @@ struct NearMiss {
 constexpr size_t kPairsCompared = 4096;
 
 void AddGroupPairs(const std::vector<DedupItem>& items, const std::vector<size_t>& reps,
-                   const std::vector<char>& passed, std::vector<CandidatePair>& pairs) {
+                   const std::vector<char>& passed, const std::vector<char>& failed,
+                   std::vector<CandidatePair>& pairs) {
   std::unordered_map<std::string_view, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> groups;
   for (uint32_t r = 0; r < reps.size(); ++r) {
     auto& [good, bad] = groups[items[reps[r]].group];
-    (passed[reps[r]] ? good : bad).push_back(r);
+    if (passed[reps[r]]) good.push_back(r);
+    else if (failed[reps[r]]) bad.push_back(r);
   }
   const size_t proposed = pairs.size();  // sorted (LshCandidates)
   for (const auto& [group, sides] : groups) {
@@ -108,9 +115,10 @@ void AddGroupPairs(const std::vector<DedupItem>& items, const std::vector<size_t
 }
 
 // LSH over the representatives' signatures; verified pairs of one group joined, but a
-// passed item and a not-passed one only noted as a near miss.
+// passed item and a failed one only noted as a near miss (an unverified one is joined).
 std::vector<NearMiss> UniteNear(const std::vector<DedupItem>& items, const std::vector<size_t>& reps,
-                                const std::vector<char>& passed, const std::vector<uint32_t>& sigs,
+                                const std::vector<char>& passed, const std::vector<char>& failed,
+                                const std::vector<uint32_t>& sigs,
                                 const DedupOptions& o, UnionFind& uf, DedupStats& stats) {
   auto t = Clock::now();
   std::vector<uint32_t> rep_sigs(reps.size() * o.num_perm);
@@ -119,7 +127,7 @@ std::vector<NearMiss> UniteNear(const std::vector<DedupItem>& items, const std::
   stats.lsh = OptimalLshParams(o.threshold, o.num_perm);
   std::vector<CandidatePair> pairs = LshCandidates(rep_sigs, reps.size(), o.num_perm, stats.lsh, o.threads);
   stats.candidate_pairs = pairs.size();
-  AddGroupPairs(items, reps, passed, pairs);
+  AddGroupPairs(items, reps, passed, failed, pairs);
   stats.near_miss_pairs_compared = pairs.size() - stats.candidate_pairs;
   stats.lsh_s = SecondsSince(t);
   t = Clock::now();
@@ -138,15 +146,16 @@ std::vector<NearMiss> UniteNear(const std::vector<DedupItem>& items, const std::
     const size_t a = reps[pairs[k].a], b = reps[pairs[k].b];
     if (items[a].group != items[b].group) {
       ++stats.cross_group_pairs;
-    } else if (passed[a] != passed[b]) {
+    } else if ((passed[a] && failed[b]) || (passed[b] && failed[a])) {
       misses.push_back(passed[a] ? NearMiss{b, a, similarity[k]} : NearMiss{a, b, similarity[k]});
       missing[passed[a] ? b : a] = 1;
     }
   }
   for (size_t k = 0; k < pairs.size(); ++k) {
     const size_t a = reps[pairs[k].a], b = reps[pairs[k].b];
-    if (similarity[k] < o.threshold || items[a].group != items[b].group || passed[a] != passed[b]) continue;
-    if (!passed[a] && (missing[a] || missing[b])) continue;
+    if (similarity[k] < o.threshold || items[a].group != items[b].group) continue;
+    if ((passed[a] && failed[b]) || (passed[b] && failed[a])) continue;  // a near miss
+    if (missing[a] || missing[b]) continue;  // a near miss stays alone
     uf.Unite(a, b);
   }
   stats.cluster_s = SecondsSince(t);
@@ -196,10 +205,10 @@ DedupResult Deduplicate(const std::vector<DedupItem>& items, const DedupOptions&
   stats.normalize_s = SecondsSince(t);
 
   UnionFind uf(items.size());
-  std::vector<char> passed;
-  std::vector<size_t> reps = UniteExact(items, result.keys, uf, passed);
+  std::vector<char> passed, failed;
+  std::vector<size_t> reps = UniteExact(items, result.keys, uf, passed, failed);
   std::vector<NearMiss> misses;
-  if (options.near) misses = UniteNear(items, reps, passed, sigs, options, uf, stats);
+  if (options.near) misses = UniteNear(items, reps, passed, failed, sigs, options, uf, stats);
 
   std::unordered_map<size_t, size_t> best;  // root -> best member
   std::unordered_map<size_t, size_t> sizes;

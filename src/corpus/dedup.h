@@ -43,6 +43,8 @@ struct VerifiedRank {
   auto operator<=>(const VerifiedRank& o) const { return Key() <=> o.Key(); }
   // Which side of a near miss: the engine's verdict where it has one, else the claims'.
   bool passed() const { return engine_class > 0 ? engine_class == 3 : status_class == 3; }
+  // Whether it has a verdict at all: an unverified kernel is no negative of anything.
+  bool known() const { return status_class > 0; }
 };
 VerifiedRank RankOf(const KernelRecord& record);
 

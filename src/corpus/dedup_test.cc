@@ -177,6 +177,22 @@ TEST(Dedup, EveryNearMissOfASmallTaskIsFoundNotOnlyThoseLshProposes) {
   }
 }
 
+TEST(Dedup, AnUnverifiedKernelIsNoNearMissButANearDuplicate) {
+  // Without a verdict a kernel is no negative: near a passed one it is a near
+  // duplicate (the passed one kept), as a wrong one near it is a near miss.
+  std::string other = Replace(kScan, "range(values.shape[1])", "range(3, values.shape[1])");
+  std::vector<DedupItem> items = {{"a-correct", kScan, "python", {3, 1.1, 1}, "scan"},
+                                  {"b-unverified", other, "python", {}, "scan"}};
+  DedupResult r = Deduplicate(items, DedupOptions{.threads = 1});
+  ASSERT_EQ(r.duplicates.size(), 1u);
+  EXPECT_EQ(r.duplicates[0].item, 1u);
+  EXPECT_EQ(r.duplicates[0].kind, DuplicateKind::kNear);
+  items[1].rank = {2, 0, 1};  // ran and failed: a near miss
+  r = Deduplicate(items, DedupOptions{.threads = 1});
+  ASSERT_EQ(r.duplicates.size(), 1u);
+  EXPECT_EQ(r.duplicates[0].kind, DuplicateKind::kNearMiss);
+}
+
 TEST(Dedup, KernelsOfOtherTasksAreNeverDuplicates) {
   std::vector<DedupItem> items = {Grouped("a", kSoftmax, "softmax", {3, 1, 1}),
                                   Grouped("b", kSoftmax, "scale", {3, 1, 1}),
