@@ -14,6 +14,9 @@ for stem in "${stems[@]}"; do
     --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
   s=$(json_get "$TMP/o.json" 'j["status"]')
   [ "$s" = compiled ] || { cat "$TMP/o.json"; fail "$c: $s"; }
+  # Nothing ran, so no reward; the build is where its time went.
+  [ "$(json_get "$TMP/o.json" 'j["reward"], "build" in j["phases"]')" = "None True" ] ||
+    { cat "$TMP/o.json"; fail "$c: a reward, or no build phase"; }
   n=$((n+1))
 done
 [ "$n" -eq "${#stems[@]}" ] || fail "only $n HIP solutions compiled"
