@@ -9,6 +9,7 @@
 
 #include "engine/verification_records.h"
 #include "report/report.h"
+#include "score/samples.h"
 
 namespace kvault::cli {
 namespace {
@@ -49,7 +50,7 @@ EvalTotals Summarize(const std::vector<AttemptRecord>& records) {
     ++t.attempts;
     t.compiled += r.compiled;
     t.passed += r.correct;
-    t.infra += (r.status == "infra_error" || r.status == "task_error");
+    t.infra += score::NotKernelFault(r.status);
     solved[r.task] = solved[r.task] || r.correct;
     if (r.correct && r.speedup && *r.speedup > 0) {
       log_sum += std::log(*r.speedup);

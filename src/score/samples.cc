@@ -26,7 +26,7 @@ std::string CategoryOf(const std::string& task, const CategoryMap& categories) {
 }
 
 bool NotKernelFault(const std::string& status) {
-  return status == "task_error" || status == "infra_error";
+  return status == "task_error" || status == "infra_error" || status == "unsupported";
 }
 
 SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,

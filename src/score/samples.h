@@ -56,7 +56,8 @@ Result<CategoryMap> ParseCategories(const std::string& json_text);
 // the first '/', else "all".
 std::string CategoryOf(const std::string& task, const CategoryMap& categories);
 
-// True for the statuses that are not the candidate's fault.
+// True for the statuses that are not the candidate's fault (docs/outcomes.md): task_error,
+// infra_error and unsupported (this machine's backend cannot run it).
 bool NotKernelFault(const std::string& status);
 
 // One TaskSamples per name of `suite_tasks` (in that order), filled from `records`.

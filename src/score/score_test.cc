@@ -56,14 +56,17 @@ TEST(Samples, CategoriesAndExclusion) {
   EXPECT_FALSE(ParseCategories(R"({"a": 3})"));
   std::vector<AttemptRecord> recs = {Rec(3, "a", "passed"), Rec(1, "a", "mismatch"),
                                      Rec(2, "a", "infra_error"), Rec(4, "x", "task_error"),
-                                     Rec(5, "zzz", "passed")};
-  SuiteSamples s = GroupByTask(recs, {"a", "x", "y"}, {});
-  ASSERT_EQ(s.tasks.size(), 3u);
+                                     Rec(5, "zzz", "passed"), Rec(6, "a", "unsupported"),
+                                     Rec(7, "h", "unsupported")};
+  SuiteSamples s = GroupByTask(recs, {"a", "x", "y", "h"}, {});
+  ASSERT_EQ(s.tasks.size(), 4u);
   ASSERT_EQ(s.tasks[0].samples.size(), 2u);
   EXPECT_EQ(s.tasks[0].samples[0].id, 1);  // store order
-  EXPECT_EQ(s.tasks[0].not_kernel_fault, 1u);
+  EXPECT_EQ(s.tasks[0].not_kernel_fault, 2u);
   EXPECT_TRUE(s.tasks[1].excluded());
   EXPECT_FALSE(s.tasks[2].attempted());
+  // A HIP run scored on a machine without a GPU backend: no sample, not a failure.
+  EXPECT_TRUE(s.tasks[3].excluded());
   EXPECT_EQ(s.unknown_tasks, std::vector<std::string>{"zzz"});
   EXPECT_EQ(s.statuses["infra_error"], 1u);
 }
