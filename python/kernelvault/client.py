@@ -54,12 +54,13 @@ def new_idempotency_key():
 
 def problem_of(result):
     """Why a result has no reward: None for a judged candidate, else "task",
-    "infrastructure", "deadline" or "cancelled" (an unknown kind the server marks
-    retryable counts as "infrastructure")."""
+    "infrastructure", "deadline", "cancelled" or "unsupported" (a request the
+    server's backend cannot run: a cluster answers it per request, docs/cluster.md);
+    an unknown kind the server marks retryable counts as "infrastructure")."""
     error = result.get("error") if isinstance(result, dict) else None
     if isinstance(error, dict) and error.get("kind"):
         kind = str(error["kind"])
-        if kind in ("task", "infrastructure", "deadline", "cancelled"):
+        if kind in ("task", "infrastructure", "deadline", "cancelled", "unsupported"):
             return kind
         return "infrastructure" if error.get("retry", True) else "task"
     status = result.get("status") if isinstance(result, dict) else None
@@ -82,7 +83,16 @@ def error_for(result, where=""):
         return DeadlineError(text, kind=kind, result=result)
     if kind == "cancelled":
         return BatchCancelledError(text, kind=kind, result=result)
+    if kind == "unsupported":
+        return UnsupportedError(text, kind=kind, result=result)
     return InfrastructureError(text, kind=kind, result=result)
+
+
+def unsupported_result(message):
+    """The result of a request the server refused as one its backend cannot run (422
+    `unsupported`), where a batch answers it per request: no reward, never retried."""
+    return {"status": "unsupported", "compiled": False, "correct": False, "reward": None, "message": message,
+            "error": {"kind": "unsupported", "message": message, "retry": False}}
 
 
 class _Retry(Exception):
@@ -274,8 +284,9 @@ class Client:
         once; a restart that makes no progress `retries` times in a row is raised.
 
         Results of kind "task" (reward None, status task_error) are returned as they
-        are: the caller decides (a trainer's "not applicable", or raise). Deadline and
-        cancelled results raise DeadlineError / BatchCancelledError.
+        are: the caller decides (a trainer's "not applicable", or raise). Deadline,
+        cancelled and unsupported results raise DeadlineError / BatchCancelledError /
+        UnsupportedError.
         """
         keyed = [_keyed(r) for r in requests]
         results = [None] * len(keyed)
@@ -301,7 +312,7 @@ class Client:
                             raise error_for(result, "request %d, %d attempts" % (i, infra_attempts[i]))
                         resubmit.append(i)
                         continue
-                    if kind in ("deadline", "cancelled"):
+                    if kind in ("deadline", "cancelled", "unsupported"):
                         raise error_for(result, "request %d" % i)
                     results[i] = result
                     progressed = True

@@ -290,9 +290,13 @@ def test_a_one_node_campaign_verifies(tmp_path, monkeypatch):
         env["KVAULT_PYTHON"] = str(ROOT / ".venv/bin/python")
     env["KVAULT_BIN"] = kvault
     _suite_and_candidates(tmp_path)
+    # A HIP file the CPU node cannot run: refused alone, the others verified all the same.
+    shutil.copy(ROOT / "examples/hip/relu.hip", tmp_path / "candidates/tiny_relu.hip")
     code, _ = _campaign(tmp_path, env, monkeypatch, timeout_s=300)
     assert code == 0, code
     run = subprocess.run([kvault, "export", "--db", str(tmp_path / "campaign.db")], capture_output=True, text=True,
                          check=True)
     rows = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
     assert sorted(row["status"] for row in rows) == ["mismatch", "passed"], rows
+    done = [json.loads(line) for line in (tmp_path / "campaign.db.campaigns/one/done.jsonl").read_text().splitlines()]
+    assert {d["unit"]: d["status"] for d in done}["tiny_relu.hip"] == "unsupported", done

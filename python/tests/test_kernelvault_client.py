@@ -126,6 +126,16 @@ def test_a_host_that_never_accepts_is_unreachable_within_the_connect_timeout():
                 s.close()
 
 
+def test_an_unsupported_result_of_a_batch_raises_never_scores(fake):
+    # A cluster answers a request its nodes cannot run per request (docs/cluster.md).
+    from kernelvault.client import problem_of, unsupported_result
+    result = unsupported_result("this server (backend cpu) cannot run a hip candidate")
+    assert problem_of(result) == "unsupported" and result["reward"] is None
+    fake.then("GET", "/v1/batches/", Reply(200, {"batch_id": "b", "size": 1, "done": 1, "results": [result]}))
+    with pytest.raises(UnsupportedError, match="cannot run a hip candidate"):
+        client_of(fake).verify_batch([{"task_source": TASK, "completion": GOOD}])
+
+
 def test_a_dropped_connection_is_retried(fake):
     fake.then("POST", "/v1/verify", Reply(drop=True))
     assert client_of(fake).verify(task_source=TASK, completion=WRONG)["reward"]["value"] == 0.4

@@ -21,8 +21,10 @@ import tempfile
 import threading
 import time
 
-from ..client import Client
-from ..errors import InfrastructureError
+from concurrent.futures import ThreadPoolExecutor
+
+from ..client import Client, unsupported_result
+from ..errors import InfrastructureError, TaskError, UnsupportedError
 from .paths import kvault_binary, kvault_env
 
 START_TIMEOUT_S = 300       # a serve that has not printed its listening line by then failed
@@ -92,12 +94,31 @@ class NodeService:
         lines, seconds spent in serve). Results without a reward are returned as they
         are: the router decides."""
         start = time.monotonic()
-        results = self._client().verify_batch(requests) if requests else []
+        try:
+            results = self._client().verify_batch(requests) if requests else []
+        except UnsupportedError:
+            # serve refuses a whole batch for one request it cannot run (a HIP file on
+            # CPU nodes): each on its own, so the others are verified and the refused
+            # ones answered as such, never retried.
+            with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+                results = list(pool.map(self._verify_one, requests))
         serve_s = time.monotonic() - start
         keys = {(r.get("task_hash"), r.get("candidate_hash")) for r in results if isinstance(r, dict)}
         candidates = sorted({c for _, c in keys if c})
         rows = self._rows(["--candidate=" + c for c in candidates], db=self.db) if candidates else []
         return results, [line for line in rows if _key(line) in keys], serve_s
+
+    def _verify_one(self, request):
+        """One request's result as verify_batch gives it: a task error's result as it
+        is, a refused request's unsupported_result."""
+        try:
+            return self._client().verify(request)
+        except UnsupportedError as e:
+            return unsupported_result(e.message)
+        except TaskError as e:
+            if isinstance(e.result, dict):
+                return e.result
+            raise
 
     def forward(self, method, path, body):
         """One HTTP call of AMD's protocols (or any path of serve's API) passed to the
