@@ -54,14 +54,17 @@ def new_idempotency_key():
 
 def problem_of(result):
     """Why a result has no reward: None for a judged candidate, else "task",
-    "infrastructure", "deadline", "cancelled" or "unsupported" (a request the
-    server's backend cannot run: a cluster answers it per request, docs/cluster.md);
-    an unknown kind the server marks retryable counts as "infrastructure")."""
+    "infrastructure", "deadline", "cancelled", "unsupported" (a request the server's
+    backend cannot run) or "request" (one the server refused as malformed): a cluster
+    answers those two per request (refused_result, docs/cluster.md). An unknown kind
+    the server marks retryable counts as "infrastructure"."""
     error = result.get("error") if isinstance(result, dict) else None
     if isinstance(error, dict) and error.get("kind"):
         kind = str(error["kind"])
         if kind in ("task", "infrastructure", "deadline", "cancelled", "unsupported"):
             return kind
+        if kind == "bad_request":
+            return "request"
         return "infrastructure" if error.get("retry", True) else "task"
     status = result.get("status") if isinstance(result, dict) else None
     if status == "task_error":
@@ -85,14 +88,18 @@ def error_for(result, where=""):
         return BatchCancelledError(text, kind=kind, result=result)
     if kind == "unsupported":
         return UnsupportedError(text, kind=kind, result=result)
+    if kind == "request":
+        return RequestError(text, kind="bad_request", result=result)
     return InfrastructureError(text, kind=kind, result=result)
 
 
-def unsupported_result(message):
-    """The result of a request the server refused as one its backend cannot run (422
-    `unsupported`), where a batch answers it per request: no reward, never retried."""
-    return {"status": "unsupported", "compiled": False, "correct": False, "reward": None, "message": message,
-            "error": {"kind": "unsupported", "message": message, "retry": False}}
+def refused_result(error):
+    """The result of a request the server refused (a RequestError: 422 `unsupported`,
+    its backend cannot run it; 400, malformed), where a batch answers it per request:
+    no reward, never retried. Status `unsupported`, else `bad_request`."""
+    kind = "unsupported" if isinstance(error, UnsupportedError) else "bad_request"
+    return {"status": kind, "compiled": False, "correct": False, "reward": None, "message": error.message,
+            "error": {"kind": kind, "message": error.message, "retry": False}}
 
 
 class _Retry(Exception):
@@ -285,8 +292,8 @@ class Client:
 
         Results of kind "task" (reward None, status task_error) are returned as they
         are: the caller decides (a trainer's "not applicable", or raise). Deadline,
-        cancelled and unsupported results raise DeadlineError / BatchCancelledError /
-        UnsupportedError.
+        cancelled, unsupported and refused (bad_request) results raise DeadlineError /
+        BatchCancelledError / UnsupportedError / RequestError.
         """
         keyed = [_keyed(r) for r in requests]
         results = [None] * len(keyed)
@@ -312,7 +319,7 @@ class Client:
                             raise error_for(result, "request %d, %d attempts" % (i, infra_attempts[i]))
                         resubmit.append(i)
                         continue
-                    if kind in ("deadline", "cancelled", "unsupported"):
+                    if kind in ("deadline", "cancelled", "unsupported", "request"):
                         raise error_for(result, "request %d" % i)
                     results[i] = result
                     progressed = True

@@ -206,7 +206,7 @@ def _check_front(router, requests, statuses):
     """The HTTP front over the router: health, metrics, /v1/verify, a batch polled and
     streamed, an unknown batch, through the kernelvault Client as a trainer calls it;
     AMD's /run_code_batch as its RL stack posts it."""
-    from kernelvault import Client, RequestError
+    from kernelvault import Client, RequestError, UnsupportedError
     from kernelvault.cluster import front
     urls = []
     threading.Thread(target=front.serve_front, args=(router, "127.0.0.1", 0), kwargs={"ready": urls.append},
@@ -224,6 +224,15 @@ def _check_front(router, requests, statuses):
     assert "kvault_cluster_delivered_total" in client.metrics()
     with pytest.raises(RequestError):
         client.get_batch("no-such-batch")
+    # Requests the nodes refuse, malformed or in a language they cannot run: 400 and 422
+    # as kvault serve answers them, never retried as a lost node's.
+    plain = {k: v for k, v in requests[0].items() if k != "idempotency_key"}
+    with pytest.raises(RequestError) as refused:
+        client.verify(dict(plain, language="fortran"))
+    assert refused.value.status == 400 and "language" in str(refused.value), refused.value
+    with pytest.raises(UnsupportedError) as refused:
+        client.verify(dict(plain, code=(ROOT / "examples/hip/relu.hip").read_text(), language="hip"))
+    assert refused.value.status == 422, refused.value
     # AMD's HIP protocol, passed whole to a node. HIP on the CPU backend is refused whole
     # (422 naming the request: never a silent reward of 0), a garbage hip_code too: it
     # is HIP all the same, and a parse_error's 0 would score the misconfiguration.

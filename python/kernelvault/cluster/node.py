@@ -23,8 +23,8 @@ import time
 
 from concurrent.futures import ThreadPoolExecutor
 
-from ..client import Client, unsupported_result
-from ..errors import InfrastructureError, TaskError, UnsupportedError
+from ..client import Client, refused_result
+from ..errors import InfrastructureError, RequestError, TaskError
 from .paths import kvault_binary, kvault_env
 
 START_TIMEOUT_S = 300       # a serve that has not printed its listening line by then failed
@@ -96,10 +96,10 @@ class NodeService:
         start = time.monotonic()
         try:
             results = self._client().verify_batch(requests) if requests else []
-        except UnsupportedError:
+        except RequestError:
             # serve refuses a whole batch for one request it cannot run (a HIP file on
-            # CPU nodes): each on its own, so the others are verified and the refused
-            # ones answered as such, never retried.
+            # CPU nodes) or cannot read (400): each on its own, so the others are
+            # verified and the refused ones answered as such, never retried.
             with ThreadPoolExecutor(max_workers=len(requests)) as pool:
                 results = list(pool.map(self._verify_one, requests))
         serve_s = time.monotonic() - start
@@ -110,11 +110,11 @@ class NodeService:
 
     def _verify_one(self, request):
         """One request's result as verify_batch gives it: a task error's result as it
-        is, a refused request's unsupported_result."""
+        is, a refused request's refused_result."""
         try:
             return self._client().verify(request)
-        except UnsupportedError as e:
-            return unsupported_result(e.message)
+        except RequestError as e:
+            return refused_result(e)
         except TaskError as e:
             if isinstance(e.result, dict):
                 return e.result
