@@ -48,3 +48,15 @@ def test_eval_takes_kvault_evals_jobs_and_policies():
     for bad in ("0", "257", "many"):
         with pytest.raises(SystemExit):
             _parser().parse_args(base + ["--jobs", bad])
+
+
+def test_a_missing_suite_or_candidates_folder_is_misuse_before_ray(tmp_path, capsys):
+    from kernelvault.cluster.__main__ import main
+    (tmp_path / "suite").mkdir()
+    for argv in (["eval", "--suite", str(tmp_path / "none"), "--candidates", str(tmp_path / "suite")],
+                 ["eval", "--suite", str(tmp_path / "suite"), "--candidates", str(tmp_path / "none")],
+                 ["gen", "--suite", str(tmp_path / "none")]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv + ["--db", str(tmp_path / "c.db"), "--address", "127.0.0.1:1"])
+        assert exited.value.code == 2 and "is not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "c.db.campaigns").exists()

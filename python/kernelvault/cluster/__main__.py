@@ -94,13 +94,28 @@ def _wait_for_nodes(router):
         raise SystemExit("kernelvault.cluster: %s" % e) from None
 
 
+def _check_folders(parser, args):
+    """Misuse (exit 2) for a --suite or --candidates that is not a folder, as `kvault
+    eval` says, before anything is started or a campaign's journal is written."""
+    for flag in ("suite", "candidates"):
+        folder = getattr(args, flag, None)
+        if folder is not None and not os.path.isdir(folder):
+            parser.error("--%s %s is not a folder" % (flag, folder))
+
+
 def main(argv=None):
-    args, extra = _parser().parse_known_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("gen", "serve"):
-        _parser().error("unknown flags: %s" % " ".join(extra))
+        parser.error("unknown flags: %s" % " ".join(extra))
+    _check_folders(parser, args)
     import ray
     if not ray.is_initialized():
-        ray.init(address=args.address, namespace="kernelvault-driver", log_to_driver=False)
+        try:
+            ray.init(address=args.address, namespace="kernelvault-driver", log_to_driver=False)
+        except ConnectionError as e:
+            raise SystemExit("kernelvault.cluster: no Ray cluster at --address %s: %s (start one with "
+                             "`ray start --head`, docs/cluster.md)" % (args.address, e)) from None
     out = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     from . import campaign, front, placement
     if args.command == "stop":
