@@ -1,7 +1,8 @@
 """python -m kernelvault health | metrics | verify --task T (--code F | --completion F)
 
 Prints the server's JSON (metrics: its text). Exit 0; 1 when the server cannot be
-reached or refuses (the message on stderr); 2 for a task error.
+reached or refuses (the message on stderr); 2 for a task error, or a file that
+cannot be read as UTF-8 text (misuse, said before anything is sent).
 """
 import argparse
 import json
@@ -32,6 +33,13 @@ def main(argv=None):
     verify.add_argument("--reward", choices=("paper", "hip-rl"))
     args = parser.parse_args(argv)
 
+    request = {}
+    if args.command == "verify":
+        try:
+            request["task_source"] = _read(args.task)
+            request["code" if args.code else "completion"] = _read(args.code or args.completion)
+        except (OSError, UnicodeDecodeError) as e:
+            parser.error("cannot read a file as UTF-8 text: %s" % e)
     client = Client(args.url, args.token)
     try:
         if args.command == "health":
@@ -39,8 +47,6 @@ def main(argv=None):
         elif args.command == "metrics":
             sys.stdout.write(client.metrics())
         else:
-            request = {"task_source": _read(args.task)}
-            request["code" if args.code else "completion"] = _read(args.code or args.completion)
             for field in ("language", "reward"):
                 if getattr(args, field):
                     request[field] = getattr(args, field)

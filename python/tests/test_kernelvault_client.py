@@ -405,3 +405,17 @@ def test_async_client_batches_stream_and_errors(fake):
 
     results, lines, health = asyncio.run(main())
     assert results[0]["status"] == "passed" and lines[-1] == {"done": True} and health["status"] == "ok"
+
+
+def test_the_command_line_says_which_file_it_cannot_read(fake, tmp_path, capsys):
+    from kernelvault.__main__ import main
+    task = tmp_path / "task.py"
+    task.write_text(TASK)
+    binary = tmp_path / "answer.txt"
+    binary.write_bytes(b"\xff\xfe not text")
+    for completion in (binary, tmp_path / "missing.txt"):
+        with pytest.raises(SystemExit) as exited:
+            main(["--url", fake.url, "verify", "--task", str(task), "--completion", str(completion)])
+        assert exited.value.code == 2 and "cannot read a file" in capsys.readouterr().err
+    assert not fake.bodies("POST", "/v1/verify")          # nothing was sent
+    assert main(["--url", fake.url, "verify", "--task", str(task), "--completion", str(task)]) == 0
