@@ -55,16 +55,14 @@ def new_idempotency_key():
 def problem_of(result):
     """Why a result has no reward: None for a judged candidate, else "task",
     "infrastructure", "deadline", "cancelled", "unsupported" (a request the server's
-    backend cannot run) or "request" (one the server refused as malformed): a cluster
+    backend cannot run) or "bad_request" (one the server refused as malformed): a cluster
     answers those two per request (refused_result, docs/cluster.md). An unknown kind
     the server marks retryable counts as "infrastructure"."""
     error = result.get("error") if isinstance(result, dict) else None
     if isinstance(error, dict) and error.get("kind"):
         kind = str(error["kind"])
-        if kind in ("task", "infrastructure", "deadline", "cancelled", "unsupported"):
+        if kind in ("task", "infrastructure", "deadline", "cancelled", "unsupported", "bad_request"):
             return kind
-        if kind == "bad_request":
-            return "request"
         return "infrastructure" if error.get("retry", True) else "task"
     status = result.get("status") if isinstance(result, dict) else None
     if status == "task_error":
@@ -88,8 +86,8 @@ def error_for(result, where=""):
         return BatchCancelledError(text, kind=kind, result=result)
     if kind == "unsupported":
         return UnsupportedError(text, kind=kind, result=result)
-    if kind == "request":
-        return RequestError(text, kind="bad_request", result=result)
+    if kind == "bad_request":
+        return RequestError(text, kind=kind, result=result)
     return InfrastructureError(text, kind=kind, result=result)
 
 
@@ -319,7 +317,7 @@ class Client:
                             raise error_for(result, "request %d, %d attempts" % (i, infra_attempts[i]))
                         resubmit.append(i)
                         continue
-                    if kind in ("deadline", "cancelled", "unsupported", "request"):
+                    if kind in ("deadline", "cancelled", "unsupported", "bad_request"):
                         raise error_for(result, "request %d" % i)
                     results[i] = result
                     progressed = True

@@ -132,7 +132,7 @@ def test_an_unsupported_result_of_a_batch_raises_never_scores(fake):
     result = refused_result(UnsupportedError("this server (backend cpu) cannot run a hip candidate"))
     assert problem_of(result) == "unsupported" and result["reward"] is None
     bad = refused_result(RequestError("requests[0]: language: must be one of hip, cuda, cpp, python, triton"))
-    assert problem_of(bad) == "request" and bad["reward"] is None
+    assert problem_of(bad) == "bad_request" and bad["reward"] is None
     fake.then("GET", "/v1/batches/", Reply(200, {"batch_id": "b", "size": 1, "done": 1, "results": [result]}))
     with pytest.raises(UnsupportedError, match="cannot run a hip candidate"):
         client_of(fake).verify_batch([{"task_source": TASK, "completion": GOOD}])

@@ -23,7 +23,7 @@ RETRY_AFTER_S = "5"
 
 def _status_of(result):
     """The HTTP status of /v1/verify for a result (docs/serve.md, "Endpoints")."""
-    return {None: 200, "request": 400, "task": 422, "unsupported": 422, "deadline": 504}.get(problem_of(result), 503)
+    return {None: 200, "bad_request": 400, "task": 422, "unsupported": 422, "deadline": 504}.get(problem_of(result), 503)
 
 
 class _Handler(BaseHTTPRequestHandler):
