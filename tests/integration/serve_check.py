@@ -564,8 +564,15 @@ def check_health_and_metrics(s):
     status, headers, text = s.call("GET", "/metrics")
     check(status == 200 and headers.get("content-type", "").startswith("text/plain")
           and "# TYPE kvault_requests_total counter" in text, f"/metrics: {status} {headers}")
-    _, m = s.metrics()
-    check(m.get('kvault_requests_total{endpoint="GET /v1/health",code="200"}', 0) >= 1, "health requests not counted")
+    # A request is counted once its answer is sent, so the client may ask first: wait a little.
+    deadline = time.time() + 5
+    while True:
+        _, m = s.metrics()
+        counted = m.get('kvault_requests_total{endpoint="GET /v1/health",code="200"}', 0) >= 1
+        if counted or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    check(counted, "health requests not counted")
     check(m.get("kvault_queue_capacity") == 4096 and m.get('kvault_lanes{state="busy"}', -1) >= 0, f"gauges: {m}")
 
 
