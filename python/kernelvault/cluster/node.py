@@ -27,6 +27,7 @@ from ..client import Client, refused_result
 from ..errors import InfrastructureError, RequestError, TaskError
 from .paths import kvault_binary, kvault_env
 
+ONE_BY_ONE_THREADS = 32    # requests of a refused batch sent again at once, each alone
 START_TIMEOUT_S = 300       # a serve that has not printed its listening line by then failed
 READY_TIMEOUT_S = 120       # a serve none of whose lanes started its workers by then cannot verify
 SUPERVISE_EVERY_S = 0.5     # how often the supervisor looks at the serve process
@@ -100,7 +101,7 @@ class NodeService:
             # serve refuses a whole batch for one request it cannot run (a HIP file on
             # CPU nodes) or cannot read (400): each on its own, so the others are
             # verified and the refused ones answered as such, never retried.
-            with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+            with ThreadPoolExecutor(max_workers=min(len(requests), ONE_BY_ONE_THREADS)) as pool:
                 results = list(pool.map(self._verify_one, requests))
         serve_s = time.monotonic() - start
         keys = {(r.get("task_hash"), r.get("candidate_hash")) for r in results if isinstance(r, dict)}
