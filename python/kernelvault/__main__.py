@@ -1,7 +1,8 @@
 """python -m kernelvault health | metrics | verify --task T (--code F | --completion F)
 
 Prints the server's JSON (metrics: its text). Exit 0; 1 when the server cannot be
-reached or refuses (the message on stderr); 2 for a task error, or a file that
+reached or refuses (the message on stderr; health and metrics try once, verify rides
+out a restart of the server); 2 for a task error, or a file that
 cannot be read as UTF-8 text (misuse, said before anything is sent).
 """
 import argparse
@@ -40,7 +41,10 @@ def main(argv=None):
             request["code" if args.code else "completion"] = _read(args.code or args.completion)
         except (OSError, UnicodeDecodeError) as e:
             parser.error("cannot read a file as UTF-8 text: %s" % e)
-    client = Client(args.url, args.token)
+    # A probe answers at once whether the server is there; a verification rides out a
+    # restart of the server, as the trainer adapters do.
+    client = Client(args.url, args.token, retries=0) if args.command in ("health", "metrics") \
+        else Client(args.url, args.token)
     try:
         if args.command == "health":
             print(json.dumps(client.health(), indent=2))

@@ -419,3 +419,16 @@ def test_the_command_line_says_which_file_it_cannot_read(fake, tmp_path, capsys)
         assert exited.value.code == 2 and "cannot read a file" in capsys.readouterr().err
     assert not fake.bodies("POST", "/v1/verify")          # nothing was sent
     assert main(["--url", fake.url, "verify", "--task", str(task), "--completion", str(task)]) == 0
+
+
+def test_the_command_line_probe_of_a_dead_server_answers_at_once(capsys):
+    import socket
+    import time
+    from kernelvault.__main__ import main
+    with socket.socket() as s:          # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    assert main(["--url", "http://127.0.0.1:%d" % port, "health"]) == 1
+    assert time.monotonic() - start < 5, "the probe retried a refused connection"
+    assert "Connection refused" in capsys.readouterr().err
