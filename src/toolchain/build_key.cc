@@ -30,12 +30,12 @@ constexpr uint64_t kMaxLocalIncludeBytes = uint64_t{16} << 20;
 // regular file of bounded size inside the source's folder (links resolved) is read.
 // `#include "/dev/zero"` in a candidate's source read until the engine aborted
 // (std::bad_alloc); a FIFO would have held its thread for good.
-std::optional<std::string> IncludedBytes(const fs::path& p, const fs::path& base, std::string* why) {
-  std::error_code ec, base_ec;
+// `real_base`: the source's folder, links resolved (empty when it could not be).
+std::optional<std::string> IncludedBytes(const fs::path& p, const fs::path& real_base, std::string* why) {
+  std::error_code ec;
   const fs::path real = fs::canonical(p, ec);
-  const fs::path real_base = fs::canonical(base.empty() ? fs::path(".") : base, base_ec);
   *why = "<missing>";
-  if (ec || base_ec) return std::nullopt;
+  if (ec || real_base.empty()) return std::nullopt;
   const fs::path rel = real.lexically_relative(real_base);
   *why = "<outside the source's folder: not read>";
   if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") return std::nullopt;
@@ -169,6 +169,8 @@ std::string DirectoryListingDigest(const std::vector<std::string>& dirs) {
 
 void AddLocalIncludeFields(KeyHasher& h, const std::string& source_path, std::string_view source) {
   const fs::path base = fs::path(source_path).parent_path();
+  std::error_code base_ec;
+  const fs::path real_base = fs::canonical(base.empty() ? fs::path(".") : base, base_ec);
   std::set<std::string> seen;
   // (file that includes, its text) still to scan.
   std::deque<std::pair<fs::path, std::string>> todo;
@@ -182,7 +184,7 @@ void AddLocalIncludeFields(KeyHasher& h, const std::string& source_path, std::st
       if (rel.empty()) rel = p.string();
       if (!seen.insert(rel).second) continue;
       std::string why;
-      auto bytes = IncludedBytes(p, base, &why);
+      auto bytes = IncludedBytes(p, base_ec ? fs::path() : real_base, &why);
       h.Add("local_include", rel + "\n" + (bytes ? *bytes : why));
       if (bytes) todo.emplace_back(p, std::move(*bytes));
       if (seen.size() >= kMaxLocalIncludes) break;
