@@ -146,12 +146,44 @@ int DeviceGate::members() const {
 DeviceGate::MemoryLease DeviceGate::LeaseMemory(int64_t bytes, int64_t budget) {
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t ticket = next_lease_++;
-  changed_.wait(lock, [&] { return serving_lease_ == ticket && (leases_ == 0 || leased_ + bytes <= budget); });
-  ++serving_lease_;
+  changed_.wait(lock, [&] {
+    return serving_lease_ == ticket && !whole_ && (leases_ == 0 || leased_ + bytes <= budget);
+  });
+  ServeNextLease();
   ++leases_;
   leased_ += bytes;
   changed_.notify_all();  // the next ticket may fit too
   return MemoryLease(this, bytes);
+}
+
+bool DeviceGate::LeaseWhole(MemoryLease& lease, std::chrono::milliseconds wait) {
+  const int64_t bytes = lease.bytes_;
+  lease.Release();  // given up while waiting: two lanes asking at once must not wait for each other
+  std::unique_lock<std::mutex> lock(mutex_);
+  const uint64_t ticket = next_lease_++;
+  if (!changed_.wait_for(lock, wait, [&] { return serving_lease_ == ticket && !whole_ && leases_ == 0; })) {
+    if (serving_lease_ == ticket) {
+      ServeNextLease();
+    } else {
+      abandoned_leases_.insert(ticket);
+    }
+    lock.unlock();
+    changed_.notify_all();
+    return false;
+  }
+  ServeNextLease();
+  ++leases_;
+  leased_ += bytes;
+  whole_ = true;
+  lease.gate_ = this;
+  lease.bytes_ = bytes;
+  lease.whole_ = true;
+  return true;
+}
+
+void DeviceGate::ServeNextLease() {
+  ++serving_lease_;
+  while (abandoned_leases_.erase(serving_lease_) > 0) ++serving_lease_;
 }
 
 DeviceGate::MemoryLease& DeviceGate::MemoryLease::operator=(MemoryLease&& o) noexcept {
@@ -159,6 +191,7 @@ DeviceGate::MemoryLease& DeviceGate::MemoryLease::operator=(MemoryLease&& o) noe
     Release();
     gate_ = std::exchange(o.gate_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    whole_ = std::exchange(o.whole_, false);
   }
   return *this;
 }
@@ -169,10 +202,26 @@ void DeviceGate::MemoryLease::Release() {
     std::lock_guard<std::mutex> lock(gate_->mutex_);
     --gate_->leases_;
     gate_->leased_ -= bytes_;
+    if (whole_) gate_->whole_ = false;
   }
   gate_->changed_.notify_all();
   gate_ = nullptr;
   bytes_ = 0;
+  whole_ = false;
+}
+
+void DeviceGate::MemoryLease::Narrow() {
+  if (!gate_ || !whole_) return;
+  if (bytes_ == 0) {
+    Release();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(gate_->mutex_);
+    gate_->whole_ = false;
+  }
+  whole_ = false;
+  gate_->changed_.notify_all();
 }
 
 int64_t DeviceGate::leased_bytes() const {

@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -122,17 +123,25 @@ class DeviceGate {
   int members() const;
 
   // Device memory leased to one verification, for as long as it holds the lease
-  // (LeaseMemory). Move-only; released by its destructor.
+  // (LeaseMemory), or the whole device's memory (LeaseWhole). Move-only; released by
+  // its destructor.
   class MemoryLease {
    public:
     MemoryLease() = default;
     MemoryLease(MemoryLease&& o) noexcept
-        : gate_(std::exchange(o.gate_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+        : gate_(std::exchange(o.gate_, nullptr)),
+          bytes_(std::exchange(o.bytes_, 0)),
+          whole_(std::exchange(o.whole_, false)) {}
     MemoryLease& operator=(MemoryLease&& o) noexcept;
     MemoryLease(const MemoryLease&) = delete;
     MemoryLease& operator=(const MemoryLease&) = delete;
     ~MemoryLease() { Release(); }
     void Release();
+    // A whole lease (LeaseWhole) becomes its own bytes again at once, and other leases
+    // may be granted; one of 0 bytes is released. No-op on a lease that is not whole.
+    void Narrow();
+    bool held() const { return gate_ != nullptr; }
+    bool whole() const { return whole_; }
     int64_t bytes() const { return bytes_; }
 
    private:
@@ -140,11 +149,20 @@ class DeviceGate {
     MemoryLease(DeviceGate* gate, int64_t bytes) : gate_(gate), bytes_(bytes) {}
     DeviceGate* gate_ = nullptr;
     int64_t bytes_ = 0;
+    bool whole_ = false;
   };
   // Blocks until `bytes` fit within `budget` beside the leases held, or no lease is held
   // (a verification larger than the budget has the device's memory to itself), in the
   // order asked: a large lease waiting is not overtaken by small ones.
   MemoryLease LeaseMemory(int64_t bytes, int64_t budget);
+  // The device's memory to one verification (docs/timing.md, "Memory is shared"):
+  // `lease`, that verification's own (empty when it has none), is given up, then this
+  // waits, in the order asked with LeaseMemory, up to `wait` until no other lease is
+  // held, and `lease` becomes whole (its own bytes again): no other lease is granted
+  // until it is narrowed (MemoryLease::Narrow) or released. False when `wait` ran out
+  // first: `lease` is then empty and the leases asked later are served as if this
+  // had never asked.
+  bool LeaseWhole(MemoryLease& lease, std::chrono::milliseconds wait);
   int64_t leased_bytes() const;
 
  private:
@@ -155,6 +173,9 @@ class DeviceGate {
   void LeaveQueue();
   // Lets the blocked runs start (the next phase). mutex_ held.
   void OpenToRuns();
+  // The next ticket of LeaseMemory or LeaseWhole may take its lease, skipping those
+  // whose LeaseWhole gave up. mutex_ held.
+  void ServeNextLease();
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -171,6 +192,8 @@ class DeviceGate {
   int leases_ = 0;             // memory leases held
   uint64_t next_lease_ = 0;    // tickets of LeaseMemory calls, in the order asked
   uint64_t serving_lease_ = 0; // the ticket that may take its lease next
+  std::set<uint64_t> abandoned_leases_;  // tickets whose LeaseWhole gave up before served
+  bool whole_ = false;                   // a lease holds the whole device's memory (LeaseWhole)
 };
 
 }  // namespace kvault

@@ -214,6 +214,85 @@ TEST(DeviceGateTest, MemoryLeasesWaitUntilTheyFitInTheOrderAsked) {
   EXPECT_EQ(huge.bytes(), 500);
 }
 
+// A stage that ran out of memory beside other lanes runs again with the device's memory
+// to itself: it waits for the other leases, and later leases wait for it.
+TEST(DeviceGateTest, AWholeLeaseWaitsForTheOthersAndHoldsBackLaterOnes) {
+  using namespace std::chrono_literals;
+  auto gate = DeviceGate::For("test-whole");
+  DeviceGate::MemoryLease other = gate->LeaseMemory(40, 100);
+  DeviceGate::MemoryLease mine = gate->LeaseMemory(30, 100);
+  std::atomic<bool> whole{false}, later{false};
+  std::thread judge([&] { whole = gate->LeaseWhole(mine, 5s); });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(whole.load());
+  EXPECT_EQ(gate->leased_bytes(), 40);  // its own lease given up while it waits
+  // Asked after the whole: waits for it, though 10 bytes fit.
+  std::thread late([&] {
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(10, 100);
+    later = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  other.Release();
+  judge.join();
+  EXPECT_TRUE(whole.load());
+  EXPECT_TRUE(mine.whole());
+  EXPECT_EQ(mine.bytes(), 30);
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(later.load());  // held back while the whole lease is whole
+  mine.Narrow();               // its own 30 bytes again: the late one fits beside it
+  late.join();
+  EXPECT_TRUE(later.load());
+  EXPECT_FALSE(mine.whole());
+  EXPECT_EQ(gate->leased_bytes(), 30);
+  mine.Release();
+  EXPECT_EQ(gate->leased_bytes(), 0);
+}
+
+// The whole memory not had in time: the lease is gone, and the leases asked after it
+// are served as if it had never asked (its ticket blocks nobody), whether it was next
+// in line or behind another lease waiting for room.
+TEST(DeviceGateTest, AWholeLeaseThatWaitsTooLongBlocksNoLaterLease) {
+  using namespace std::chrono_literals;
+  auto gate = DeviceGate::For("test-whole-late");
+  DeviceGate::MemoryLease other = gate->LeaseMemory(40, 100);
+  DeviceGate::MemoryLease mine = gate->LeaseMemory(30, 100);
+  EXPECT_FALSE(gate->LeaseWhole(mine, 50ms));  // next in line
+  EXPECT_FALSE(mine.held());
+  EXPECT_EQ(gate->leased_bytes(), 40);
+  std::atomic<bool> big_in{false}, later{false};
+  std::thread big([&] {  // 70 does not fit beside 40: waits ahead of the whole lease
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(70, 100);
+    big_in = true;
+    while (!later) std::this_thread::sleep_for(1ms);
+  });
+  std::this_thread::sleep_for(30ms);
+  std::thread judge([&] {
+    DeviceGate::MemoryLease none;
+    EXPECT_FALSE(gate->LeaseWhole(none, 50ms));  // behind the big one
+  });
+  std::this_thread::sleep_for(20ms);
+  std::thread late([&] {  // asked after the whole lease
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(10, 100);
+    later = true;
+  });
+  judge.join();
+  EXPECT_FALSE(big_in.load());
+  other.Release();  // the big one fits, then the late one beside it
+  late.join();
+  big.join();
+  EXPECT_TRUE(later.load());
+  EXPECT_EQ(gate->leased_bytes(), 0);
+  // A whole lease without a lease of its own (a task's description) is released when
+  // narrowed.
+  DeviceGate::MemoryLease none;
+  ASSERT_TRUE(gate->LeaseWhole(none, 1s));
+  EXPECT_TRUE(none.held());
+  none.Narrow();
+  EXPECT_FALSE(none.held());
+  DeviceGate::MemoryLease next = gate->LeaseMemory(100, 100);  // nothing left behind
+  EXPECT_EQ(gate->leased_bytes(), 100);
+}
+
 TEST(DeviceGateTest, MembersCountTheLanesAliveOnTheDevice) {
   auto gate = DeviceGate::For("test-members");
   EXPECT_EQ(gate->members(), 0);

@@ -366,20 +366,10 @@ std::string CaseTimer::SampleWhere(int round, int index) const {
 }
 
 PreparedCase CaseTimer::Prepare() {
-  const TimingSettings& t = req_.options.timing;
   const auto began = std::chrono::steady_clock::now();
   CandidateSide& c = sides_[0];
   PreparedCase prepared;
-  // A graph is captured ahead by a side whose calls look short enough for one (the
-  // quiet device decides in TimeCase).
-  const double graph_below_ms = req_.options.backend == Backend::kCpu || t.graph == GraphMode::kNever ? 0
-                                : t.graph == GraphMode::kAlways ? 1e9 : t.graph_below_ms;
-  TimeStartRequest ref_start_req{.side = protocol::kSideReference,
-                                 .task = req_.task.file.path,
-                                 .case_index = req_.case_index,
-                                 .seed = req_.seed,
-                                 .flush = t.flush,
-                                 .graph_below_ms = graph_below_ms};
+  const TimeStartRequest ref_start_req = ReferenceSideStart(req_);
   auto fail = [&] {
     prepared.failure = std::move(c.member->timed.failure);
     c.member->timed.failure.reset();
@@ -1051,6 +1041,20 @@ bool CaseTimer::RecheckOutput(CandidateSide& c) {
 }
 
 }  // namespace
+
+TimeStartRequest ReferenceSideStart(const TimedCaseRequest& request) {
+  const TimingSettings& t = request.options.timing;
+  // A graph is captured ahead by a side whose calls look short enough for one (the
+  // quiet device decides in TimeCase).
+  const double graph_below_ms = request.options.backend == Backend::kCpu || t.graph == GraphMode::kNever ? 0
+                                : t.graph == GraphMode::kAlways ? 1e9 : t.graph_below_ms;
+  return TimeStartRequest{.side = protocol::kSideReference,
+                          .task = request.task.file.path,
+                          .case_index = request.case_index,
+                          .seed = request.seed,
+                          .flush = t.flush,
+                          .graph_below_ms = graph_below_ms};
+}
 
 PreparedCase PrepareCase(DeviceSession& session, const TimedCaseRequest& request) {
   TurnMember alone{&session, &request};

@@ -27,6 +27,7 @@
 #include "engine/options.h"
 #include "engine/verification.h"
 #include "task/task_file.h"
+#include "worker/protocol.h"
 
 namespace kvault {
 
@@ -88,6 +89,10 @@ struct TurnMember {
 };
 
 PreparedCase PrepareCase(DeviceSession& session, const TimedCaseRequest& request);
+
+// The time_start of `request`'s reference side, as PrepareCase sends it (the flush
+// and graph settings of its options).
+TimeStartRequest ReferenceSideStart(const TimedCaseRequest& request);
 
 // The exclusive part of `leader`'s turn (its request's `turn`: alone, then share): its
 // reference side warmed up and timed once, interleaved round by round with its own

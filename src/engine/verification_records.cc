@@ -157,7 +157,9 @@ Json ToJson(const RecheckRecord& r) {
 }
 
 Json ToJson(const AloneAfterOomRecord& r) {
-  return Json{{"kind", kKindAloneAfterOom}, {"where", r.where}, {"first", r.first}};
+  Json j{{"kind", kKindAloneAfterOom}, {"where", r.where}, {"first", r.first}};
+  if (r.whole_memory) j["whole_memory"] = true;
+  return j;
 }
 
 // --- reading: a stored record is data of an earlier engine, maybe of another version ---
@@ -418,7 +420,7 @@ StoredCases ReadCases(const Json& cases) {
     } else if (*kind == kKindRecheck) {
       out.records.push_back(ReadRecheck(j));
     } else if (*kind == kKindAloneAfterOom) {
-      out.records.push_back(AloneAfterOomRecord{Text(j, "where"), Text(j, "first")});
+      out.records.push_back(AloneAfterOomRecord{Text(j, "where"), Text(j, "first"), Flag(j, "whole_memory")});
     } else if (*kind == kKindPhases && j.contains("seconds")) {
       out.phases = Phases::FromJson(j["seconds"]);
     }

@@ -211,10 +211,12 @@ struct RecheckRecord {
 };
 
 // A stage that ran out of memory beside other lanes' work, run again with the device
-// to itself ({"kind": "alone_after_oom"}).
+// to itself ({"kind": "alone_after_oom"}); with "whole_memory": true, run again once
+// more with the device's memory to itself too (no other verification's lease).
 struct AloneAfterOomRecord {
   std::string where;  // the stage
-  std::string first;  // the first attempt's message (at most 400 bytes)
+  std::string first;  // the previous attempt's message (at most 400 bytes)
+  bool whole_memory = false;
   bool operator==(const AloneAfterOomRecord&) const = default;
 };
 

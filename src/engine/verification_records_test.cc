@@ -38,6 +38,20 @@ TEST(VerificationRecords, GoldenCasesOfFailuresRoundTripUnchanged) {
   ExpectRoundTrip(Golden("failed"));
 }
 
+// A stage run again with the device's memory to itself says so; one run again with
+// the device alone (the older record) does not.
+TEST(VerificationRecords, ARunWithTheDevicesMemoryToItselfSaysSo) {
+  const Json cases = Json::array({
+      Json{{"kind", "alone_after_oom"}, {"where", "case default seed 1"}, {"first", "CUDA out of memory"}},
+      Json{{"kind", "alone_after_oom"}, {"where", "case default seed 1"}, {"first", "CUDA out of memory"},
+           {"whole_memory", true}}});
+  ExpectRoundTrip(cases);
+  const StoredCases stored = ReadCases(cases);
+  ASSERT_EQ(stored.records.size(), 2u);
+  EXPECT_FALSE(std::get<AloneAfterOomRecord>(stored.records[0]).whole_memory);
+  EXPECT_TRUE(std::get<AloneAfterOomRecord>(stored.records[1]).whole_memory);
+}
+
 TEST(VerificationRecords, GoldenRecordsReadAsTheirTypes) {
   const StoredCases stored = ReadCases(Golden("passed"));
   ASSERT_EQ(stored.records.size(), 10u);

@@ -258,11 +258,20 @@ bool Verifier::RejectDegenerate(const std::map<int, ConstantControl>& constants,
 bool Verifier::CheckRun(const RunPlan& run, const Json& hello, Verification& v) {
   const Verification before = v;
   if (RunSteps(run, hello, v)) return true;
-  if (!AloneAfterOutOfMemory(v, before, run.where)) return false;
-  const bool ok = RunSteps(run, hello, v);
-  EndTurn();
-  if (!ok) SharedOutOfMemory(v);
-  return ok;
+  auto again = [&](Verification& out) { return RunSteps(run, hello, out); };
+  // The reference's output made again while the candidate's worker is gone: on the
+  // device when its outputs are compared there, else into a file (never the cache's:
+  // a cached output says nothing of the memory).
+  auto reference_alone = [&](Verification& out) {
+    if (run.on_device) {
+      RunState state;  // its offer ends with it
+      return MakeReference(run, hello, state, out);
+    }
+    auto reply = AskReferenceRun(run, run.scratch + "/reference_alone_" + run.tag + ".kvt");
+    if (!reply) Settle(out, Outcome(OutcomeStatus::kTaskError, reply.error()));
+    return static_cast<bool>(reply);
+  };
+  return JudgeOutOfMemory(v, before, run.where, again, reference_alone);
 }
 
 bool Verifier::RunSteps(const RunPlan& run, const Json& hello, Verification& v) {
@@ -293,9 +302,12 @@ void Verifier::WatchReference(const RunPlan& run, const RunState& state) {
 namespace {
 
 // The reference worker runs only task code and says out of memory as a task error.
+bool ReferenceOutOfMemory(const Verification& v) {
+  return v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos;
+}
+
 bool OutOfMemory(const Verification& v) {
-  return v.status == OutcomeStatus::kOom ||
-         (v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos);
+  return v.status == OutcomeStatus::kOom || ReferenceOutOfMemory(v);
 }
 
 // The device's memory as the worker's hello reports it; 0 on the CPU, or unknown.
@@ -316,28 +328,65 @@ std::optional<double> AskedBytes(const std::string& message) {
 
 }  // namespace
 
-bool Verifier::SharedOutOfMemory(Verification& v) {
+bool Verifier::OthersMayHoldTheMemory(const Verification& v) {
   // Only a GPU's memory is held by the other lanes' workers (the CPU backend's limits
-  // are each worker's own), and an allocation larger than the whole device is the
-  // candidate's or the task's, whoever else is there.
-  const int others = gate_->members() - 1;
-  if (!OutOfMemory(v) || others <= 0 || options_.backend == Backend::kCpu) return false;
+  // are each worker's own). An ask larger than the whole device is the candidate's or
+  // the task's, whoever else is there (forging one gains nothing: it is a verdict).
+  if (options_.backend == Backend::kCpu || gate_->members() <= 1) return false;
   const int64_t memory = DeviceMemoryBytes(session_.Hello());
-  if (auto asked = AskedBytes(v.message); asked && memory > 0 && *asked > static_cast<double>(memory)) return false;
-  Settle(v, Outcome(OutcomeStatus::kInfraError,
-                    "out of device memory with the device to itself, while " + std::to_string(others) +
-                        " other lane(s) kept their workers' memory on it: not judged; verify again with fewer "
-                        "lanes (--jobs): " + v.message.substr(0, 300)));
-  return true;
+  const auto asked = AskedBytes(v.message);
+  return !(asked && memory > 0 && *asked > static_cast<double>(memory));
 }
 
-bool Verifier::AloneAfterOutOfMemory(Verification& v, const Verification& before, const std::string& where) {
+bool Verifier::JudgeOutOfMemory(Verification& v, const Verification& before, const std::string& where,
+                                const std::function<bool(Verification&)>& again,
+                                const std::function<bool(Verification&)>& reference_alone) {
   if (!OutOfMemory(v) || holding_.held()) return false;  // already alone: the verdict stands
-  const std::string first = v.message;
-  v = before;
-  holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
-  v.records.push_back(AloneAfterOomRecord{where, first.substr(0, 400)});
-  return true;
+  const auto drain = std::chrono::milliseconds(options_.timing.drain_ms);
+  // 1. The device to itself: other lanes' device work drained and held back.
+  Verification base = before;
+  base.records.push_back(AloneAfterOomRecord{where, v.message.substr(0, 400)});
+  v = base;
+  holding_ = gate_->Exclude(drain);
+  bool ok = again(v);
+  // 2. Its memory to itself: no other verification's inputs, outputs or candidate
+  // worker on the device (their leases end with their verifications), none started
+  // meanwhile. Nothing is held while waiting, so the others can end.
+  if (!ok && OutOfMemory(v) && OthersMayHoldTheMemory(v)) {
+    const std::string second = v.message;
+    const int others = gate_->members() - 1;
+    EndTurn();
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool whole = gate_->LeaseWhole(memory_, options_.timeouts.time);
+    clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (!whole) {
+      Settle(v, Outcome(OutcomeStatus::kInfraError,
+                        where + " ran out of device memory beside " + std::to_string(others) +
+                            " other lane(s), whose verifications did not give the device's memory up within " +
+                            std::to_string(options_.timeouts.time.count() / 1000) +
+                            " s to run it again alone: not judged; verify again: " + second.substr(0, 300)));
+      return false;
+    }
+    base.records.push_back(AloneAfterOomRecord{where, second.substr(0, 400), /*whole_memory=*/true});
+    v = base;
+    holding_ = gate_->Exclude(drain);
+    ok = again(v);
+  }
+  // 3. The reference out of memory beside the candidate's worker, which may hold what
+  // it lacked: asked again without that worker (the verification ends either way).
+  if (!ok && ReferenceOutOfMemory(v) && candidate_loaded_ && reference_alone) {
+    session_.Discard(WorkerRole::kCandidate);
+    candidate_loaded_ = false;
+    Verification alone = base;
+    if (reference_alone(alone))
+      Settle(v, Outcome(OutcomeStatus::kOom,
+                        where + ": the reference ran out of device memory while the candidate's worker lived, "
+                                "and fitted once it was gone: the candidate's memory (" +
+                            v.message.substr(0, 300) + ")"));
+  }
+  EndTurn();
+  memory_.Narrow();
+  return ok;
 }
 
 CorrectnessRecord Verifier::RunPlan::Record() const {
@@ -542,14 +591,24 @@ std::optional<PreparedCase> Verifier::Prepare(const TimedCaseRequest& req, Verif
   }
   if (prepared.failure) {
     Settle(v, std::move(*prepared.failure));
-    if (!AloneAfterOutOfMemory(v, before, "timing preparation")) return std::nullopt;
-    prepared = PrepareCase(session_, req);
-    EndTurn();
-    if (prepared.failure) {
-      Settle(v, std::move(*prepared.failure));
-      SharedOutOfMemory(v);
-      return std::nullopt;
-    }
+    auto again = [&](Verification& out) {
+      prepared = PrepareCase(session_, req);
+      if (prepared.failure) Settle(out, std::move(*prepared.failure));
+      return !prepared.failure;
+    };
+    // The reference's side made again, then dropped (its time_finish).
+    auto reference_alone = [&](Verification& out) {
+      TimeStartRequest start = ReferenceSideStart(req);
+      start.fresh = true;
+      auto started = CallReference(start.ToJson(), "the reference");
+      if (!started) {
+        Settle(out, Outcome(OutcomeStatus::kTaskError, started.error()));
+        return false;
+      }
+      (void)CallReference(TimeFinishRequest{}.ToJson(), "the reference");
+      return true;
+    };
+    if (!JudgeOutOfMemory(v, before, "timing preparation", again, reference_alone)) return std::nullopt;
   }
   return prepared;
 }
@@ -690,18 +749,14 @@ bool Verifier::DescribeTask(Attempt& a) {
   auto info = Describe(a.task);
   if (!info) {
     // The task's inputs are made on the device: beside other lanes they may not fit.
-    Verification failed = a.v;
-    Settle(failed, Outcome(OutcomeStatus::kTaskError, info.error()));
-    if (AloneAfterOutOfMemory(failed, a.v, "describe")) {
-      a.v = std::move(failed);  // as before, with the record of the run alone
-      info = Describe(a.task);
-      EndTurn();
-    }
-  }
-  if (!info) {
+    const Verification before = a.v;
     Settle(a.v, Outcome(OutcomeStatus::kTaskError, info.error()));
-    SharedOutOfMemory(a.v);
-    return false;
+    auto again = [&](Verification& out) {
+      info = Describe(a.task);
+      if (!info) Settle(out, Outcome(OutcomeStatus::kTaskError, info.error()));
+      return static_cast<bool>(info);
+    };
+    if (!JudgeOutOfMemory(a.v, before, "describe", again)) return false;
   }
   a.policy = AppliedPolicy(options_.policy, info->policy);
   a.checked = WithFormatTolerances(*info, a.candidate.format);
@@ -859,7 +914,8 @@ bool Verifier::LeaseDeviceMemory(Attempt& a) {
   int64_t largest = 0;
   for (int ci : a.checked->CorrectnessCases()) largest = std::max(largest, a.checked->cases[ci].input_bytes);
   const auto t0 = std::chrono::steady_clock::now();
-  a.memory = gate_->LeaseMemory(largest * kFootprintPerInputByte, static_cast<int64_t>(memory * kLeasableShare));
+  memory_.Release();
+  memory_ = gate_->LeaseMemory(largest * kFootprintPerInputByte, static_cast<int64_t>(memory * kLeasableShare));
   clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return true;
 }
@@ -884,6 +940,7 @@ bool Verifier::LoadCandidate(Attempt& a) {
   if (a.compiled_format) load.source = KernelNameSource(a.candidate.source);  // docs/adversarial.md, "Policy"
   load.policy = a.policy;
   a.load = load.ToJson();
+  candidate_loaded_ = true;  // its code runs from here on
   WorkerReply r = a.worker->Call(a.load, options_.timeouts.load);
   a.v.compiled = true;
   clock_.Lap(Phase::kLoad);
@@ -967,6 +1024,8 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   // process (PyTorch, the harness) to help the next one, and one that failed may
   // have poisoned it (CUDA context, heap). The zygote makes a fresh one cheap.
   session_.Discard(WorkerRole::kCandidate);
+  candidate_loaded_ = false;
+  memory_.Release();  // after its worker is gone: a whole lease's waiters find its memory free
   // The next task's reference worker starts now, after this one's timing, so that a
   // lane's turn to another task does not wait for it.
   if (options_.reference_workers == ReferenceWorkers::kPerTask) session_.PrestartReference();

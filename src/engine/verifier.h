@@ -85,7 +85,6 @@ class Verifier {
     WorkerConnection* worker = nullptr;    // the candidate's worker
     Json load{};                           // its load request (a re-check loads it again)
     Json inline_modules = Json::array();   // kernelbench: their builds, [{digest, path, module}]
-    DeviceGate::MemoryLease memory{};      // the device memory leased to it (LeaseDeviceMemory)
   };
   // The stages of Verify, in order. Each returns false once a.v holds the outcome.
   bool CheckFormat(Attempt& a);           // the backend must run the candidate's device code
@@ -156,20 +155,33 @@ class Verifier {
     Json reply;            // the candidate's worker's reply to `run`
   };
   // A correctness run: each step returns false once v holds the outcome. A run that
-  // ran out of memory beside other lanes runs again with the device to itself
-  // (AloneAfterOutOfMemory); only then is the verdict the candidate's or the task's.
+  // ran out of memory is judged by JudgeOutOfMemory.
   bool CheckRun(const RunPlan& run, const Json& hello, Verification& v);
   bool RunSteps(const RunPlan& run, const Json& hello, Verification& v);
   // Adds the run's reference output to its case's ConstantControl (run.constant).
   void WatchReference(const RunPlan& run, const RunState& state);
-  // Whether `v` ran out of memory while other lanes could hold the device's memory;
-  // if so, takes the device to itself (holding_, released by EndTurn), notes why in
-  // v's records and restores `before`, so the step can run again.
-  bool AloneAfterOutOfMemory(Verification& v, const Verification& before, const std::string& where);
-  // After the run alone: an out-of-memory verdict while other lanes of this process keep
-  // their workers (and their memory) on the device judged neither the candidate nor
-  // the task: it becomes an infra_error naming the lanes. Returns whether it did.
-  bool SharedOutOfMemory(Verification& v);
+  // The one place a stage that ran out of memory is judged (docs/timing.md, "Memory is
+  // shared"); the candidate's claim of it is never taken as the device's state. `v`
+  // holds the stage's outcome, `before` the verification before the stage; `again`
+  // runs the stage once more into its argument. Out of memory (the candidate's `oom`,
+  // the reference's out-of-memory task_error) runs again with the device to itself
+  // (the gate held exclusively); out of memory again while other lanes of this process
+  // live on a GPU runs again with the device's memory to itself too (no other
+  // verification holds a lease: LeaseWhole, waited for up to timeouts.time, else
+  // infra_error). The reference out of memory then, while this verification's candidate
+  // is loaded, is asked again without the candidate's worker (`reference_alone`, when
+  // given: the stage's reference part, into its argument): when it then fits, the
+  // candidate's memory was to blame (its `oom`). The last run's outcome is the verdict.
+  // Each run again adds an AloneAfterOomRecord. Returns whether the stage succeeded in
+  // the end; false, with v unchanged, when v did not run out of memory or this lane
+  // already held the device (a timing's turn).
+  bool JudgeOutOfMemory(Verification& v, const Verification& before, const std::string& where,
+                        const std::function<bool(Verification&)>& again,
+                        const std::function<bool(Verification&)>& reference_alone = {});
+  // Whether other lanes' workers may have held the memory that `v` (out of memory with
+  // the device to itself) lacked: a GPU, other lanes of this process on it, and no ask
+  // larger than the whole device.
+  bool OthersMayHoldTheMemory(const Verification& v);
   // 1. The reference's output: from the reference cache, or made again and offered on
   //    the device.
   bool MakeReference(const RunPlan& run, const Json& hello, RunState& state, Verification& v);
@@ -238,7 +250,13 @@ class Verifier {
   // The task whose code the reference worker has run (ReferenceWorkers::kPerTask).
   std::string reference_task_;
   std::shared_ptr<DeviceGate> gate_;
-  DeviceGate::Member member_;  // this lane among the device's lanes (SharedOutOfMemory)
+  DeviceGate::Member member_;  // this lane among the device's lanes (OthersMayHoldTheMemory)
+  // The device memory leased to the verification in progress (LeaseDeviceMemory), whole
+  // while a stage runs again with the device's memory to itself; released when it ends.
+  DeviceGate::MemoryLease memory_;
+  // Whether the verification in progress has loaded candidate code in its candidate
+  // worker (LoadCandidate): the reference's out of memory may then be the candidate's.
+  bool candidate_loaded_ = false;
   std::shared_ptr<TurnGroups> turns_;  // the device's group turns in this process
   // A timing's turn (TimingRequest): the device's lock from the warm-up to the end of
   // the rounds; this lane's hold of gate_, exclusive for the warm-up and rounds, shared

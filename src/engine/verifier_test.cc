@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -37,6 +38,49 @@ WorkerReply SampleReply(const Json& request, double ms) {
   return FakeWorker::Ok(reply);
 }
 
+// A FakeWorker that counts, in *loaded, the workers that loaded a candidate and are
+// not yet killed or gone: what a candidate's memory on the device would follow.
+class LoadCountingWorker : public FakeWorker {
+ public:
+  explicit LoadCountingWorker(int* loaded) : loaded_(loaded) {}
+  ~LoadCountingWorker() override { Unload(); }
+  WorkerReply Call(Json request, std::chrono::milliseconds timeout) override {
+    const bool load = request.value("op", std::string()) == "load";
+    WorkerReply r = FakeWorker::Call(std::move(request), timeout);
+    if (load && !counted_) {  // candidate code ran, whatever the reply
+      counted_ = true;
+      ++*loaded_;
+    }
+    return r;
+  }
+  void Kill() override {
+    Unload();
+    FakeWorker::Kill();
+  }
+
+ private:
+  void Unload() {
+    if (counted_) --*loaded_;
+    counted_ = false;
+  }
+  int* loaded_;
+  bool counted_ = false;
+};
+
+// A failed reply of `kind` saying `message`.
+WorkerReply Failed(const std::string& kind, const std::string& message) {
+  WorkerReply r;
+  r.response = Json{{"ok", false}, {"kind", kind}, {"message", message}};
+  return r;
+}
+
+int WholeMemoryRuns(const Verification& v) {
+  int n = 0;
+  for (const VerificationRecord& rec : v.records)
+    if (const auto* alone = std::get_if<AloneAfterOomRecord>(&rec)) n += alone->whole_memory;
+  return n;
+}
+
 class VerifierTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -57,7 +101,7 @@ class VerifierTest : public ::testing::Test {
   // Each started worker is a FakeWorker scripted by Script(); kept for inspection.
   WorkerFactory Factory() {
     return [this](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
-      auto w = std::make_unique<FakeWorker>();
+      auto w = std::make_unique<LoadCountingWorker>(&loaded_workers_);
       Script(*w);
       started_.push_back(w.get());
       return std::unique_ptr<WorkerConnection>(std::move(w));
@@ -137,6 +181,7 @@ class VerifierTest : public ::testing::Test {
   TaskFile task_;
   Candidate candidate_;
   std::vector<FakeWorker*> started_;  // owned by the verifier; valid during Verify only
+  int loaded_workers_ = 0;            // workers that loaded a candidate, still alive
   int references_ = 0;
   int runs_ = 0, timings_ = 0;
   std::vector<int> warmups_;  // warmup_ms of every time_warmup
@@ -576,25 +621,28 @@ TEST_F(VerifierTest, OutOfMemoryBesideOthersRunsAgainAlone) {
   EXPECT_EQ(calls, 2);
 }
 
-// The run alone still ran out of memory, but other lanes of this process keep their
-// workers' memory on the device all the while: neither the candidate's nor the task's
-// verdict, and no reward.
-TEST_F(VerifierTest, OutOfMemoryAloneBesideOtherLanesJudgesNothing) {
+// A candidate's claim of running out of memory is not the device's state: beside
+// other lanes it runs again alone, then with the device's memory to itself (no other
+// verification's lease), and out of memory there is its own verdict, with its reward.
+TEST_F(VerifierTest, FakeOutOfMemoryBesideOtherLanesIsTheCandidates) {
   options_.backend = Backend::kCuda;  // a GPU's memory is what the other lanes hold
   DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
-  std::string message = "CUDA out of memory. Tried to allocate 8.00 GiB.";
-  run_ = [&message](const Json&) {
-    WorkerReply oom;
-    oom.response = Json{{"ok", false}, {"kind", "oom"}, {"message", message}};
-    return oom;
+  std::string message = "CUDA out of memory. Tried to allocate 2.00 MiB.";
+  int calls = 0;
+  run_ = [&](const Json&) {
+    ++calls;
+    return Failed("oom", message);
   };
   Verification v = Verify();
-  EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
-  EXPECT_FALSE(v.reward.has_value());
-  EXPECT_NE(v.message.find("1 other lane(s)"), std::string::npos) << v.message;
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_TRUE(v.reward.has_value());
+  EXPECT_EQ(calls, 3);  // beside the others, alone, with the memory to itself
+  EXPECT_EQ(WholeMemoryRuns(v), 1);
+  EXPECT_EQ(Cases(v)[1].value("whole_memory", false), true) << Cases(v).dump();
+  EXPECT_EQ(DeviceGate::For("cuda-0")->leased_bytes(), 0);
 
-  // More than the whole device (as its hello reports it): the candidate's, whoever
-  // else is there.
+  // More than the whole device (as its hello reports it): the candidate's at once
+  // after the run alone, whoever else is there.
   extra_script_ = [](FakeWorker& w) {
     w.Handle("hello", [](const Json&) {
       return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
@@ -603,21 +651,133 @@ TEST_F(VerifierTest, OutOfMemoryAloneBesideOtherLanesJudgesNothing) {
     });
   };
   message = "CUDA out of memory. Tried to allocate 131072.00 GiB.";
+  calls = 0;
   v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(WholeMemoryRuns(v), 0);
 
   options_.backend = Backend::kCpu;  // host memory: each worker's own limit
   DeviceGate::Member cpu_lane = DeviceGate::For("cpu-0")->Join();
   message = "DefaultCPUAllocator: can't allocate memory";
   extra_script_ = nullptr;
+  calls = 0;
   v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_EQ(calls, 2);
+}
+
+// The run with the device's memory to itself waits until the other verifications give
+// their memory up, and is the one that counts.
+TEST_F(VerifierTest, OutOfMemoryRunsAgainOnceTheOtherVerificationsGaveTheMemoryUp) {
+  options_.backend = Backend::kCuda;
+  auto gate = DeviceGate::For("cuda-0");
+  DeviceGate::Member other_lane = gate->Join();
+  DeviceGate::MemoryLease others = gate->LeaseMemory(600, 750);
+  std::atomic<int> calls{0};
+  std::atomic<bool> held{true};
+  std::thread release([&] {
+    while (calls < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the run alone
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    held = false;
+    others.Release();
+  });
+  run_ = [&](const Json& r) {
+    ++calls;
+    if (held) return Failed("oom", "CUDA out of memory. Tried to allocate 8.00 GiB.");
+    WriteOutput(r["out"], {0, 1, 2});
+    WriteOutput(r["repeat_out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  Verification v = Verify();
+  release.join();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(WholeMemoryRuns(v), 1);
+  ASSERT_TRUE(v.phases);
+  EXPECT_GE(v.phases->Seconds(Phase::kGateWait).value_or(0.0), 0.15);
+  EXPECT_EQ(gate->leased_bytes(), 0);
+}
+
+// The other verifications keep their memory past the timing stage's limit: no run with
+// the memory to itself could be made, so nothing is judged, and the wait blocks no
+// later lease.
+TEST_F(VerifierTest, OutOfMemoryWithoutTheMemoryInTimeJudgesNothing) {
+  options_.backend = Backend::kCuda;
+  options_.timeouts.time = std::chrono::milliseconds(200);
+  auto gate = DeviceGate::For("cuda-0");
+  DeviceGate::Member other_lane = gate->Join();
+  DeviceGate::MemoryLease others = gate->LeaseMemory(600, 750);
+  int calls = 0;
+  run_ = [&calls](const Json&) {
+    ++calls;
+    return Failed("oom", "CUDA out of memory. Tried to allocate 8.00 GiB.");
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_NE(v.message.find("1 other lane(s)"), std::string::npos) << v.message;
+  EXPECT_EQ(calls, 2);
+  DeviceGate::MemoryLease later = gate->LeaseMemory(100, 750);  // served at once
+  EXPECT_EQ(gate->leased_bytes(), 700);
+}
+
+// The reference out of memory while the candidate's worker lives may be the candidate's
+// doing (memory it holds): asked again without that worker, a reference that fits makes
+// it the candidate's oom; one that does not fit even then is the task's.
+TEST_F(VerifierTest, ReferenceOutOfMemoryBesideTheCandidatesWorkerIsJudgedWithoutIt) {
+  bool always = false;
+  int asked = 0;
+  extra_script_ = [&](FakeWorker& w) {
+    w.Handle("reference", [&](const Json& r) {
+      ++asked;
+      if (always || loaded_workers_ > 0) return Failed("task_error", "reference: OutOfMemoryError: CUDA out of memory");
+      WriteOutput(r["out"], {0, 1, 2});
+      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_NE(v.message.find("fitted once it was gone"), std::string::npos) << v.message;
+  EXPECT_TRUE(v.reward.has_value());
+  EXPECT_EQ(asked, 3);  // beside the candidate, alone, without the candidate's worker
+  EXPECT_EQ(loaded_workers_, 0);
+
+  always = true;  // the task's own: it does not fit without the candidate either
+  asked = 0;
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_EQ(asked, 3);
+}
+
+// The same for the reference's side of a timing preparation.
+TEST_F(VerifierTest, TimingReferenceOutOfMemoryBesideTheCandidatesWorkerIsJudgedWithoutIt) {
+  bool always = false;
+  std::vector<bool> fresh;  // of each reference side asked
+  extra_script_ = [&](FakeWorker& w) {
+    w.Handle("time_start", [&](const Json& r) {
+      if (r.value("side", std::string()) == "reference") {
+        fresh.push_back(r.value("fresh", false));
+        if (always || loaded_workers_ > 0)
+          return Failed("task_error", "the reference: OutOfMemoryError: CUDA out of memory");
+      }
+      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_NE(v.message.find("timing preparation: the reference ran out"), std::string::npos) << v.message;
+  EXPECT_EQ(fresh, (std::vector<bool>{false, false, true}));
+
+  always = true;
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
 }
 
 // A task's inputs are made on the device when it is described: out of memory there
-// beside other lanes is tried again alone, and is never the task's fault while other
-// lanes keep memory on the device.
-TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneAndNeverBlamesTheTask) {
+// beside other lanes is tried again alone, then with the device's memory to itself,
+// and only then is it the task's.
+TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneBeforeItBlamesTheTask) {
   options_.backend = Backend::kCuda;
   const WorkerReply described = describe_;
   int calls = 0;
@@ -641,13 +801,16 @@ TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneAndNeverBlamesTheTask) {
   fail_until = 100;  // out of memory alone too
   {
     DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
-    v = Verify();
-    EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+    v = Verify();  // with the device's memory to itself: the task's inputs do not fit
+    EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
+    EXPECT_EQ(calls, 3);
+    EXPECT_EQ(WholeMemoryRuns(v), 1);
   }
   calls = 0;
-  v = Verify();  // the only lane: the task's inputs do not fit the device
+  v = Verify();  // the only lane: no wait for the memory
   EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
   EXPECT_FALSE(v.reward.has_value());
+  EXPECT_EQ(calls, 2);
 }
 
 // A GPU's memory is leased by the task's inputs: a verification whose footprint does not
