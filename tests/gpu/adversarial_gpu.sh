@@ -4,7 +4,8 @@
 # examples/adversarial/cuda (GPU-only: side stream, deferred work, uninitialised
 # allocator blocks, a launch that never happens, a race, cuBLAS where a kernel of
 # its own is required) and examples/adversarial/policy_cuda (tasks without a
-# policy, under --policy custom_kernel), each checked against
+# policy, under --policy custom_kernel) and examples/adversarial/memory (a cheat
+# that fills the device's memory, beside one honest lane), each checked against
 # adversarial.json with tests/integration/check_manifest.py.
 # Prints one line per problem and "N candidates checked, 0 problems" per folder;
 # exits 0 only when every status matches. Results (JSON, logs) go to $OUT/adversarial.
@@ -31,8 +32,9 @@ run_eval cuda 4 &
 run_eval policy_cuda 2 custom_kernel &  # tasks without a policy, under gen's default
 wait
 run_eval isolated 1  # cheats that disturb other lanes (spinners), alone
+run_eval memory 2    # a cheat that fills the device, beside one honest lane
 status=0
-for folder in kernelbench cuda policy_cuda isolated; do
+for folder in kernelbench cuda policy_cuda isolated memory; do
   echo "== $folder"
   python3 tests/integration/check_manifest.py --backend cuda "$adv/adversarial.json" "$folder=$res/$folder.json" \
     | tee "$res/$folder.check.txt" || status=1
