@@ -223,9 +223,11 @@ TEST(DeviceGateTest, AWholeLeaseWaitsForTheOthersAndHoldsBackLaterOnes) {
   DeviceGate::MemoryLease mine = gate->LeaseMemory(30, 100);
   std::atomic<bool> whole{false}, later{false};
   std::thread judge([&] { whole = gate->LeaseWhole(mine, 5s); });
+  // Its own lease is given up while it waits.
+  for (int i = 0; i < 5000 && gate->leased_bytes() != 40; ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(gate->leased_bytes(), 40);
   std::this_thread::sleep_for(30ms);
   EXPECT_FALSE(whole.load());
-  EXPECT_EQ(gate->leased_bytes(), 40);  // its own lease given up while it waits
   // Asked after the whole: waits for it, though 10 bytes fit.
   std::thread late([&] {
     DeviceGate::MemoryLease lease = gate->LeaseMemory(10, 100);
