@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "candidate/source_language.h"
 #include "toolchain/candidate_flags.h"
 #include "toolchain/flags.h"
 #include "util/strings.h"
@@ -41,40 +42,6 @@ Result<std::vector<std::string>> Bindings(const Json& functions, bool error_hand
   }
   lines.push_back("}");
   return lines;
-}
-
-// Comments, string and character literals blanked out (newlines kept).
-std::string CodeOnly(const std::string& s) {
-  std::string out = s;
-  enum { kCode, kLine, kBlock, kString, kChar } state = kCode;
-  for (size_t i = 0; i < out.size(); ++i) {
-    char c = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
-    switch (state) {
-      case kCode:
-        if (c == '/' && next == '/') state = kLine;
-        else if (c == '/' && next == '*') state = kBlock;
-        else if (c == '"') state = kString;
-        else if (c == '\'') state = kChar;
-        else continue;
-        out[i] = ' ';
-        break;
-      case kLine:
-        if (c == '\n') state = kCode;
-        else out[i] = ' ';
-        break;
-      case kBlock:
-        if (c == '*' && next == '/') { out[i] = out[i + 1] = ' '; ++i; state = kCode; }
-        else if (c != '\n') out[i] = ' ';
-        break;
-      case kString:
-      case kChar:
-        if (c == '\\' && next) { out[i] = ' '; if (out[i + 1] != '\n') out[i + 1] = ' '; ++i; }
-        else if (c == (state == kString ? '"' : '\'')) { out[i] = ' '; state = kCode; }
-        else if (c != '\n') out[i] = ' ';
-        break;
-    }
-  }
-  return out;
 }
 
 // The call's flags, each list through its compiler's allow-list (CandidateCompileFlags,

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "candidate/candidate.h"
+#include "candidate/source_language.h"
 #include "corpus/import_sink.h"
 #include "util/json_parse.h"
 #include "corpus/names.h"
@@ -47,12 +48,9 @@ const char* ProbeName(const std::string& source, const std::string& language) {
   if (language == "hip") return "kernel.hip";
   if (language == "cuda") return "kernel.cu";
   if (language == "cpp") return "kernel.cpp";
-  if (source.find("@triton.jit") != std::string::npos || source.find("class ModelNew") != std::string::npos)
-    return "kernel.py";
-  if (source.find("hip/hip_runtime") != std::string::npos || source.find("hipLaunchKernelGGL") != std::string::npos)
-    return "kernel.hip";
-  if (source.find("__global__") != std::string::npos) return "kernel.cu";
-  return "kernel.cpp";
+  // No language given: the content's own, by the rule kvault serve follows too.
+  const std::string detected = DetectSourceLanguage(source);
+  return detected == "python" ? "kernel.py" : detected == "hip" ? "kernel.hip" : detected == "cuda" ? "kernel.cu" : "kernel.cpp";
 }
 
 }  // namespace

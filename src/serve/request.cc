@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "candidate/source_language.h"
 #include "engine/outcome.h"
 
 namespace kvault::serve {
@@ -131,8 +132,6 @@ std::string PyRepr(double x) {
   return buf;
 }
 
-bool Contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
-
 }  // namespace
 
 Result<ServeRequest> ParseVerifyRequest(const Json& body, const RequestDefaults& defaults) {
@@ -217,14 +216,8 @@ std::string CandidateExtension(const std::string& language, const std::string& c
   if (language == "cuda") return ".cu";
   if (language == "cpp") return ".cpp";
   if (language == "python" || language == "triton") return ".py";
-  const bool python = (Contains(code, "class ModelNew") || Contains(code, "def module_fn")) &&
-                      (Contains(code, "import ") || Contains(code, "def "));
-  if (python) return ".py";
-  if (Contains(code, "hip/hip_runtime.h") || Contains(code, "hipLaunchKernelGGL") ||
-      Contains(code, "__HIP_PLATFORM"))
-    return ".hip";
-  if (Contains(code, "__global__") || Contains(code, "cuda_runtime") || Contains(code, "<<<")) return ".cu";
-  return ".cpp";
+  const std::string detected = DetectSourceLanguage(code);
+  return detected == "python" ? ".py" : detected == "hip" ? ".hip" : detected == "cuda" ? ".cu" : ".cpp";
 }
 
 std::string EffectiveTaskSource(const ServeRequest& r) {

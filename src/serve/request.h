@@ -78,7 +78,8 @@ Result<ServeRequest> ParseTritonRequest(const Json& body, const TritonSuite* sui
                                         const RequestDefaults& defaults);
 
 // The file extension a candidate is saved under (it decides its format with the
-// content; docs/candidate-formats.md): from `language`, else guessed from the source.
+// content; docs/candidate-formats.md): from `language`, else from the source's own
+// language (DetectSourceLanguage: comments and strings never count).
 std::string CandidateExtension(const std::string& language, const std::string& code);
 
 // The task's text as verified: the client's source, with its tolerances appended to

@@ -414,6 +414,9 @@ TEST(CandidateExtension, FromTheLanguageElseGuessedFromTheSource) {
       {"", "", ".cpp"},
       // Python's marks without Python around them are not enough.
       {"", "// class ModelNew\n", ".cpp"},
+      // Comments and strings say nothing of the language (a C++ answer stays C++).
+      {"", "// not a __global__ kernel\n/* #include <hip/hip_runtime.h> */\nint f() { return 0; }\n", ".cpp"},
+      {"", "const char* s = \"k<<<1, 1>>>() __global__\";\n", ".cpp"},
   };
   for (const Case& c : cases)
     EXPECT_EQ(CandidateExtension(c.language, c.code), c.extension) << "'" << c.language << "': " << c.code;
