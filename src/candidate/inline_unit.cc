@@ -73,6 +73,14 @@ bool IsIncludeLine(const std::string& line) {
 
 }  // namespace
 
+bool CallBuildsCuda(const Json& call) {
+  if (!call.is_object()) return false;
+  // The worker notes the sources as a list (a string becomes one); PyTorch builds CUDA
+  // for any non-empty list, even of empty texts.
+  if (call.contains("cuda_sources") && call["cuda_sources"].is_array() && !call["cuda_sources"].empty()) return true;
+  return call.contains("with_cuda") && call["with_cuda"] == Json(true);
+}
+
 std::string RefusedInlineFlag(const Json& call) {
   if (!call.is_object()) return "";
   auto flags = CheckFlags(call);

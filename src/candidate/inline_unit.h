@@ -35,6 +35,11 @@ struct InlineUnit {
 // call may pass.
 Result<InlineUnit> InlineUnitFor(const Json& call);
 
+// True when `call` builds CUDA code, as PyTorch's load_inline decides: non-empty
+// `cuda_sources` (given by name or by position), or `with_cuda=True`. What the file
+// passed when it ran, not what its text holds (dead code, comments, strings).
+bool CallBuildsCuda(const Json& call);
+
 // Why the flags of `call` are refused (a flag off its compiler's allow-list, named:
 // the candidate's compile_error), or "" when none is.
 std::string RefusedInlineFlag(const Json& call);

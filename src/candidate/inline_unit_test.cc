@@ -15,6 +15,20 @@ Json Call(Json cpp, Json cuda = Json::array()) {
               {"other", Json::object()}, {"digest", std::string(64, 'a')}};
 }
 
+TEST(InlineUnit, WhatTheCallPassedDecidesWhetherItBuildsCuda) {
+  // Whatever the file's text said: C++ sources whose text names __global__ (a comment,
+  // a string) build no CUDA; cuda_sources do, even of empty texts (PyTorch's own rule).
+  EXPECT_FALSE(CallBuildsCuda(Call(Json::array({"// __global__\nint f();", "auto s = \"__global__\";"}))));
+  EXPECT_TRUE(CallBuildsCuda(Call(Json::array(), Json::array({"__global__ void k() {}"}))));
+  EXPECT_TRUE(CallBuildsCuda(Call(Json::array(), Json::array({""}))));
+  Json forced = Call(Json::array({"int f();"}));
+  forced["with_cuda"] = true;
+  EXPECT_TRUE(CallBuildsCuda(forced));
+  forced["with_cuda"] = false;
+  EXPECT_FALSE(CallBuildsCuda(forced));
+  EXPECT_FALSE(CallBuildsCuda(Json("not a call")));
+}
+
 TEST(InlineUnit, CppSourcesAloneAreMainCppAsPyTorchWritesIt) {
   Json call = Call(Json::array({"int g();", "torch::Tensor f(torch::Tensor x) { return x; }"}));
   call["extra_cflags"] = Json::array({"-O3", "-DFOO=1"});

@@ -1,8 +1,5 @@
 #include "engine/candidate_build.h"
 
-#include <regex>
-
-#include "engine/inline_record.h"
 #include "engine/worker_sandbox.h"
 #include "toolchain/backend.h"
 #include "worker/protocol.h"
@@ -29,19 +26,14 @@ std::string BackendMismatch(const std::string& language, Backend backend) {
   return "";
 }
 
-bool BuildsGpuCodeInline(const Candidate& c) {
-  if (!CallsLoadInline(c)) return false;
-  if (c.source.find("__global__") != std::string::npos) return true;
-  static const std::regex kCudaSources(R"(cuda_sources\s*=\s*(?!\s|None\b|\[\s*\]|""|''))");
-  return std::regex_search(c.source, kCudaSources);
+std::string BackendMismatch(const Candidate& candidate, Backend backend) {
+  return IsCompiledFormat(candidate.format) ? BackendMismatch(candidate.language, backend) : "";
 }
 
-std::string BackendMismatch(const Candidate& candidate, Backend backend) {
-  if (IsCompiledFormat(candidate.format)) return BackendMismatch(candidate.language, backend);
-  if (backend == Backend::kCpu && BuildsGpuCodeInline(candidate))
-    return "this KernelBench file builds CUDA code inline (load_inline's cuda_sources, a __global__ kernel): "
-           "it needs a GPU backend (cuda; hip through PyTorch's hipify), not cpu";
-  return "";
+std::string ForeignLanguageVerdict(const std::string& language, Backend backend, const std::string& how) {
+  const std::string name = language == "cuda" ? "CUDA" : language == "hip" ? "HIP" : language == "cpp" ? "C++" : language;
+  return "the answer builds " + name + " code (" + how + "), which the " + std::string(ToString(backend)) +
+         " backend cannot build or run: " + BackendMismatch(language, backend);
 }
 
 bool IsCompiledFormat(CandidateFormat format) {

@@ -24,15 +24,21 @@ using BuildFunction =
 // `backend`; empty when it can.
 std::string BackendMismatch(const std::string& language, Backend backend);
 
-// True for a KernelBench file that builds GPU code inline: a load_inline call given
-// CUDA sources (`cuda_sources=` other than None or empty) or a `__global__` kernel.
-// Such a file cannot run on the cpu backend, whatever its Python says.
-bool BuildsGpuCodeInline(const Candidate& candidate);
-
 // Why `candidate` cannot run on `backend`, judged before anything runs; empty when it
-// can: BackendMismatch of a compiled candidate's language, and a KernelBench file that
-// builds GPU code inline on the cpu backend (on hip, PyTorch hipifies its CUDA).
+// can: BackendMismatch of a compiled candidate's language, which its file name
+// declares (a suite's or a request's choice, not the candidate's). What a KernelBench
+// file builds is its own answer, judged from its recorded load_inline calls
+// (ForeignLanguageVerdict), never from its text.
 std::string BackendMismatch(const Candidate& candidate, Backend backend);
+
+// The message of the candidate's own `compile_error` when its content, where nothing
+// declared its language, is code `language` ("cuda", "hip", "cpp") that `backend`
+// cannot build: a KernelBench file whose load_inline call builds CUDA on the cpu
+// backend, or serve's request without `language` whose code is HIP on cpu. `how`
+// says where the language was seen. The verification's build object names the
+// language under kForeignLanguageKey (docs/outcomes.md).
+std::string ForeignLanguageVerdict(const std::string& language, Backend backend, const std::string& how);
+inline constexpr char kForeignLanguageKey[] = "foreign_language";
 
 // True for the formats the engine compiles into a shared object.
 bool IsCompiledFormat(CandidateFormat format);

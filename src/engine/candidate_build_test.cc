@@ -13,31 +13,25 @@ Candidate KernelBenchFile(const std::string& source) {
   return c;
 }
 
-TEST(BackendMismatchTest, AKernelBenchFileBuildingCudaInlineIsNotForTheCpu) {
-  // The habits of LLM-written files: sources in a string, flags as keywords.
-  const Candidate cuda = KernelBenchFile(
-      "from torch.utils.cpp_extension import load_inline\n"
-      "relu = load_inline(name='relu', cpp_sources=cpp, cuda_sources=relu_source,\n"
-      "                   functions=['relu_cuda'], verbose=True, extra_cflags=[''])\n");
-  EXPECT_TRUE(BuildsGpuCodeInline(cuda));
-  EXPECT_NE(BackendMismatch(cuda, Backend::kCpu).find("not cpu"), std::string::npos);
-  EXPECT_EQ(BackendMismatch(cuda, Backend::kCuda), "");
-  EXPECT_EQ(BackendMismatch(cuda, Backend::kHip), "");  // PyTorch hipifies it there
-
-  const Candidate kernel_only = KernelBenchFile("src = '__global__ void k() {}'\nm = load_inline(**kw)\n");
-  EXPECT_TRUE(BuildsGpuCodeInline(kernel_only));
+TEST(BackendMismatchTest, AKernelBenchFileIsNeverRefusedByItsText) {
+  // Before, any of these made the file `unsupported` on cpu (no reward, out of pass@k):
+  // a comment, a string or dead code was enough. What the file builds is decided by
+  // its recorded load_inline calls (CallBuildsCuda), as its own compile_error.
+  for (const char* source :
+       {"m = load_inline(name='r', cpp_sources=src, functions=['f'])\n# __global__\n",
+        "note = '__global__ void k() {}'\nm = load_inline(name='r', cpp_sources=src)\n",
+        "if False:\n    m = load_inline(name='r', cpp_sources=c, cuda_sources=relu_source)\n",
+        "relu = load_inline(name='relu', cpp_sources=cpp, cuda_sources=relu_source, functions=['relu_cuda'])\n"}) {
+    const Candidate c = KernelBenchFile(source);
+    for (Backend b : {Backend::kCpu, Backend::kCuda, Backend::kHip}) EXPECT_EQ(BackendMismatch(c, b), "") << source;
+  }
 }
 
-TEST(BackendMismatchTest, CppOnlyAndPlainPythonFilesRunOnTheCpu) {
-  for (const char* source : {"m = load_inline(name='r', cpp_sources=src, functions=['f'])\n",
-                             "m = load_inline(name='r', cpp_sources=src, cuda_sources=None)\n",
-                             "m = load_inline(name='r', cpp_sources=src, cuda_sources=[])\n",
-                             "m = load_inline(name='r', cpp_sources=src, cuda_sources = '')\n",
-                             "import torch\nclass ModelNew(torch.nn.Module): pass\n"}) {
-    const Candidate c = KernelBenchFile(source);
-    EXPECT_FALSE(BuildsGpuCodeInline(c)) << source;
-    EXPECT_EQ(BackendMismatch(c, Backend::kCpu), "") << source;
-  }
+TEST(BackendMismatchTest, TheVerdictOfAForeignAnswerNamesItsLanguageAndTheBackend) {
+  const std::string why = ForeignLanguageVerdict("cuda", Backend::kCpu, "a load_inline call with cuda_sources");
+  EXPECT_NE(why.find("CUDA code (a load_inline call with cuda_sources)"), std::string::npos) << why;
+  EXPECT_NE(why.find("cpu backend"), std::string::npos) << why;
+  EXPECT_NE(ForeignLanguageVerdict("hip", Backend::kCpu, "seen").find("HIP"), std::string::npos);
 }
 
 TEST(BackendMismatchTest, CompiledCandidatesAreJudgedByTheirLanguage) {

@@ -786,6 +786,19 @@ bool Verifier::BuildInlineModules(Attempt& a) {
   if (!record) return false;  // a.v says why
   const Json& calls = record->calls;
   const std::string& construct_failed = record->construct_failed;
+  // A call that builds CUDA where the backend cannot: the answer's own compile error,
+  // decided by what the file passed when it ran (never by its text: a comment or
+  // dead code naming CUDA says nothing), and counted like any other (docs/outcomes.md).
+  for (const Json& call : calls) {
+    if (!CallBuildsCuda(call)) continue;
+    if (std::string why = BackendMismatch("cuda", options_.backend); why.empty()) continue;
+    a.v.compiled = false;
+    Settle(a.v, Outcome(OutcomeStatus::kCompileError,
+                        ForeignLanguageVerdict("cuda", options_.backend, "a load_inline call with cuda_sources")));
+    if (!a.v.build.is_object()) a.v.build = Json::object();
+    a.v.build[kForeignLanguageKey] = "cuda";
+    return false;
+  }
   // A flag off its compiler's allow-list is no build's to pass, not even PyTorch's in
   // the worker: the candidate's compile error, named (toolchain/candidate_flags.h).
   for (const Json& call : calls) {
