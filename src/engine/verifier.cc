@@ -1001,6 +1001,19 @@ void Verifier::Announce(Phase stage) {
   if (stage_listener_) stage_listener_(ToString(stage).data());  // a literal: NUL-terminated
 }
 
+// Past CheckFormat, `unsupported` is only ever a worker's claim, and the candidate's
+// worker runs candidate code, which can forge its replies (docs/threat-model.md): a
+// failing candidate would escape its record (no reward) and pass@k. Only the native
+// format has limits of its own for that worker to tell (the dtypes and ranks of its
+// ABI); any other format's claim counts against the candidate, as a claim that blames
+// the task or the engine does.
+void Verifier::DisownUnsupportedClaim(Attempt& a) {
+  if (a.v.status != OutcomeStatus::kUnsupported || a.candidate.format == CandidateFormat::kNative) return;
+  a.v.status = OutcomeStatus::kCrash;
+  a.v.message = "the candidate's worker answered 'unsupported' (" + a.v.message +
+                "); candidate code runs in that worker and can forge such answers, so it counts against the candidate";
+}
+
 Verification Verifier::Done(Attempt& a) {
   Verification v = Finish(std::move(a.v));
   v.policy = a.policy;
@@ -1025,6 +1038,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
     stage(Phase::kBuild);
     CompileOnly(a);
     clock_.Lap(Phase::kBuild);  // where a compile-only check spent its time, as a full one says
+    DisownUnsupportedClaim(a);
     return Done(a);
   }
   if (stage(Phase::kDescribe) && DescribeTask(a) && stage(Phase::kBuild) && BuildCandidate(a) && BuildInlineModules(a) &&
@@ -1042,6 +1056,7 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   // The next task's reference worker starts now, after this one's timing, so that a
   // lane's turn to another task does not wait for it.
   if (options_.reference_workers == ReferenceWorkers::kPerTask) session_.PrestartReference();
+  DisownUnsupportedClaim(a);
   return Done(a);
 }
 

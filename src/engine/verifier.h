@@ -104,6 +104,7 @@ class Verifier {
   bool CheckAllCorrectness(Attempt& a);   // every correctness case and run: passed
   bool TimeCandidate(Attempt& a);         // prepared, then each performance case's turn
   bool RecheckSpeedup(Attempt& a);        // an implausible speedup checked again
+  void DisownUnsupportedClaim(Attempt& a);  // a worker's `unsupported` only for native limits
   Verification Done(Attempt& a);          // the reward, seconds and phases
   void Announce(Phase stage);             // to the stage listener, if any
 
