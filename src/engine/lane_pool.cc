@@ -78,6 +78,10 @@ bool Reusable(const AttemptRecord& record, const Json& settings) {
   if (!record.origin.empty()) return false;  // a claim, not this engine's verdict
   auto status = OutcomeStatusFromString(record.status);
   if (!status || IsInfrastructure(*status)) return false;
+  // What this backend cannot run is decided again: it says nothing of the candidate, and
+  // rows of a KernelBench file judged by its text (before its load_inline calls decided)
+  // must not keep a verdict that kept it out of pass@k.
+  if (*status == OutcomeStatus::kUnsupported) return false;
   const Json made = record.environment.is_object() && record.environment.contains("verify")
                         ? record.environment["verify"]
                         : VerdictSettings(EngineOptions{});

@@ -18,8 +18,9 @@
 // candidates), sample, backend, arch and the policy the attempt applies (`task`
 // resolved to the task's own), made under the same verdict settings (timing, the
 // command line's tolerances); only rows an engine of this store verified (never a
-// claim `kvault import` brought in); never task_error or infra_error (not the
-// candidate's outcome); never under --compile-only; never with force.
+// claim `kvault import` brought in); never task_error, infra_error or unsupported (not
+// the candidate's outcome; unsupported is decided again); never under --compile-only;
+// never with force.
 //
 // Thread safety: a Lane is used by one thread at a time (its owner, or whoever
 // Acquired it); every other member may be called from any thread.
@@ -69,8 +70,8 @@ AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Can
 
 // Whether a stored record may answer a new attempt of its content made under
 // `settings` (VerdictSettings): verified by an engine of this store (origin ""), with
-// the candidate's outcome (not task_error, infra_error or an unknown status), under the
-// same settings (a record without them was made under the defaults).
+// the candidate's outcome (not task_error, infra_error, unsupported or an unknown
+// status), under the same settings (a record without them was made under the defaults).
 bool Reusable(const AttemptRecord& record, const Json& settings);
 
 // The stored record of `key` (ContentKey: run, task hash, candidate hash, language,
