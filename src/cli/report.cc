@@ -50,7 +50,7 @@ EvalTotals Summarize(const std::vector<AttemptRecord>& records) {
     ++t.attempts;
     t.compiled += r.compiled;
     t.passed += r.correct;
-    t.infra += score::NotKernelFault(r.status);
+    t.infra += score::NotKernelFault(r);
     solved[r.task] = solved[r.task] || r.correct;
     if (r.correct && r.speedup && *r.speedup > 0) {
       log_sum += std::log(*r.speedup);

@@ -25,8 +25,9 @@ std::string CategoryOf(const std::string& task, const CategoryMap& categories) {
   return "all";
 }
 
-bool NotKernelFault(const std::string& status) {
-  return status == "task_error" || status == "infra_error" || status == "unsupported";
+bool NotKernelFault(const AttemptRecord& a) {
+  if (a.status == "unsupported") return a.format != "kernelbench";
+  return a.status == "task_error" || a.status == "infra_error";
 }
 
 SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
@@ -47,7 +48,7 @@ SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,
     }
     TaskSamples& ts = out.tasks[it->second];
     ++out.statuses[r.status];
-    if (NotKernelFault(r.status)) {
+    if (NotKernelFault(r)) {
       ++ts.not_kernel_fault;
       continue;
     }

@@ -56,9 +56,12 @@ Result<CategoryMap> ParseCategories(const std::string& json_text);
 // the first '/', else "all".
 std::string CategoryOf(const std::string& task, const CategoryMap& categories);
 
-// True for the statuses that are not the candidate's fault (docs/outcomes.md): task_error,
-// infra_error and unsupported (this machine's backend cannot run it).
-bool NotKernelFault(const std::string& status);
+// True for an attempt that is not the candidate's fault (docs/outcomes.md): task_error,
+// infra_error, and unsupported (this machine's backend cannot run what the suite or
+// request declared: a .hip file on cpu). An `unsupported` KernelBench file is the
+// candidate's failure: only its text decided it (before its recorded load_inline
+// calls did), a comment naming __global__ would otherwise drop a failure from pass@k.
+bool NotKernelFault(const AttemptRecord& attempt);
 
 // One TaskSamples per name of `suite_tasks` (in that order), filled from `records`.
 SuiteSamples GroupByTask(const std::vector<AttemptRecord>& records,

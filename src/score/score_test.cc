@@ -71,6 +71,28 @@ TEST(Samples, CategoriesAndExclusion) {
   EXPECT_EQ(s.statuses["infra_error"], 1u);
 }
 
+// An answer whose content the backend cannot build is its own failed sample (a
+// compile_error now; `unsupported` in a store made while a KernelBench file's text
+// decided it): it never leaves pass@k. A suite this backend cannot run at all (a .hip
+// extension on cpu) is no sample and its task is excluded, as before.
+TEST(Samples, AnAnswerInAnotherLanguageIsAFailedSampleASuiteInOneIsExcluded) {
+  AttemptRecord foreign = Rec(2, "kb", "compile_error");
+  foreign.format = "kernelbench";
+  AttemptRecord legacy = Rec(3, "kb", "unsupported");  // `# __global__` in a wrong answer
+  legacy.format = "kernelbench";
+  AttemptRecord hip = Rec(4, "h", "unsupported");
+  hip.format = "extension";
+  hip.language = "hip";
+  SuiteSamples s = GroupByTask({Rec(1, "kb", "passed"), foreign, legacy, hip}, {"kb", "h"}, {});
+  ASSERT_EQ(s.tasks[0].samples.size(), 3u);
+  EXPECT_EQ(s.tasks[0].not_kernel_fault, 0u);
+  EXPECT_TRUE(s.tasks[1].excluded());
+  RunScore score = ScoreSuite(s, ScoreOptions{});
+  EXPECT_EQ(score.scored, 1u);
+  EXPECT_EQ(score.excluded, std::vector<std::string>{"h"});
+  EXPECT_NEAR(*score.pass_at_k.at(1).value, 1.0 / 3, 1e-12);  // 1 of 3, not 1 of 1
+}
+
 // Samples are ordered by their names, numbers as numbers, not by when they were
 // recorded (parallel lanes finish out of order) nor alphabetically; so is Comp@k.
 TEST(Samples, OrderedBySampleNameNumerically) {
