@@ -115,7 +115,7 @@ HIP = (ROOT / "examples/hip/relu.hip").read_text() if (ROOT / "examples/hip/relu
 def test_an_answer_the_server_cannot_run_raises_and_never_scores_zero(server):
     client = Client(server, retries=0)
     with pytest.raises(UnsupportedError) as raised:
-        client.verify({"task_source": TASK, "code": HIP})
+        client.verify({"task_source": TASK, "code": HIP, "language": "hip"})
     assert raised.value.status == 422 and raised.value.kind == "unsupported"
     assert "cpu" in raised.value.message and "hip" in raised.value.message
     # A batch with one such answer is refused whole; the adapters raise it too.
@@ -125,6 +125,30 @@ def test_an_answer_the_server_cannot_run_raises_and_never_scores_zero(server):
     with pytest.raises(UnsupportedError):
         compute_score_batch(["relu"], ["```hip\n" + HIP + "```"], [dict(RECORD, lang="hip")], [{}],
                             kvault_url=server)
+
+
+KB_WRONG = (ROOT / "examples/kernelbench/relu.wrong-inline-cpp.py").read_text()
+KB_CUDA = (ROOT / "examples/kernelbench/relu.llm-habits.py").read_text()
+
+
+def test_one_foreign_answer_is_its_own_verdict_and_its_batch_is_scored(server):
+    """An answer whose content is in a language the server cannot build, nothing
+    declared, is its own compile_error: it never refuses (and so unscores) its group.
+    A wrong answer that only names CUDA in a comment stays the mismatch it is."""
+    run = "foreign-%d" % os.getpid()
+    requests = [{"task_source": TASK, "completion": CORRECT, "run": run},
+                {"task_source": TASK, "code": KB_WRONG + "\n# __global__\n", "language": "python", "run": run},
+                {"task_source": TASK, "code": KB_CUDA, "run": run}]
+    if HIP:  # an extension-format HIP source without `language`: HIP by its content
+        requests.append({"task_source": TASK, "code": HIP, "run": run})
+    answers = Client(server, retries=0).verify_batch(requests)
+    assert [a["status"] for a in answers] == ["passed", "mismatch"] + ["compile_error"] * (len(requests) - 2), answers
+    assert answers[0]["reward"]["value"] >= 1.4 and "foreign_language" not in answers[0]
+    assert answers[1]["reward"]["value"] == pytest.approx(0.4) and "foreign_language" not in answers[1]
+    assert answers[2]["reward"]["value"] == 0 and answers[2]["foreign_language"] == "cuda", answers[2]
+    assert "CUDA" in answers[2]["message"] and "cpu" in answers[2]["message"]
+    assert not HIP or (answers[3]["foreign_language"] == "hip" and answers[3]["reward"]["value"] == 0), answers[3:]
+    assert "kvault_foreign_language_total{language=\"cuda\"}" in Client(server).metrics()
 
 
 def test_identical_bytes_under_another_label_come_from_the_store(server):

@@ -64,6 +64,14 @@ void Metrics::CountStoreError() {
   ++store_errors_;
 }
 
+uint64_t Metrics::CountForeignLanguage(const std::string& language) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++foreign_language_[language];
+  uint64_t all = 0;
+  for (const auto& [name, n] : foreign_language_) all += n;
+  return all;
+}
+
 std::string Metrics::Render(const Gauges& g) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream o;
@@ -86,6 +94,10 @@ std::string Metrics::Render(const Gauges& g) const {
   o << "kvault_from_store_total " << from_store_ << '\n';
   Header(o, "kvault_store_errors_total", "counter", "Results that could not be written to the store.");
   o << "kvault_store_errors_total " << store_errors_ << '\n';
+  Header(o, "kvault_foreign_language_total", "counter",
+         "Answers whose code is in a language this backend cannot build (each its own compile_error), by language.");
+  for (const auto& [language, n] : foreign_language_)
+    o << "kvault_foreign_language_total{language=\"" << Label(language) << "\"} " << n << '\n';
   Header(o, "kvault_phase_seconds", "summary", "Wall seconds of each verification phase.");
   for (const auto& [phase, sc] : phases_) {
     o << "kvault_phase_seconds_sum{phase=\"" << Label(phase) << "\"} " << Num(sc.first) << '\n';

@@ -17,6 +17,9 @@ class Metrics {
   // and whether the store answered it.
   void CountVerification(const std::string& status, int device, const Json& phases, bool from_store);
   void CountStoreError();
+  // One answer whose code is in a language the backend cannot build (its compile_error);
+  // returns how many so far.
+  uint64_t CountForeignLanguage(const std::string& language);
 
   // Gauges are the caller's (queue depth, lanes); counters come from here.
   struct Gauges {
@@ -30,6 +33,7 @@ class Metrics {
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   std::map<std::string, uint64_t> verifications_;
   uint64_t from_store_ = 0, store_errors_ = 0;
+  std::map<std::string, uint64_t> foreign_language_;  // by language
   std::map<std::string, std::pair<double, uint64_t>> phases_;  // sum, count
   std::map<int, double> device_busy_;
 };

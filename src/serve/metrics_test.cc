@@ -58,7 +58,7 @@ TEST(Metrics, GaugesAndEmptyCounters) {
   // Every family documented in docs/serve.md is announced even before it has samples.
   for (const char* family : {"kvault_queue_depth", "kvault_queue_capacity", "kvault_lanes", "kvault_requests_total",
                              "kvault_verifications_total", "kvault_from_store_total", "kvault_phase_seconds",
-                             "kvault_device_busy_seconds_total"}) {
+                             "kvault_device_busy_seconds_total", "kvault_foreign_language_total"}) {
     EXPECT_NE(text.find(std::string("# HELP ") + family + " "), std::string::npos) << family;
     EXPECT_NE(text.find(std::string("# TYPE ") + family + " "), std::string::npos) << family;
   }
@@ -75,6 +75,9 @@ TEST(Metrics, ExpositionFormat) {
   m.CountVerification("mismatch", 1, Json{{"correctness", 0.5}}, false);
   m.CountVerification("passed", -1, Json(), true);
   m.CountStoreError();
+  EXPECT_EQ(m.CountForeignLanguage("cuda"), 1u);
+  EXPECT_EQ(m.CountForeignLanguage("hip"), 2u);  // how many so far, every language
+  EXPECT_EQ(m.CountForeignLanguage("cuda"), 3u);
   const std::string text = m.Render(SomeGauges());
 
   // HELP then TYPE before a family's first sample; each family announced once; the
@@ -115,6 +118,8 @@ TEST(Metrics, ExpositionFormat) {
   EXPECT_TRUE(Has(text, "kvault_verifications_total{status=\"mismatch\"} 1"));
   EXPECT_TRUE(Has(text, "kvault_from_store_total 1"));
   EXPECT_TRUE(Has(text, "kvault_store_errors_total 1"));
+  EXPECT_TRUE(Has(text, "kvault_foreign_language_total{language=\"cuda\"} 2"));
+  EXPECT_TRUE(Has(text, "kvault_foreign_language_total{language=\"hip\"} 1"));
   EXPECT_TRUE(Has(text, "kvault_phase_seconds_sum{phase=\"correctness\"} 2"));
   EXPECT_TRUE(Has(text, "kvault_phase_seconds_count{phase=\"correctness\"} 2"));
   EXPECT_TRUE(Has(text, "kvault_phase_seconds_sum{phase=\"build\"} 4"));

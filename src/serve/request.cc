@@ -283,6 +283,7 @@ Json ResultJson(const ServeRequest& r, const ServeOutcome& o, const std::string&
             {"seconds", o.seconds},
             {"phases", o.phases},
             {"cases", o.cases}};
+  if (!o.foreign_language.empty()) j["foreign_language"] = o.foreign_language;
   if (o.error_kind) j["error"] = ErrorJson(*o.error_kind, o.message);
   return j;
 }
@@ -330,6 +331,7 @@ Json HipResponseJson(const ServeRequest& r, const ServeOutcome& o, const std::st
             {"stats", HipStats(o.cases)},
             {"timing", {{"reference_ms", Optional(o.reference_ms)}, {"candidate_ms", Optional(o.candidate_ms)}}},
             {"reward", RewardJson(r, o)}};
+  if (!o.foreign_language.empty()) j["foreign_language"] = o.foreign_language;
   if (o.error_kind) j["error"] = ErrorJson(*o.error_kind, o.message);
   return j;
 }

@@ -98,6 +98,9 @@ struct ServeOutcome {
   std::string feedback;
   std::string task, task_hash, candidate_hash;
   bool from_store = false;
+  // The language of an answer whose content this backend cannot build, where the
+  // request declared none ("cuda", "hip", "cpp"; its compile_error), else "".
+  std::string foreign_language;
   double seconds = 0;
   Json phases = Json::object(), cases = Json::array();
   // Set when there is no reward: kInfrastructure, kTask, kDeadline or kCancelled.

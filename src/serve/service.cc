@@ -64,6 +64,9 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
   if (stored.phases) o.phases = stored.phases->ToJson();
   o.error_kind = NoRewardKind(r.status);
   if (!o.error_kind) o.feedback = agent::FormatFeedback(r, agent::FeedbackLimits{});
+  const Json build = r.environment.is_object() ? r.environment.value("build", Json()) : Json();
+  if (build.is_object() && build.contains(kForeignLanguageKey) && build[kForeignLanguageKey].is_string())
+    o.foreign_language = build[kForeignLanguageKey].get<std::string>();
   return o;
 }
 
@@ -215,24 +218,36 @@ std::shared_ptr<Job> VerificationService::Prepare(const ServeRequest& r) {
     if (c) job->candidate = std::move(*c);
     else parse_failure = c.error();
   }
-  if (job->candidate) {
-    job->language = job->candidate->language;
-    // Not the candidate's fault: this server cannot judge it (Submit refuses it).
-    job->unsupported = BackendMismatch(*job->candidate, settings_.options.backend);
-  } else {
-    // An answer with no usable code is still in a language: the one asked for, else the
-    // one its code was saved as. A server that cannot run that language refuses it too,
-    // rather than answer a parse_error whose 0 would train on its misconfiguration.
-    const std::string language = !r.language.empty() ? r.language : ExtensionLanguage(extension);
-    job->language = language;
-    job->unsupported = BackendMismatch(language, settings_.options.backend);
-  }
+  // What the client declared (`language`, a protocol's field such as hip_code) and
+  // this backend cannot run is the server's configuration: refused (Submit), never a
+  // reward of 0. What the code turns out to be, where nothing was declared, is the
+  // answer's own: a verdict of its own (below), never a refusal that would take the
+  // other candidates of its batch with it (docs/threat-model.md, section 8).
+  job->language = job->candidate ? job->candidate->language
+                                 : (!r.language.empty() ? r.language : ExtensionLanguage(extension));
+  const Backend backend_kind = settings_.options.backend;
+  if (!r.language.empty())
+    job->unsupported = job->candidate ? BackendMismatch(*job->candidate, backend_kind)
+                                      : BackendMismatch(r.language, backend_kind);
   if (!parse_failure.empty()) {
     // The candidate's outcome, known without a lane: recorded and answered at once.
     job->state = Job::State::kDone;
     job->outcome.status = std::string(ToString(OutcomeStatus::kParseError));
     job->outcome.message = parse_failure;
     job->outcome.feedback = agent::FormatNoCode(parse_failure, agent::FeedbackLimits{});
+  } else if (job->unsupported.empty() && !BackendMismatch(*job->candidate, backend_kind).empty()) {
+    const std::string why = ForeignLanguageVerdict(job->language, backend_kind,
+                                                   "seen in its code; the request names no language");
+    job->state = Job::State::kDone;
+    job->outcome.status = std::string(ToString(OutcomeStatus::kCompileError));
+    job->outcome.message = why;
+    job->outcome.foreign_language = job->language;
+    AttemptRecord verdict;
+    verdict.status = job->outcome.status;
+    verdict.message = why;
+    job->outcome.feedback = agent::FormatFeedback(verdict, agent::FeedbackLimits{});
+  }
+  if (job->state == Job::State::kDone) {
     job->outcome.task = job->task.name;
     job->outcome.task_hash = job->task.hash;
     job->outcome.candidate_hash = candidate_hash;
@@ -329,8 +344,16 @@ VerificationService::SubmitResult VerificationService::Submit(const std::vector<
     rec.message = job->outcome.message;
     rec.policy = job->outcome.policy;
     rec.sample = job->sample;
+    if (job->candidate) {
+      rec.format = std::string(ToString(job->candidate->format));
+      rec.language = job->candidate->language;
+      rec.backend = std::string(ToString(settings_.options.backend));
+    }
+    if (!job->outcome.foreign_language.empty())
+      rec.environment["build"] = Json{{kForeignLanguageKey, job->outcome.foreign_language}};
     if (!pool_->Record(rec)) metrics_.CountStoreError();
     metrics_.CountVerification(job->outcome.status, -1, Json(), false);
+    NoteForeignLanguage(job->outcome);
   }
   // The files the workers read, and compiled candidates' builds started on every core.
   for (const auto& job : to_queue) {
@@ -495,7 +518,25 @@ void VerificationService::Verify(Lane& lane, Job& job) {
       a.verification && a.verification->phases ? a.verification->phases->ToJson() : Json::object();
   if (a.verification) o.phases = phases;
   metrics_.CountVerification(o.status, lane.lane.device, phases, a.from_store);
+  NoteForeignLanguage(o);
   Finish(job, std::move(o));
+}
+
+void VerificationService::NoteForeignLanguage(const ServeOutcome& o) {
+  if (o.foreign_language.empty()) return;
+  const uint64_t count = metrics_.CountForeignLanguage(o.foreign_language);
+  // Once a minute at most: a trainer whose prompts ask for a language this backend
+  // cannot build sees every answer fail; the operator sees why (docs/serve.md).
+  const auto now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (foreign_warned_ && now - *foreign_warned_ < std::chrono::minutes(1)) return;
+  foreign_warned_ = now;
+  std::fprintf(stderr,
+               "kvault serve: warning: %llu answer(s) so far were %s code, which the %s backend cannot build: each "
+               "is its own compile_error (reward 0). If the prompts ask for that language, serve on a backend "
+               "that builds it, or declare `language` (docs/serve.md, \"Answers in another language\")\n",
+               static_cast<unsigned long long>(count), o.foreign_language.c_str(),
+               std::string(ToString(settings_.options.backend)).c_str());
 }
 
 void VerificationService::Finish(Job& job, ServeOutcome outcome) {

@@ -16,8 +16,11 @@
 // `<label>-<first 12 hex digits of its hash>` (ServeTaskName): requests bring the
 // task's source, not a suite's name; a task of the server's own Triton suite keeps its
 // name (RecordedTaskName). A request the
-// server cannot run (a language its backend cannot build or run) is refused whole
-// (Refusal kUnsupported), never answered with a reward of 0. An infrastructure
+// server cannot run as its client declared it (a `language`, or a protocol's field
+// such as hip_code, that its backend cannot build or run) is refused whole (Refusal
+// kUnsupported), never answered with a reward of 0; an answer whose code turns out to
+// be in such a language, where nothing was declared, is its own compile_error
+// (ServeOutcome::foreign_language), never a refusal of its batch. An infrastructure
 // failure ends a job with error_kind "infrastructure" and no reward; it is never
 // answered again, a resubmission verifies anew.
 // Thread-safe: Submit, Wait, Cancel, Health and Metrics may be called from any thread.
@@ -75,7 +78,7 @@ struct Job {
   std::string policy;       // task | any | custom_kernel, as the request asked
   std::string language;     // how the candidate is saved (its extension's language)
   std::string sample;       // ServeRequest::sample, recorded with its attempt
-  std::string unsupported;  // why this server cannot run it; "" when it can
+  std::string unsupported;  // why this server cannot run what the request declared; "" when it can
   TaskFile task;
   std::optional<Candidate> candidate;  // nullopt: ended before it was loaded
   std::optional<Clock::time_point> deadline;  // the latest of its requests'; none: no deadline
@@ -144,6 +147,9 @@ class VerificationService {
   std::shared_ptr<Job> NextJob(Lane& lane);  // blocks; nullptr when stopping
   void Verify(Lane& lane, Job& job);
   void Finish(Job& job, ServeOutcome outcome);
+  // Counts an answer in a language this backend cannot build (its foreign_language),
+  // and warns on stderr at most once a minute.
+  void NoteForeignLanguage(const ServeOutcome& o);
   // The job of `r` (a known one, one the store answers, or a new one to queue).
   std::shared_ptr<Job> Prepare(const ServeRequest& r);
   std::optional<ServeOutcome> FromStore(const Job& job);
@@ -161,6 +167,7 @@ class VerificationService {
   std::map<std::string, std::string> idempotency_;       // key -> content key
   uint64_t generation_ = 0;
   bool stopping_ = false;
+  std::optional<Clock::time_point> foreign_warned_;  // NoteForeignLanguage's last warning
   std::atomic<bool> aborting_{false};  // Abort()
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::thread> threads_;

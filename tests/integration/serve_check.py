@@ -524,32 +524,37 @@ def check_deadline(s, run):
 
 
 def check_hip(s, run):
-    # A HIP kernel on the CPU backend cannot be judged: refused (422 unsupported), never
-    # answered `unsupported` with a reward of 0 that a trainer would train on.
+    # A HIP kernel the request declares (hip_code) on the CPU backend cannot be judged:
+    # refused (422 unsupported), never answered with a reward of 0 a trainer would train on.
     hip = read("hip/relu.hip")
     status, _, one = s.call("POST", "/run_code", {"kernel_name": "relu_hip", "hip_code": hip,
                                                   "pytorch_module_code": RELU, "run": run, "reward": "hip-rl"})
     check(status == 422 and error_kind(one) == "unsupported" and "cpu" in one["error"]["message"],
           f"/run_code of HIP on the CPU: {status} {one}")
-    # A KernelBench file whose load_inline builds CUDA: also nothing a CPU server can judge.
+    # A KernelBench file whose load_inline builds CUDA is its answer, not the server's
+    # configuration: its own compile_error (reward 0), never a refusal of its request.
     inline_cuda = read("kernelbench/relu.llm-habits.py")
     status, _, body = s.call("POST", "/v1/verify", {"task_source": RELU, "code": inline_cuda, "language": "python",
                                                      "run": run})
-    check(status == 422 and error_kind(body) == "unsupported" and "cpu" in body["error"]["message"],
+    check(status == 200 and body["status"] == "compile_error" and body.get("foreign_language") == "cuda"
+          and body["reward"]["value"] == 0 and "cpu" in body["message"],
           f"/v1/verify of a KernelBench file building CUDA inline on the CPU: {status} {body}")
     items = [{"kernel_name": "a", "hip_code": hip, "pytorch_module_code": RELU, "run": run},
              {"kernel_name": "b", "hip_code": "not a kernel", "pytorch_module_code": RELU, "run": run}]
     status, _, body = s.call("POST", "/run_code_batch", {"requests": items})
     check(status == 422 and error_kind(body) == "unsupported" and "requests[0]" in body["error"]["message"],
           f"/run_code_batch with HIP on the CPU: {status} {body}")
-    # Refused also when the answer holds no usable code: a parse_error's 0 would be
-    # the server's misconfiguration scored, whatever the model wrote.
-    for what, fields in [("a HIP answer without code", {"completion": "no code here", "language": "hip"}),
-                         ("a HIP source in no format", {"code": "#include <hip/hip_runtime.h>\n"
+    # Refused also when the declared language's answer holds no usable code: a
+    # parse_error's 0 would be the server's misconfiguration scored.
+    status, _, body = s.call("POST", "/v1/verify", {"task_source": RELU, "run": run, "completion": "no code here",
+                                                     "language": "hip"})
+    check(status == 422 and error_kind(body) == "unsupported", f"/v1/verify of a HIP answer without code: {status} {body}")
+    # Nothing declared: what the answer holds is its own verdict (no usable code: parse_error).
+    for what, fields in [("a HIP source in no format", {"code": "#include <hip/hip_runtime.h>\n"
                                                                  "__global__ void k(float* x) {}\n"}),
                          ("a CUDA answer in no format", {"completion": "```cuda\n__global__ void k() {}\n```"})]:
         status, _, body = s.call("POST", "/v1/verify", {"task_source": RELU, "run": run, **fields})
-        check(status == 422 and error_kind(body) == "unsupported", f"/v1/verify of {what} on the CPU: {status} {body}")
+        check(status == 200 and body["status"] == "parse_error", f"/v1/verify of {what} on the CPU: {status} {body}")
     # hip_code is HIP whatever it holds: "not a kernel" is refused too, not a parse_error.
     status, _, body = s.call("POST", "/run_code_batch", {"requests": items[1:]})
     check(status == 422 and error_kind(body) == "unsupported", f"/run_code_batch of a broken HIP kernel: {status} {body}")
