@@ -87,6 +87,7 @@ int RunEval(const EvalFlags& flags) {
     std::cout << EvalJson(settings.run, *records).dump() << std::endl;
   else
     PrintEvalTable(std::cout, *records);
+  ReportForeignLanguage(std::cerr, "kvault eval", std::string(ToString(options->backend)), *records);
   return ReportInfraFailures(std::cerr, "kvault eval", *records) ? kExitInfra : kExitOk;
 }
 

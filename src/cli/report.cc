@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/candidate_build.h"
 #include "engine/verification_records.h"
 #include "report/report.h"
 #include "score/samples.h"
@@ -120,6 +121,26 @@ bool ReportInfraFailures(std::ostream& err, const std::string& who,
       << "): " << first->message << "\n"
       << who << ": fix the cause and run the same command again: recorded attempts are kept, "
       << "these are retried\n";
+  return true;
+}
+
+bool ReportForeignLanguage(std::ostream& err, const std::string& who, const std::string& backend,
+                           const std::vector<AttemptRecord>& records) {
+  std::map<std::string, size_t> by_language;
+  size_t n = 0;
+  for (const AttemptRecord& r : records) {
+    const Json build = r.environment.is_object() ? r.environment.value("build", Json()) : Json();
+    if (!build.is_object() || !build.contains(kForeignLanguageKey) || !build[kForeignLanguageKey].is_string()) continue;
+    ++by_language[build[kForeignLanguageKey].get<std::string>()];
+    ++n;
+  }
+  if (n == 0) return false;
+  std::string languages;
+  for (const auto& [language, count] : by_language)
+    languages += (languages.empty() ? "" : ", ") + language + " " + std::to_string(count);
+  err << who << ": " << n << " of " << records.size() << " attempt(s) are answers in a language the " << backend
+      << " backend cannot build (" << languages << "), each its own compile_error (a failed sample); "
+      << "if they are meant for that language, verify them on its backend (--backend)\n";
   return true;
 }
 

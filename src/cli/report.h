@@ -28,6 +28,13 @@ Json EvalJson(const std::string& run, const std::vector<AttemptRecord>& records)
 bool ReportInfraFailures(std::ostream& err, const std::string& who,
                          const std::vector<AttemptRecord>& records);
 
+// Says on `err` how many attempts are answers whose code is in a language the
+// backend cannot build (their compile_error names it, build.foreign_language), and how
+// to run them where it can: a suite of CUDA answers on the cpu backend is told, never
+// silently scored as failures. False when there were none.
+bool ReportForeignLanguage(std::ostream& err, const std::string& who, const std::string& backend,
+                           const std::vector<AttemptRecord>& records);
+
 // One line per finished attempt; on a terminal, a progress bar redrawn in place.
 // Each line: done/total, elapsed time and the estimated time left (from the pace of
 // the attempts verified now, not those taken from the store), the attempt's status
