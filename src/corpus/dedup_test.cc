@@ -71,7 +71,7 @@ torch::Tensor forward(torch::Tensor x) {
 )";
 
 DedupItem Item(std::string id, std::string source, VerifiedRank rank = {}) {
-  return {std::move(id), std::move(source), "cuda", rank};
+  return {std::move(id), std::move(source), "cuda", rank, ""};  // one group
 }
 
 TEST(Dedup, PlantedExactAndNearDuplicatesFoundDifferentKernelKept) {

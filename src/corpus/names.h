@@ -23,7 +23,10 @@ std::optional<E> FromName(const Named<E> (&table)[N], std::string_view name) {
 template <class E, size_t N>
 std::string NamesOf(const Named<E> (&table)[N]) {
   std::string out;
-  for (const Named<E>& n : table) out += (out.empty() ? "" : "|") + std::string(n.name);
+  for (const Named<E>& n : table) {
+    if (!out.empty()) out += '|';
+    out += n.name;
+  }
   return out;
 }
 
