@@ -294,6 +294,30 @@ TEST_F(InlineRecordTest, ARefusedFlagIsACompileErrorNamingIt) {
   EXPECT_FALSE(v.compiled);
 }
 
+// What the file passed when it ran decides what it builds, never its text: a call with
+// cuda_sources on the cpu backend is the answer's own compile error (reward 0), and a
+// file that only names CUDA (a comment, a string) is verified as the C++ it builds.
+TEST_F(InlineRecordTest, ACallThatBuildsCudaOnTheCpuIsTheAnswersCompileError) {
+  record_ = [](const Json&) {
+    Json call = Call();
+    call["cuda_sources"] = {"__global__ void k() {}"};
+    return FakeWorker::Ok(Json{{"calls", Json::array({call})}});
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCompileError);
+  EXPECT_FALSE(v.compiled);
+  EXPECT_NE(v.message.find("builds CUDA code"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("cpu backend"), std::string::npos) << v.message;
+  EXPECT_EQ(v.build.value("foreign_language", std::string()), "cuda") << v.build.dump();
+  ASSERT_TRUE(v.reward);
+  EXPECT_EQ(*v.reward, 0.0);
+
+  candidate_.source += "\n# __global__\n_unused = load_inline(name='x', cpp_sources='', cuda_sources=src)\n";
+  candidate_.hash = "a file that names CUDA";
+  record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array({Call()})}}); };
+  EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
+}
+
 TEST_F(InlineRecordTest, AConstructorThatCrashesWhileNotedIsLeftToTheRuns) {
   record_ = [](const Json& r) {
     if (!r.contains("task")) return FakeWorker::Ok(Json{{"calls", Json::array()}});
@@ -576,6 +600,8 @@ TEST_F(VerifierTest, RuntimeErrorKindsMapToStatuses) {
            {"runtime_error", OutcomeStatus::kRuntimeError}, {"oom", OutcomeStatus::kOom},
            {"load_error", OutcomeStatus::kLoadError}, {"internal", OutcomeStatus::kCrash},
            {"mismatch", OutcomeStatus::kMismatch},
+           // Candidate code can forge this reply: only a native candidate's worker may say it.
+           {"unsupported", OutcomeStatus::kCrash},
            {"policy_violation", OutcomeStatus::kPolicyViolation}}) {
     run_ = [kind = kind](const Json&) {
       WorkerReply r;
