@@ -132,7 +132,7 @@ int RunExportCmd(const CorpusFlags& f) {
   else
     std::cout << "exported " << summary->rows << " row(s) from " << summary->records << " record(s) ("
               << summary->skipped << " the format cannot hold, " << summary->other_split
-              << " of the other split's tasks) to " << f.output << "\n";
+              << " whose task family is in the other split) to " << f.output << "\n";
   return kExitOk;
 }
 
@@ -230,9 +230,9 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
   auto* publish = f.export_cmd->add_flag("--publish", f.publish,
                                          "leave out paths, command lines and host names (Default: on, but for records)");
   f.export_cmd->add_flag("--no-publish", f.no_publish, "keep results' environments and file paths")->excludes(publish);
-  f.export_cmd->add_option("--split", f.split, "all | train | test: the tasks of one side of the split by task")
+  f.export_cmd->add_option("--split", f.split, "all | train | test: the task families of one side of the split")
       ->check(CLI::IsMember({"all", "train", "test"}));
-  f.export_cmd->add_option("--test-share", f.test_share, "share of tasks in the test split (Default: 0.1)")
+  f.export_cmd->add_option("--test-share", f.test_share, "share of task families in the test split (Default: 0.1)")
       ->check(CLI::Range(0.0, 1.0));
   AddFilters(f.export_cmd, f);
   AddVault(f.export_cmd, f);

@@ -319,6 +319,22 @@ Status CorpusStore::ForEach(const RecordFilter& filter,
   }
 }
 
+Status CorpusStore::ForEachTask(const std::function<void(const TaskRef&)>& visit) {
+  auto stmt = sqlite::Statement::Prepare(
+      impl_->db,
+      "SELECT t.task_name, t.reference_sha256, coalesce(ref.source, '') AS reference_source "
+      "FROM (SELECT DISTINCT task_name, reference_sha256 FROM records) t "
+      "LEFT JOIN task_references ref ON ref.sha256 = t.reference_sha256 "
+      "ORDER BY t.task_name, t.reference_sha256");
+  if (!stmt) return Fail("tasks", stmt.error());
+  for (;;) {
+    auto step = stmt->Next();
+    if (!step) return Fail("tasks", step.error());
+    if (*step == sqlite::Step::kDone) return Status::Ok();
+    visit({stmt->Text("task_name"), stmt->Text("reference_source"), stmt->Text("reference_sha256")});
+  }
+}
+
 Result<int64_t> CorpusStore::Count(const RecordFilter& filter) {
   auto stmt = sqlite::Statement::Prepare(impl_->db,
                                          "SELECT count(*) AS n FROM records r" + FilterSql(filter));

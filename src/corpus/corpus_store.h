@@ -90,6 +90,10 @@ class CorpusStore {
   Status ForEach(const RecordFilter& filter,
                  const std::function<bool(const KernelRecord&)>& visit);
   Result<int64_t> Count(const RecordFilter& filter);
+  // Calls `visit` with each distinct task (name, reference SHA-256 and its source, ""
+  // when not stored) of every record, sorted by name then SHA-256; what an export's
+  // split by task family is built from (task_split.h).
+  Status ForEachTask(const std::function<void(const TaskRef&)>& visit);
   Result<std::optional<KernelRecord>> Get(std::string_view id);
 
   // Replaces every duplicate mark with `marks` (records not named become kept).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -10,6 +9,7 @@
 #include "corpus/normalize.h"
 #include "corpus/parallel.h"
 #include "corpus/record.h"
+#include "corpus/union_find.h"
 
 namespace kvault::corpus {
 namespace {
@@ -18,22 +18,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
-
-class UnionFind {
- public:
-  explicit UnionFind(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
-  size_t Find(size_t x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-    return x;
-  }
-  void Unite(size_t a, size_t b) {
-    a = Find(a), b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-
- private:
-  std::vector<size_t> parent_;
-};
 
 int StatusClass(const std::string& status) {
   if (status == "passed") return 3;

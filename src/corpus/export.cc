@@ -3,11 +3,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include "corpus/stats.h"
+#include "corpus/task_split.h"
 #include "export/writers.h"
 #include "util/files.h"
 #include "corpus/names.h"
@@ -95,11 +97,19 @@ class RowWriter {
   int64_t written_ = 0;
 };
 
-// Whether the split lets the record's task in.
-bool InSplit(const KernelRecord& r, const ExportOptions& o) {
-  if (o.split == ExportSplit::kAll) return true;
-  return InTestSplit(r.task.name, o.test_share) == (o.split == ExportSplit::kTest);
-}
+// What one export carries through its passes over the vault.
+struct Pass {
+  const ExportOptions& o;
+  ExportPrompts prompts;
+  std::optional<TaskSplit> split;  // built when a split is asked for, and for hf
+  ExportSummary summary;
+
+  // Whether the split lets the record's task family in (hf writes both sides).
+  bool InSplit(const KernelRecord& r) const {
+    if (o.split == ExportSplit::kAll || o.format == ExportFormat::kHf) return true;
+    return split->InTest(r.task.name) == (o.split == ExportSplit::kTest);
+  }
+};
 
 // The row context of a record: its prompt rendered from gen's templates.
 Result<RowContext> ContextOf(const KernelRecord& r, const ExportOptions& o, ExportPrompts& prompts) {
@@ -123,13 +133,14 @@ struct Contender {
 // For each task: each slower correct or wrong kernel against a faster correct one,
 // a near miss against the passed kernel it nearly is (the sharpest negative), every
 // other against the task's fastest.
-Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prompts, RowWriter& rows,
-                ExportSummary& summary) {
+Status WriteDpo(CorpusStore& vault, Pass& pass, RowWriter& rows) {
+  const ExportOptions& o = pass.o;
+  ExportSummary& summary = pass.summary;
   // A pair answers one prompt: the same task (name and reference) and file format.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<Contender>> tasks;
   Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
     ++summary.records;
-    if (!InSplit(r, o)) {
+    if (!pass.InSplit(r)) {
       ++summary.other_split;
       return true;
     }
@@ -161,7 +172,7 @@ Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& promp
       if (!chosen_record || !*chosen_record) return Error{"dpo: cannot read " + chosen->id};
       auto rejected = vault.Get(c.id);
       if (!rejected || !*rejected) return Error{"dpo: cannot read " + c.id};
-      auto context = ContextOf(**chosen_record, o, prompts);
+      auto context = ContextOf(**chosen_record, o, pass.prompts);
       if (!context) {
         summary.Skip(c.id, context.error());
         continue;
@@ -190,16 +201,17 @@ Status WriteDpo(CorpusStore& vault, const ExportOptions& o, ExportPrompts& promp
 }
 
 // Every record the filter and split pass, one row each; `test` (hf only) gets the
-// rows of the test split's tasks.
-Status WriteEach(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prompts, RowWriter& rows,
-                 ExportSummary& summary, RowWriter* test = nullptr) {
-  Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
+// rows of the test split's task families.
+Status WriteEach(CorpusStore& vault, Pass& pass, RowWriter& rows, RowWriter* test = nullptr) {
+  const ExportOptions& o = pass.o;
+  ExportSummary& summary = pass.summary;
+  return vault.ForEach(o.filter, [&](const KernelRecord& r) {
     ++summary.records;
-    if (!InSplit(r, o)) {
+    if (!pass.InSplit(r)) {
       ++summary.other_split;
       return true;
     }
-    RowWriter& out = test && InTestSplit(r.task.name, o.test_share) ? *test : rows;
+    RowWriter& out = test && pass.split->InTest(r.task.name) ? *test : rows;
     if (o.format == ExportFormat::kRecords) {
       out.Add(RecordRow(r, o.publish));
       return true;
@@ -208,7 +220,7 @@ Status WriteEach(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prom
       ++summary.skipped;
       return true;
     }
-    auto c = ContextOf(r, o, prompts);
+    auto c = ContextOf(r, o, pass.prompts);
     if (!c) {  // e.g. a format gen has no template for: the row is left out, and why said
       summary.Skip(r.id, c.error());
       return true;
@@ -224,7 +236,6 @@ Status WriteEach(CorpusStore& vault, const ExportOptions& o, ExportPrompts& prom
     }
     return true;
   });
-  return s;
 }
 
 std::string CountsLines(const std::map<std::string, int64_t>& m) {
@@ -260,8 +271,9 @@ std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const Expo
        << summary.rows << " records, each a kernel verified against a PyTorch reference (or a "
        << "question-answer pair), with its provenance and verification results.\n\n"
        << "## Splits\n\n" << summary.rows - summary.test_rows << " rows in `train`, " << summary.test_rows
-       << " in `test`. The split is by task: a task's kernels are all on one side (its name's SHA-256 "
-       << "below " << o.test_share << " of the range puts it in `test`).\n\n"
+       << " in `test`. The split is by task family: tasks that share a name, a reference or the shape-free "
+       << "operation signature of their references (one operation resized or renamed) are all on one side; a "
+       << "family is in `test` when the SHA-256 of its key is below " << o.test_share << " of the range.\n\n"
        << "## Verification\n\n`status` and `speedup` count only results this vault's engine produced "
        << (o.filter.count_claims ? "and, for this export, the verdicts imports claimed" : "(imported verdicts are claims: "
                                                                                           "kept in `results` with origin `import`, never counted)")
@@ -298,17 +310,15 @@ std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const Expo
   return card.str();
 }
 
-Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const TempDir& tmp) {
-  ExportSummary summary;
-  ExportPrompts prompts(o.prompts);
+Status ExportHf(CorpusStore& vault, Pass& pass, const TempDir& tmp) {
+  const ExportOptions& o = pass.o;
+  ExportSummary& summary = pass.summary;
   const std::string train_rows = tmp.Join("train.jsonl"), test_rows = tmp.Join("test.jsonl");
   int64_t train = 0;
   {
     std::ofstream train_out(train_rows, std::ios::binary), test_out(test_rows, std::ios::binary);
     RowWriter rows(ColumnsOf(o.format), train_out), test(ColumnsOf(o.format), test_out);
-    ExportOptions all = o;
-    all.split = ExportSplit::kAll;
-    if (Status s = WriteEach(vault, all, prompts, rows, summary, &test); !s) return Error{s.error()};
+    if (Status s = WriteEach(vault, pass, rows, &test); !s) return s;
     rows.Flush();
     test.Flush();
     train = rows.written();
@@ -317,7 +327,7 @@ Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const
     if (!train_out || !test_out) return Error{tmp.path() + ": write failed"};
   }
   const fs::path dir(o.output);
-  if (Status s = EnsureDir((dir / "data").string()); !s) return Error{s.error()};
+  if (Status s = EnsureDir((dir / "data").string()); !s) return s;
   for (const char* stale : {"train-00000-of-00001.parquet", "test-00000-of-00001.parquet"}) {
     std::error_code ec;
     fs::remove(dir / "data" / stale, ec);
@@ -325,7 +335,7 @@ Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const
   for (auto [rows_path, n, name] : {std::tuple{train_rows, train, "train"}, std::tuple{test_rows, summary.test_rows, "test"}}) {
     if (n == 0) continue;
     const std::string data = (dir / "data" / (std::string(name) + "-00000-of-00001.parquet")).string();
-    if (Status s = JsonlToParquet(o.python, rows_path, data); !s) return Error{s.error()};
+    if (Status s = JsonlToParquet(o.python, rows_path, data); !s) return s;
     summary.files.push_back(data);
   }
   auto stats = ComputeStats(vault, o.filter);
@@ -335,11 +345,19 @@ Result<ExportSummary> ExportHf(CorpusStore& vault, const ExportOptions& o, const
     ++licences[{o.publish ? PublicName(r.provenance.source) : r.provenance.source, r.provenance.license}];
     return true;
   });
-  if (!s) return Error{s.error()};
+  if (!s) return s;
   const std::string readme = (dir / "README.md").string();
-  if (Status w = WriteFileAtomic(readme, DatasetCard(*stats, o, summary, licences)); !w) return Error{w.error()};
+  if (Status w = WriteFileAtomic(readme, DatasetCard(*stats, o, summary, licences)); !w) return w;
   summary.files.push_back(readme);
-  return summary;
+  return Status::Ok();
+}
+
+// The task families of the vault, for a split.
+Status BuildSplit(CorpusStore& vault, Pass& pass) {
+  auto split = TaskSplit::Build(vault, pass.o.test_share);
+  if (!split) return Error{split.error()};
+  pass.split.emplace(std::move(*split));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -349,7 +367,7 @@ std::optional<ExportFormat> ExportFormatFromString(std::string_view name) { retu
 std::string ExportFormatNames() { return NamesOf(kFormats); }
 
 Json ExportSummary::ToJson() const {
-  return {{"records", records},     {"rows", rows},           {"skipped", skipped},
+  return {{"records", records},         {"rows", rows},           {"skipped", skipped},
           {"skipped_why", skipped_why}, {"test_rows", test_rows}, {"other_split", other_split},
           {"files", files}};
 }
@@ -362,17 +380,22 @@ void ExportSummary::Skip(const std::string& record_id, const std::string& why) {
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) {
   auto tmp = TempDir::Create("", "kvault-corpus-export");
   if (!tmp) return Error{tmp.error()};
-  if (o.format == ExportFormat::kHf) return ExportHf(vault, o, *tmp);
+  Pass pass{o, ExportPrompts(o.prompts), std::nullopt, {}};
+  if (o.split != ExportSplit::kAll || o.format == ExportFormat::kHf) {
+    if (Status s = BuildSplit(vault, pass); !s) return Error{s.error()};
+  }
+  if (o.format == ExportFormat::kHf) {
+    if (Status s = ExportHf(vault, pass, *tmp); !s) return Error{s.error()};
+    return pass.summary;
+  }
+  ExportSummary& summary = pass.summary;
   const bool parquet = o.format == ExportFormat::kVerl;
   const std::string jsonl = parquet ? tmp->Join("rows.jsonl") : o.output + ".tmp";
-  ExportSummary summary;
   {
     std::ofstream out(jsonl, std::ios::binary | std::ios::trunc);
     if (!out) return Error{jsonl + ": cannot write"};
     RowWriter rows(ColumnsOf(o.format, o.chat), out);
-    ExportPrompts prompts(o.prompts);
-    Status s = o.format == ExportFormat::kDpo ? WriteDpo(vault, o, prompts, rows, summary)
-                                              : WriteEach(vault, o, prompts, rows, summary);
+    Status s = o.format == ExportFormat::kDpo ? WriteDpo(vault, pass, rows) : WriteEach(vault, pass, rows);
     if (!s) return Error{s.error()};
     rows.Flush();
     summary.rows = rows.written();

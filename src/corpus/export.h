@@ -31,7 +31,7 @@ enum class ExportFormat {
 std::optional<ExportFormat> ExportFormatFromString(std::string_view name);
 std::string ExportFormatNames();  // "records|sft|alpaca|sharegpt|verl|dpo|hf"
 
-// Which tasks a row may come from: every task, or one side of the split by task.
+// Which tasks a row may come from: every task, or one side of the split by task family.
 enum class ExportSplit { kAll, kTrain, kTest };
 
 struct ExportOptions {
@@ -44,7 +44,7 @@ struct ExportOptions {
   bool chat = false;           // dpo: prompt as chat turns, answers as assistant turns (TRL)
   bool publish = false;        // leave out paths, command lines, host names (PublicResult)
   ExportSplit split = ExportSplit::kAll;  // hf writes train and test whatever this says
-  double test_share = 0.1;     // of tasks in the test split (InTestSplit)
+  double test_share = 0.1;     // of task families in the test split (task_split.h)
 };
 
 struct ExportSummary {
@@ -54,16 +54,11 @@ struct ExportSummary {
   static constexpr size_t kSkippedWhy = 20;
   std::vector<std::string> skipped_why;  // the first kSkippedWhy records left out for a reason of their own
   int64_t test_rows = 0;       // hf: rows of the test split
-  int64_t other_split = 0;     // records left out: their task is in the other split
+  int64_t other_split = 0;     // records left out: their task family is in the other split
   std::vector<std::string> files;
   Json ToJson() const;
   void Skip(const std::string& record_id, const std::string& why);  // counts it, keeps why
 };
-
-// The split by task: a task (by name) is in the test split when the first 8 bytes
-// of SHA-256 of its name, as a fraction of 2^64, are below `test_share`. So no task
-// is on both sides, and a task stays on its side as the vault grows.
-bool InTestSplit(const std::string& task_name, double test_share);
 
 // What a published export says of a file or source: a path's last part; a URL or a
 // plain name as it is.

@@ -4,7 +4,6 @@
 #include <filesystem>
 
 #include "corpus/export.h"
-#include "util/sha256.h"
 
 namespace kvault::corpus {
 namespace {
@@ -62,12 +61,6 @@ std::string PublicModel(const std::string& model) {
   while (trimmed.size() > 1 && (trimmed.back() == '/' || trimmed.back() == '\\')) trimmed.pop_back();
   const size_t cut = trimmed.find_last_of("/\\");
   return cut == std::string::npos ? trimmed : trimmed.substr(cut + 1);
-}
-
-bool InTestSplit(const std::string& task_name, double test_share) {
-  const std::string hex = Sha256Hex(task_name).substr(0, 16);
-  const double fraction = static_cast<double>(std::stoull(hex, nullptr, 16)) / 18446744073709551616.0;
-  return fraction < test_share;
 }
 
 Json ExportedResult(const VerificationResult& v, bool publish) {

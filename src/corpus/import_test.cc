@@ -409,37 +409,6 @@ TEST(Export, DpoPairsANearMissWithItsPositiveAndStatesNoSpeedForAWrongKernel) {
   EXPECT_TRUE(paired);
 }
 
-TEST(Export, SplitByTaskPutsNoTaskOnBothSides) {
-  CorpusStore vault = Memory();
-  std::vector<KernelRecord> records;
-  for (int t = 0; t < 40; ++t) {
-    for (int k = 0; k < 2; ++k) {
-      KernelRecord r = Contender("kernel " + std::to_string(t) + "." + std::to_string(k), "passed", 1.0);
-      r.task.name = "task_" + std::to_string(t);
-      FinishRecord(r);
-      records.push_back(r);
-    }
-  }
-  ASSERT_TRUE(vault.UpsertMany(records).ok());
-  auto dir = TempDir::Create("", "kvault-corpus-split");
-  std::map<std::string, std::set<std::string>> tasks;  // split -> task names
-  for (auto [split, name] : {std::pair{ExportSplit::kTrain, "train"}, std::pair{ExportSplit::kTest, "test"}}) {
-    ExportOptions o = Export(ExportFormat::kSft, dir->Join(std::string(name) + ".jsonl"));
-    o.split = split;
-    o.test_share = 0.3;
-    auto summary = ExportRecords(vault, o);
-    ASSERT_TRUE(summary.ok()) << summary.error();
-    EXPECT_EQ(summary->rows + summary->other_split, 80);
-    std::ifstream in(o.output);
-    std::string line;
-    while (std::getline(in, line)) tasks[name].insert((*ParseJson(line))["metadata"]["kernel_name"].get<std::string>());
-  }
-  EXPECT_FALSE(tasks["train"].empty());
-  EXPECT_FALSE(tasks["test"].empty());
-  for (const std::string& t : tasks["test"]) EXPECT_EQ(tasks["train"].count(t), 0u) << t;
-  EXPECT_EQ(tasks["train"].size() + tasks["test"].size(), 40u);
-}
-
 TEST(Export, PromptsAreGensAndPublishLeavesOutTheMachine) {
   KernelRecord r = Contender("__global__ void k() {}\n", "passed", 2.0);
   r.results[0].environment = {{"host", "build-node-7"}, {"cache", "/home/someone/.cache/kvault"}};

@@ -1,0 +1,126 @@
+// Export: the split by task family.
+#include "corpus/export.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "corpus/task_split.h"
+#include "util/files.h"
+#include "util/json_parse.h"
+
+namespace kvault::corpus {
+namespace {
+
+CorpusStore Memory() {
+  auto v = CorpusStore::Open(":memory:");
+  if (!v) throw std::runtime_error(v.error());
+  return std::move(*v);
+}
+
+// A KernelBench task whose forward applies relu `depth` times: one operation per depth.
+// `batch`, `dim` size it; `renamed` spells its constants, parameters and locals anew.
+std::string Task(int depth, int batch = 16, int dim = 16384, bool renamed = false) {
+  const std::string x = renamed ? "inp" : "x", b = renamed ? "n_rows" : "batch_size", d = renamed ? "width" : "dim";
+  std::string body;
+  for (int k = 0; k < depth; ++k) body += "        " + x + " = torch.relu(" + x + ")\n";
+  return "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n\n    def forward(self, " + x + "):\n" + body + "        return " + x + "\n\n" +
+         b + " = " + std::to_string(batch) + "\n" + d + " = " + std::to_string(dim) + "\n\n"
+         "def get_inputs():\n    " + x + " = torch.randn(" + b + ", " + d + ")\n    return [" + x + "]\n\n"
+         "def get_init_inputs():\n    return []\n";
+}
+
+KernelRecord Kernel(const std::string& task, const std::string& reference, const std::string& status = "passed") {
+  KernelRecord r;
+  r.task.name = task;
+  r.task.reference_source = reference;
+  r.candidate_source = "// kernel of " + task + " (" + status + ")\n";
+  r.language = "hip";
+  r.format = "extension";
+  if (!status.empty()) {
+    VerificationResult v;
+    v.hardware = "H200";
+    v.status = status;
+    v.speedup = 1.5;
+    v.origin = kOriginEngine;
+    r.results = {v};
+  }
+  FinishRecord(r);
+  return r;
+}
+
+ExportOptions Export(ExportFormat format, const std::string& output) {
+  ExportOptions o;
+  o.format = format;
+  o.output = output;
+  const char* root = std::getenv("KVAULT_SOURCE_ROOT");
+  o.prompts.root = std::string(root ? root : ".") + "/prompts";
+  return o;
+}
+
+std::vector<Json> Rows(const std::string& path) {
+  std::vector<Json> rows;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) rows.push_back(*ParseJson(line));
+  return rows;
+}
+
+// Each task t<depth> with a resized copy (other batch and dim) and a renamed one (its
+// constants and locals renamed): three task names, one operation.
+TEST(TaskSplit, ResizedAndRenamedCopiesFallOnTheSideOfTheirTask) {
+  constexpr int kTasks = 200;
+  std::vector<KernelRecord> records;
+  for (int k = 1; k <= kTasks; ++k) {
+    const std::string t = "t" + std::to_string(k);
+    records.push_back(Kernel(t, Task(k)));
+    records.push_back(Kernel(t + "_resized", Task(k, 64, 4096)));
+    records.push_back(Kernel(t + "_renamed", Task(k, 16, 16384, true)));
+  }
+  records.push_back(Kernel("t1", ""));  // a record of t1 without its reference: by name, t1's family
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.UpsertMany(records).ok());
+  auto split = TaskSplit::Build(vault, 0.3);
+  ASSERT_TRUE(split.ok()) << split.error();
+  EXPECT_EQ(split->families(), static_cast<size_t>(kTasks));
+  int in_test = 0, split_by_name = 0;
+  for (int k = 1; k <= kTasks; ++k) {
+    const std::string t = "t" + std::to_string(k);
+    const bool test = split->InTest(t);
+    in_test += test;
+    EXPECT_EQ(split->InTest(t + "_resized"), test) << t;
+    EXPECT_EQ(split->InTest(t + "_renamed"), test) << t;
+    // By name alone (the split before families) some copies fall apart: the test can tell.
+    split_by_name += KeyInTestShare(t, 0.3) != KeyInTestShare(t + "_resized", 0.3);
+  }
+  EXPECT_GT(split_by_name, 0);
+  EXPECT_GE(in_test, 40);  // 0.3 of 200 families is 60
+  EXPECT_LE(in_test, 80);
+  auto again = TaskSplit::Build(vault, 0.3);  // deterministic
+  ASSERT_TRUE(again.ok());
+  for (int k = 1; k <= kTasks; ++k)
+    EXPECT_EQ(again->FamilyOf("t" + std::to_string(k) + "_renamed"), split->FamilyOf("t" + std::to_string(k)));
+
+  // Through an export: train and test share no family, and every record is on one side.
+  auto dir = TempDir::Create("", "kvault-corpus-split");
+  ASSERT_TRUE(dir.ok());
+  std::map<std::string, std::set<std::string>> families;  // side -> family keys
+  int64_t rows = 0;
+  for (auto [side, name] : {std::pair{ExportSplit::kTrain, "train"}, std::pair{ExportSplit::kTest, "test"}}) {
+    ExportOptions o = Export(ExportFormat::kRecords, dir->Join(std::string(name) + ".jsonl"));
+    o.split = side;
+    o.test_share = 0.3;
+    auto summary = ExportRecords(vault, o);
+    ASSERT_TRUE(summary.ok()) << summary.error();
+    EXPECT_EQ(summary->rows + summary->other_split, static_cast<int64_t>(records.size()));
+    rows += summary->rows;
+    for (const Json& row : Rows(o.output)) families[name].insert(split->FamilyOf(row["task"]["name"].get<std::string>()));
+  }
+  EXPECT_EQ(rows, static_cast<int64_t>(records.size()));
+  for (const std::string& f : families["test"]) EXPECT_EQ(families["train"].count(f), 0u) << f;
+}
+
+}  // namespace
+}  // namespace kvault::corpus
