@@ -161,7 +161,10 @@ bool DeviceGate::LeaseWhole(MemoryLease& lease, std::chrono::milliseconds wait) 
   lease.Release();  // given up while waiting: two lanes asking at once must not wait for each other
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t ticket = next_lease_++;
-  if (!changed_.wait_for(lock, wait, [&] { return serving_lease_ == ticket && !whole_ && leases_ == 0; })) {
+  ++whole_waiting_;
+  const bool had = changed_.wait_for(lock, wait, [&] { return serving_lease_ == ticket && !whole_ && leases_ == 0; });
+  --whole_waiting_;
+  if (!had) {
     if (serving_lease_ == ticket) {
       ServeNextLease();
     } else {
@@ -179,6 +182,13 @@ bool DeviceGate::LeaseWhole(MemoryLease& lease, std::chrono::milliseconds wait) 
   lease.bytes_ = bytes;
   lease.whole_ = true;
   return true;
+}
+
+DeviceGate::MemoryLease DeviceGate::Attend() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !whole_ && whole_waiting_ == 0; });
+  ++leases_;
+  return MemoryLease(this, 0);
 }
 
 void DeviceGate::ServeNextLease() {
@@ -227,6 +237,11 @@ void DeviceGate::MemoryLease::Narrow() {
 int64_t DeviceGate::leased_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return leased_;
+}
+
+int DeviceGate::whole_waiting() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return whole_waiting_;
 }
 
 }  // namespace kvault

@@ -163,7 +163,13 @@ class DeviceGate {
   // first: `lease` is then empty and the leases asked later are served as if this
   // had never asked.
   bool LeaseWhole(MemoryLease& lease, std::chrono::milliseconds wait);
+  // A lease of no bytes, for candidate code that runs before its verification's lease
+  // (a KernelBench file's load_inline calls noted): a whole lease waits for it to end,
+  // and it is granted at once unless a whole lease is held or waited for (then after
+  // it), whatever leases wait for room.
+  MemoryLease Attend();
   int64_t leased_bytes() const;
+  int whole_waiting() const;  // LeaseWhole calls waiting now
 
  private:
   DeviceGate() = default;
@@ -194,6 +200,7 @@ class DeviceGate {
   uint64_t serving_lease_ = 0; // the ticket that may take its lease next
   std::set<uint64_t> abandoned_leases_;  // tickets whose LeaseWhole gave up before served
   bool whole_ = false;                   // a lease holds the whole device's memory (LeaseWhole)
+  int whole_waiting_ = 0;                // LeaseWhole calls waiting
 };
 
 }  // namespace kvault

@@ -224,7 +224,7 @@ TEST(DeviceGateTest, AWholeLeaseWaitsForTheOthersAndHoldsBackLaterOnes) {
   std::atomic<bool> whole{false}, later{false};
   std::thread judge([&] { whole = gate->LeaseWhole(mine, 5s); });
   // Its own lease is given up while it waits.
-  for (int i = 0; i < 5000 && gate->leased_bytes() != 40; ++i) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 5000 && gate->whole_waiting() == 0; ++i) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(gate->leased_bytes(), 40);
   std::this_thread::sleep_for(30ms);
   EXPECT_FALSE(whole.load());
@@ -293,6 +293,43 @@ TEST(DeviceGateTest, AWholeLeaseThatWaitsTooLongBlocksNoLaterLease) {
   EXPECT_FALSE(none.held());
   DeviceGate::MemoryLease next = gate->LeaseMemory(100, 100);  // nothing left behind
   EXPECT_EQ(gate->leased_bytes(), 100);
+}
+
+// Candidate code that runs before its verification's lease (load_inline calls noted)
+// attends: granted at once past leases waiting for room, waited for by a whole lease,
+// and held back while one is waited for or held.
+TEST(DeviceGateTest, AttendingIsWaitedForByAWholeLeaseAndWaitsForIt) {
+  using namespace std::chrono_literals;
+  auto gate = DeviceGate::For("test-attend");
+  DeviceGate::MemoryLease big = gate->LeaseMemory(90, 100);
+  std::thread waiting([&] { DeviceGate::MemoryLease lease = gate->LeaseMemory(50, 100); });
+  std::this_thread::sleep_for(20ms);
+  DeviceGate::MemoryLease noting = gate->Attend();  // not behind the lease waiting for room
+  EXPECT_EQ(noting.bytes(), 0);
+  big.Release();
+  waiting.join();
+  std::atomic<bool> whole{false}, attended{false};
+  DeviceGate::MemoryLease mine;
+  std::thread judge([&] { whole = gate->LeaseWhole(mine, 5s); });
+  for (int i = 0; i < 5000 && gate->whole_waiting() == 0; ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(gate->whole_waiting(), 1);
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(whole.load());  // the noting still runs
+  std::thread later([&] {      // asked while the whole lease waits: after it
+    DeviceGate::MemoryLease lease = gate->Attend();
+    attended = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(attended.load());
+  noting.Release();
+  judge.join();
+  EXPECT_TRUE(whole.load());
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(attended.load());  // held back while the whole lease is held
+  mine.Narrow();
+  later.join();
+  EXPECT_TRUE(attended.load());
+  EXPECT_EQ(gate->leased_bytes(), 0);
 }
 
 TEST(DeviceGateTest, MembersCountTheLanesAliveOnTheDevice) {

@@ -860,6 +860,11 @@ std::optional<NotedInlineCalls> Verifier::NoteInlineCalls(Attempt& a) {
     a.v = Outcome(OutcomeStatus::kInfraError, w.error());
     return std::nullopt;
   }
+  // Candidate code before the verification's memory lease: a stage of another lane
+  // run with the device's memory to itself waits for it, and it for such a stage.
+  const auto t0 = std::chrono::steady_clock::now();
+  DeviceGate::MemoryLease noting = gate_->Attend();
+  clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   // The constructor's pass runs code that runs per run when loaded, so its crash or
   // hang here is not the load's: the runs say what it does.
   InlineRecord record = RecordInlineCalls(**w, a.candidate.path, a.task.path, options_.timeouts.load);
@@ -871,6 +876,7 @@ std::optional<NotedInlineCalls> Verifier::NoteInlineCalls(Attempt& a) {
         CandidateFailure(*record.constructed, "record_inline", options_.timeouts.load, "").message;
   // Nothing the file did while it was noted may reach the worker that loads it.
   session_.Discard(WorkerRole::kCandidate);
+  noting.Release();  // its memory gone with its worker
   session_.Prestart();
   if (!ReplyOk(r)) {  // the file's own code crashed or hung: it does so when loaded too
     a.v.compiled = true;

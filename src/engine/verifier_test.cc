@@ -252,6 +252,37 @@ TEST_F(InlineRecordTest, AFileWithoutACallIsNotedAgainWithItsModelConstructed) {
   EXPECT_EQ(v.build["inline"][0]["built"], false);  // left to PyTorch: its include folder
 }
 
+// The file's own code runs while its calls are noted, before its verification's memory
+// lease: it attends the device's gate (DeviceGate::Attend), so that it waits for another
+// lane's stage run with the device's memory to itself, and that stage waits for it.
+TEST_F(InlineRecordTest, NotingWaitsForAStageWithTheDevicesMemoryToItself) {
+  auto gate = DeviceGate::For("cpu-0");
+  std::atomic<bool> narrowed{false};
+  bool noted_after_the_stage = false;
+  int whole_during_noting = 0;
+  record_ = [&](const Json&) {
+    noted_after_the_stage = narrowed.load();
+    // Attending: a whole lease asked now is not had until the noting ends.
+    DeviceGate::MemoryLease probe;
+    whole_during_noting += gate->LeaseWhole(probe, std::chrono::milliseconds(50));
+    return FakeWorker::Ok(Json{{"calls", Json::array({Call()})}});
+  };
+  DeviceGate::MemoryLease other_lanes_stage;
+  ASSERT_TRUE(gate->LeaseWhole(other_lanes_stage, std::chrono::seconds(1)));
+  std::thread stage([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    narrowed = true;
+    other_lanes_stage.Narrow();
+  });
+  Verification v = Verify();
+  stage.join();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  ASSERT_EQ(records_.size(), 1u);
+  EXPECT_TRUE(noted_after_the_stage);
+  EXPECT_EQ(whole_during_noting, 0);
+  EXPECT_EQ(gate->leased_bytes(), 0);
+}
+
 TEST_F(InlineRecordTest, AFileThatCallsAtImportOrStopsEarlyIsNotedOnce) {
   record_ = [](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array({Call()})}}); };
   EXPECT_EQ(Verify().status, OutcomeStatus::kPassed);
