@@ -180,6 +180,7 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
                  {"cache_hit", built->cache_hit}, {"seconds", built->seconds}, {"pch", built->pch},
                  {"lite_ext", built->lite_ext}, {"arch", req.arch}};
   if (!built->lite_ext_note.empty()) v.build["lite_ext_note"] = built->lite_ext_note;
+  if (built->lite_verdict) v.build["lite_verdict"] = true;  // the compile error is the lite compile's
   if (built->timed_out) {
     Settle(v, Outcome(OutcomeStatus::kTimeout, "compile ran past its limit of " +
                                              std::to_string(options_.timeouts.compile.count() / 1000) + " s"));
@@ -836,7 +837,9 @@ bool Verifier::BuildInlineModules(Attempt& a) {
     }
     std::string path, module;
     const bool built = Build(unit_source, a.v, &path, &module, unit->extra_flags, unit->extra_link_flags);
-    notes.push_back(Json{{"digest", unit->digest}, {"built", built}, {"lite_ext", a.v.build.is_object() && a.v.build.value("lite_ext", false)}});
+    Json note{{"digest", unit->digest}, {"built", built}, {"lite_ext", a.v.build.is_object() && a.v.build.value("lite_ext", false)}};
+    if (a.v.build.is_object() && a.v.build.value("lite_verdict", false)) note["lite_verdict"] = true;
+    notes.push_back(std::move(note));
     if (!built) return noted(false);  // a.v holds the compile error, timeout or infra_error
     a.inline_modules.push_back(Json{{field::kDigest, unit->digest}, {field::kPath, path}, {field::kModule, module}});
   }

@@ -359,6 +359,17 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
         auto built = BuildUnderKey(c, *lite_key, lite, "");
         if (!built || built->ok || built->timed_out || req.lite_only) return built;
         lite_note = "the lite headers did not compile it (" + FirstError(built->diagnostics) + ")";
+        // Errors of the source's own are its compile error under any headers.
+        const LiteCompileJudgement own =
+            JudgeLiteCompileError(req, setup, *source, built->diagnostics, lite.include_dir, timeout);
+        if (own.own) {
+          built->lite_verdict = true;
+          built->lite_ext_note = "not built the full way: the lite compile's errors are the source's own (" +
+                                 own.why + ")";
+          built->seconds = SecondsSince(start);
+          return built;
+        }
+        lite_note += "; the full build decides (" + own.why + ")";
       }
     }
   }

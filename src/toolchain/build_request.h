@@ -91,6 +91,10 @@ struct BuildResult {
   // or their first compile error (the next way was then taken).
   bool lite_ext = false;
   std::string lite_ext_note;
+  // ok = false on the lite compile's diagnostics alone: its errors were plainly the
+  // source's own (toolchain/lite_diagnostics.h), so no full build was made;
+  // lite_ext_note says which error.
+  bool lite_verdict = false;
 };
 
 }  // namespace kvault

@@ -4,14 +4,17 @@
 #include <cctype>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include "toolchain/build_key.h"
+#include "toolchain/lite_diagnostics.h"
 #include "toolchain/prepared_entry.h"
 #include "toolchain/tools.h"
 #include "util/env.h"
 #include "util/env_vars.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace kvault {
 namespace {
@@ -32,6 +35,60 @@ std::string CudaIncludeDir(const std::string& nvcc_path) {
   auto real = std::filesystem::canonical(nvcc_path, ec);
   std::filesystem::path p = ec ? std::filesystem::path(nvcc_path) : real;
   return (p.parent_path().parent_path() / "include").string();
+}
+
+// The full build's preprocessed source is about 15 MB (PyTorch 1.13's extension.h).
+constexpr uint64_t kMaxPreprocessed = 256ull << 20;
+
+// Which of `names` the full build's headers hold: the source preprocessed with the
+// full build's command (-E -dD instead of -c), searched outside the source's lines.
+Result<std::vector<std::string>> NamesInFullHeaders(const BuildRequest& req, const CompilerSetup& setup,
+                                                    const std::vector<std::string>& names,
+                                                    std::chrono::milliseconds timeout) {
+  auto scratch = TempDir::Create("", "kvault-preprocess");
+  if (!scratch) return Error{scratch.error()};
+  BuildRequest pre = req;
+  pre.compile_only = true;
+  const std::string out = scratch->Join("unit.i");
+  auto cmd = AssembleCommand(pre, setup, CommandSlots{req.source_path, "kv_preprocessed", out});
+  if (!cmd) return Error{cmd.error()};
+  std::vector<std::string>& argv = cmd->argv;
+  auto c = std::find(argv.begin(), argv.end(), "-c");
+  if (c == argv.end()) return Error{"internal: a compile-only command without -c"};
+  *c = "-E";
+  if (setup.tool == Tool::kNvcc) argv.insert(c + 1, {"-Xcompiler", "-dD"});
+  else argv.insert(c + 1, "-dD");
+  CommandSpec spec;
+  spec.argv = argv;
+  spec.cwd = scratch->path();
+  if (req.confine) {
+    auto confined = req.confine(argv, {scratch->path()});
+    if (!confined) return Error{"the preprocessor's sandbox: " + confined.error()};
+    spec.argv = std::move(*confined);
+  }
+  auto run = RunCommand(spec, timeout);
+  if (!run) return Error{ToolName(setup.tool) + " could not be started: " + run.error()};
+  if (run->timed_out) return Error{"ran past its limit"};
+  if (run->exit_code != 0) return Error{"failed: " + Truncate(std::string(Trim(run->output)), 200)};
+  auto text = ReadRegularFile(out, kMaxPreprocessed);
+  if (!text) return Error{text.error()};
+  return NamesOutsideSource(*text, req.source_path, names);
+}
+
+// The macros the lite headers define (#define NAME), read from their folder.
+std::set<std::string> LiteMacros(const std::string& include_lite_dir) {
+  static const std::regex define(R"(^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*))");
+  std::set<std::string> names;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(include_lite_dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    auto text = ReadFile(it->path().string());
+    if (!text) continue;
+    for (const std::string& line : Split(*text, '\n'))
+      if (std::smatch m; std::regex_search(line, m, define)) names.insert(m[1]);
+  }
+  return names;
 }
 
 }  // namespace
@@ -108,6 +165,25 @@ Result<std::string> EnsureLiteExt(const BuildRequest& req, const CompilerSetup& 
   auto entry = EnsurePreparedEntry(spec, cache_root, timeout);
   if (!entry) return Error{entry.error()};
   return entry->Path(kObjectName);
+}
+
+LiteCompileJudgement JudgeLiteCompileError(const BuildRequest& req, const CompilerSetup& setup,
+                                           const std::string& source, const std::string& diagnostics,
+                                           const std::string& include_lite_dir, std::chrono::milliseconds timeout) {
+  LiteFailureJudgement j = JudgeLiteFailure(diagnostics, req.source_path, source, include_lite_dir);
+  if (!j.own) return {false, j.why};
+  std::vector<std::string> names = j.undeclared;
+  names.insert(names.end(), j.macro_like.begin(), j.macro_like.end());
+  if (names.empty()) return {true, j.why};
+  auto found = NamesInFullHeaders(req, setup, names, timeout);
+  if (!found) return {false, "the full build's preprocessor " + found.error()};
+  // A macro beside a syntax error that the lite headers define too is no name they lack.
+  const std::set<std::string> lite_macros = j.macro_like.empty() ? std::set<std::string>() : LiteMacros(include_lite_dir);
+  for (const std::string& name : *found) {
+    const bool undeclared = std::find(j.undeclared.begin(), j.undeclared.end(), name) != j.undeclared.end();
+    if (undeclared || !lite_macros.contains(name)) return {false, "PyTorch's headers hold '" + name + "'"};
+  }
+  return {true, j.why};
 }
 
 }  // namespace kvault

@@ -10,7 +10,9 @@
 // call to PyTorch and makes the Python module as pybind11 would.
 //
 // A source that includes a PyTorch header the lite folder lacks, or that the lite
-// headers do not compile, is built the full way and the record says why.
+// headers do not compile, is built the full way and the record says why, unless the
+// lite compile's errors are plainly the source's own (JudgeLiteCompileError): then
+// they are its compile error and no full build is made.
 //
 // One entry of the cache kind "pch" (docs/cache.md) per toolchain and flag set:
 //   <cache>/pch/<key[0:2]>/<key>/kvault_lite.o        lite.cc, compiled by g++
@@ -57,5 +59,18 @@ Result<KeyHasher> LiteExtKey(const BuildRequest& request, const CompilerSetup& s
 Result<std::string> EnsureLiteExt(const BuildRequest& request, const CompilerSetup& setup,
                                   const std::string& compiler_identity, const std::string& include_lite_dir,
                                   const std::string& cache_root, std::chrono::milliseconds timeout);
+
+// Whether the failed lite compile of `request`'s `source` failed on the source's own
+// errors (toolchain/lite_diagnostics.h): then no full build could compile it either.
+// Undeclared names are looked up in the full build's preprocessed source (its command
+// with -E -dD, confined by `request.confine`, within `timeout`); a name found there, a
+// preprocessor that fails, or any other doubt is `own = false` with `why`.
+struct LiteCompileJudgement {
+  bool own = false;
+  std::string why;  // own: the first error; else the doubt
+};
+LiteCompileJudgement JudgeLiteCompileError(const BuildRequest& request, const CompilerSetup& setup,
+                                           const std::string& source, const std::string& diagnostics,
+                                           const std::string& include_lite_dir, std::chrono::milliseconds timeout);
 
 }  // namespace kvault

@@ -1,0 +1,14 @@
+#include <torch/extension.h>
+#include <torch/types.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <tuple>
+__global__ void k(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] = 0; }
+torch::Tensor f(torch::Tensor a, std::tuple<int, int, int, int> t) {
+    k<<<1, 32>>>(a.data_ptr<float>(), a.numel());
+    return a;
+}
+torch::Tensor g(torch::Tensor a) { int64_t s = a.sizes(); return a; }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+m.def("f", torch::wrap_pybind_function(f), "f");
+}
