@@ -42,7 +42,7 @@ echo "step            wall      peak RSS"
 timed import        "$KVAULT" corpus import --from records "$WORK/data/records.jsonl" --vault "$V" --json
 timed dedup         "$KVAULT" corpus dedup --vault "$V" --json --dump-tokens "$WORK/tokens.tsv" --marks "$WORK/marks.jsonl"
 timed decontaminate "$KVAULT" corpus decontaminate --vault "$V" --suite "$WORK/data/suite" --name synthetic-250 --json
-timed export        "$KVAULT" corpus export --vault "$V" --format sft --decontaminated-only -o "$WORK/sft.jsonl" --json
+timed export        "$KVAULT" corpus export --vault "$V" --format sft --any-status --decontaminated-only -o "$WORK/sft.jsonl" --json
 
 python3 - "$OUT" "$WORK/data/truth.json" <<'PY' > "$OUT/summary.json"
 import json, re, sys

@@ -154,7 +154,8 @@ def test_the_recipe_reads_the_vaults_sft_and_verl_exports(tmp_path):
         assert run.returncode == 0, run.stderr
 
     corpus("import", "--from", "aig-v0.2", str(ROOT / "tests" / "fixtures" / "corpus" / "aig_v02.json"))
-    corpus("export", "--format", "sft", "-o", str(tmp_path / "sft.jsonl"))
+    # Imported, never verified: sft takes passed kernels only unless --any-status.
+    corpus("export", "--format", "sft", "--any-status", "-o", str(tmp_path / "sft.jsonl"))
     corpus("export", "--format", "verl", "-o", str(tmp_path / "rl.parquet"))
     samples = data.read_sft_jsonl(tmp_path / "sft.jsonl")
     prompts = data.read_rl_prompts(tmp_path / "rl.parquet")

@@ -113,12 +113,18 @@ int RunExportCmd(const CorpusFlags& f) {
     std::cerr << "kvault corpus export: --chat is for --format dpo (sft and verl rows are chat turns already)\n";
     return kExitMisuse;
   }
+  if (f.any_status && !corpus::SftFormat(o.format)) {
+    std::cerr << "kvault corpus export: --any-status is for --format sft, alpaca and sharegpt (the others keep "
+                 "every status)\n";
+    return kExitMisuse;
+  }
   // Training data leaves the machine: published unless asked; records stay the vault's own.
   o.publish = f.publish || (o.format != corpus::ExportFormat::kRecords && !f.no_publish);
   o.split = f.split == "train" ? corpus::ExportSplit::kTrain
             : f.split == "test" ? corpus::ExportSplit::kTest
                                 : corpus::ExportSplit::kAll;
   o.test_share = f.test_share;
+  o.any_status = f.any_status;
   auto vault = OpenVault(f, "export", true);
   if (!vault) return kExitMisuse;
   auto summary = corpus::ExportRecords(*vault, o);
@@ -132,7 +138,8 @@ int RunExportCmd(const CorpusFlags& f) {
   else
     std::cout << "exported " << summary->rows << " row(s) from " << summary->records << " record(s) ("
               << summary->skipped << " the format cannot hold, " << summary->other_split
-              << " whose task family is in the other split) to " << f.output << "\n";
+              << " whose task family is in the other split, " << summary->not_passed
+              << " kernels that did not pass) to " << f.output << "\n";
   return kExitOk;
 }
 
@@ -234,6 +241,8 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
       ->check(CLI::IsMember({"all", "train", "test"}));
   f.export_cmd->add_option("--test-share", f.test_share, "share of task families in the test split (Default: 0.1)")
       ->check(CLI::Range(0.0, 1.0));
+  f.export_cmd->add_flag("--any-status", f.any_status,
+                         "sft, alpaca, sharegpt: also kernels without a passed result (Default: passed kernels only)");
   AddFilters(f.export_cmd, f);
   AddVault(f.export_cmd, f);
 

@@ -29,6 +29,7 @@ struct CorpusFlags {
   double test_share = 0.1;
   bool no_system_prompt = false;
   bool chat = false;
+  bool any_status = false;     // sft formats: also kernels that did not pass
   bool publish = false, no_publish = false;  // Default: publish every format but records
   // stats
   std::string html;

@@ -201,7 +201,8 @@ Status WriteDpo(CorpusStore& vault, Pass& pass, RowWriter& rows) {
 }
 
 // Every record the filter and split pass, one row each; `test` (hf only) gets the
-// rows of the test split's task families.
+// rows of the test split's task families. The sft formats take kernels that passed
+// (a counted result) unless any_status.
 Status WriteEach(CorpusStore& vault, Pass& pass, RowWriter& rows, RowWriter* test = nullptr) {
   const ExportOptions& o = pass.o;
   ExportSummary& summary = pass.summary;
@@ -219,6 +220,13 @@ Status WriteEach(CorpusStore& vault, Pass& pass, RowWriter& rows, RowWriter* tes
     if (o.format == ExportFormat::kVerl && (r.kind != kKindKernel || r.task.reference_source.empty())) {
       ++summary.skipped;
       return true;
+    }
+    if (SftFormat(o.format) && r.kind == kKindKernel && !o.any_status) {
+      const VerificationResult* best = ChosenResult(r, o.filter);
+      if (!best || !IsPassed(*best)) {
+        ++summary.not_passed;
+        return true;
+      }
     }
     auto c = ContextOf(r, o, pass.prompts);
     if (!c) {  // e.g. a format gen has no template for: the row is left out, and why said
@@ -366,10 +374,14 @@ std::optional<ExportFormat> ExportFormatFromString(std::string_view name) { retu
 
 std::string ExportFormatNames() { return NamesOf(kFormats); }
 
+bool SftFormat(ExportFormat f) {
+  return f == ExportFormat::kSft || f == ExportFormat::kAlpaca || f == ExportFormat::kShareGpt;
+}
+
 Json ExportSummary::ToJson() const {
   return {{"records", records},         {"rows", rows},           {"skipped", skipped},
           {"skipped_why", skipped_why}, {"test_rows", test_rows}, {"other_split", other_split},
-          {"files", files}};
+          {"not_passed", not_passed},   {"files", files}};
 }
 
 void ExportSummary::Skip(const std::string& record_id, const std::string& why) {

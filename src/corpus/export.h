@@ -30,6 +30,9 @@ enum class ExportFormat {
 
 std::optional<ExportFormat> ExportFormatFromString(std::string_view name);
 std::string ExportFormatNames();  // "records|sft|alpaca|sharegpt|verl|dpo|hf"
+// The formats of supervised fine-tuning (sft, alpaca, sharegpt): a row teaches its
+// answer, so their kernels are ones that passed unless ExportOptions::any_status.
+bool SftFormat(ExportFormat format);
 
 // Which tasks a row may come from: every task, or one side of the split by task family.
 enum class ExportSplit { kAll, kTrain, kTest };
@@ -45,6 +48,7 @@ struct ExportOptions {
   bool publish = false;        // leave out paths, command lines, host names (PublicResult)
   ExportSplit split = ExportSplit::kAll;  // hf writes train and test whatever this says
   double test_share = 0.1;     // of task families in the test split (task_split.h)
+  bool any_status = false;     // sft, alpaca, sharegpt: also kernels without a counted passed result
 };
 
 struct ExportSummary {
@@ -55,6 +59,7 @@ struct ExportSummary {
   std::vector<std::string> skipped_why;  // the first kSkippedWhy records left out for a reason of their own
   int64_t test_rows = 0;       // hf: rows of the test split
   int64_t other_split = 0;     // records left out: their task family is in the other split
+  int64_t not_passed = 0;      // sft formats: kernels left out without a counted passed result
   std::vector<std::string> files;
   Json ToJson() const;
   void Skip(const std::string& record_id, const std::string& why);  // counts it, keeps why

@@ -1,4 +1,4 @@
-// Export: the split by task family.
+// Export: the split by task family, the sft formats' contents.
 #include "corpus/export.h"
 
 #include <gtest/gtest.h>
@@ -120,6 +120,43 @@ TEST(TaskSplit, ResizedAndRenamedCopiesFallOnTheSideOfTheirTask) {
   }
   EXPECT_EQ(rows, static_cast<int64_t>(records.size()));
   for (const std::string& f : families["test"]) EXPECT_EQ(families["train"].count(f), 0u) << f;
+}
+
+TEST(Export, SftFormatsTakePassedKernelsUnlessAnyStatus) {
+  KernelRecord claimed = Kernel("relu", "ref\n", "");
+  VerificationResult claim;
+  claim.status = "passed";  // an import's claim: no verification
+  claimed.results = {claim};
+  claimed.candidate_source = "// claims to pass\n";
+  FinishRecord(claimed);
+  KernelRecord qa;
+  qa.kind = kKindQa;
+  qa.task.name = "lib/axpy.cpp";
+  qa.qa = {"What does axpy add?", "`y += alpha * x`", "lib/axpy.cpp:1-3"};
+  FinishRecord(qa);
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.UpsertMany({Kernel("relu", "ref\n"), Kernel("relu", "ref\n", "mismatch"),
+                                Kernel("relu", "ref\n", ""), claimed, qa})
+                  .ok());
+  auto dir = TempDir::Create("", "kvault-corpus-sft");
+  ASSERT_TRUE(dir.ok());
+  for (ExportFormat format : {ExportFormat::kSft, ExportFormat::kAlpaca, ExportFormat::kShareGpt}) {
+    ExportOptions o = Export(format, dir->Join("rows.jsonl"));
+    auto summary = ExportRecords(vault, o);
+    ASSERT_TRUE(summary.ok()) << summary.error();
+    EXPECT_EQ(summary->rows, 2);        // the passed kernel and the qa pair
+    EXPECT_EQ(summary->not_passed, 3);  // the wrong, the unverified and the claimed one
+    if (format == ExportFormat::kSft) {
+      for (const Json& row : Rows(o.output)) {
+        if (row["metadata"]["record_id"] != qa.id) EXPECT_TRUE(row["metadata"]["pass_exe"].get<bool>()) << row;
+      }
+    }
+    o.any_status = true;
+    summary = ExportRecords(vault, o);
+    ASSERT_TRUE(summary.ok()) << summary.error();
+    EXPECT_EQ(summary->rows, 5);
+    EXPECT_EQ(summary->not_passed, 0);
+  }
 }
 
 }  // namespace

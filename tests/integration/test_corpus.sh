@@ -44,11 +44,16 @@ corpus stats --json --claims >"$TMP/stats-claims.json" || fail "stats --claims"
 expect "$TMP/stats-claims.json" 'j["speedup"]["correct_kernels"] >= 1'
 grep -q "<svg" "$TMP/stats.html" || fail "stats --html has no chart"
 
+# The supervised formats take passed kernels: none is verified here.
+corpus export --format sft -o "$TMP/default.sft.jsonl" --json >"$TMP/default.sft.json" || fail "default sft export"
+expect "$TMP/default.sft.json" 'j["rows"] == 0 and j["not_passed"] == 6'
 for format in records sft alpaca sharegpt dpo; do
-  corpus export --format $format -o "$TMP/out.$format.jsonl" --json >"$TMP/export.$format.json" ||
+  any=; case $format in sft|alpaca|sharegpt) any=--any-status ;; esac
+  corpus export --format $format $any -o "$TMP/out.$format.jsonl" --json >"$TMP/export.$format.json" ||
     fail "export --format $format"
 done
 expect "$TMP/export.records.json" 'j["rows"] == 6'
+expect "$TMP/export.sft.json" 'j["rows"] == 6'
 corpus export --format verl -o "$TMP/rl.parquet" >/dev/null || fail "export --format verl"
 corpus export --format hf -o "$TMP/hf" >/dev/null || fail "export --format hf"
 # Imported verdicts are claims: no record is verified until this vault's engine says so.
@@ -152,6 +157,9 @@ PYEOF
     fail "verify of the hostile import"
   expect "$TMP/verify3.json" 'j["already"] == 2 and j["verified"] == 1'
   "$KVAULT" corpus export --vault "$K" --format sft -o "$TMP/hostile.sft.jsonl" >/dev/null || fail "sft export"
+  ! grep -q zeros_like "$TMP/hostile.sft.jsonl" || fail "sft (passed kernels only) holds the hostile kernel"
+  "$KVAULT" corpus export --vault "$K" --format sft --any-status -o "$TMP/hostile.sft.jsonl" >/dev/null ||
+    fail "sft export of every status"
   "$PY" - "$TMP/hostile.sft.jsonl" <<'PYEOF' || fail "the hostile kernel was exported as passed"
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
