@@ -52,6 +52,7 @@ corpus::RecordFilter FilterOf(const CorpusFlags& f) {
   r.decontaminated_only = f.decontaminated_only;
   r.include_duplicates = f.include_duplicates;
   r.count_claims = f.claims;
+  r.licensed_only = f.licensed_only;
   return r;
 }
 
@@ -133,6 +134,10 @@ int RunExportCmd(const CorpusFlags& f) {
     return kExitInfra;
   }
   for (const std::string& why : summary->skipped_why) std::cerr << "kvault corpus export: left out " << why << "\n";
+  if (o.publish && summary->unlicensed > 0)
+    std::cerr << "kvault corpus export: " << summary->unlicensed
+              << " row(s) come from sources that state no licence: check their terms before publishing, or "
+                 "leave them out with --licensed-only\n";
   if (f.json)
     std::cout << summary->ToJson().dump() << std::endl;
   else
@@ -243,6 +248,7 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
       ->check(CLI::Range(0.0, 1.0));
   f.export_cmd->add_flag("--any-status", f.any_status,
                          "sft, alpaca, sharegpt: also kernels without a passed result (Default: passed kernels only)");
+  f.export_cmd->add_flag("--licensed-only", f.licensed_only, "leave out records whose source states no licence");
   AddFilters(f.export_cmd, f);
   AddVault(f.export_cmd, f);
 

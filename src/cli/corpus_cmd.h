@@ -30,6 +30,7 @@ struct CorpusFlags {
   bool no_system_prompt = false;
   bool chat = false;
   bool any_status = false;     // sft formats: also kernels that did not pass
+  bool licensed_only = false;  // leave out records whose source states no licence
   bool publish = false, no_publish = false;  // Default: publish every format but records
   // stats
   std::string html;

@@ -72,6 +72,11 @@ std::string FilterSql(const RecordFilter& f) {
   if (f.decontaminated_only)
     where += " AND NOT EXISTS (SELECT 1 FROM contamination c WHERE c.record_id = r.id)";
   if (!f.include_duplicates) where += " AND (r.duplicate_of = '' OR r.duplicate_kind = 'near_miss')";
+  if (f.licensed_only) {  // LicenceStated, in SQL
+    where += " AND lower(trim(r.license, char(32, 9, 10, 11, 12, 13))) NOT IN (''";
+    for (const char* unstated : kUnstatedLicences) where += ", '" + std::string(unstated) + "'";
+    where += ")";
+  }
   return where;
 }
 

@@ -40,6 +40,7 @@ struct RecordFilter {
   std::string kind;      // "kernel" | "qa" | "" any
   bool decontaminated_only = false;  // true: skip records with any contamination mark
   bool include_duplicates = true;    // false: skip records marked exact or near duplicates
+  bool licensed_only = false;        // true: skip records whose licence is unstated (LicenceStated)
 };
 
 // A record marked a duplicate of another (kind "exact" or "near"), or a near miss of a

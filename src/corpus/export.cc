@@ -4,10 +4,9 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
-#include <sstream>
 #include <tuple>
 
+#include "corpus/export_card.h"
 #include "corpus/stats.h"
 #include "corpus/task_split.h"
 #include "export/writers.h"
@@ -103,11 +102,18 @@ struct Pass {
   ExportPrompts prompts;
   std::optional<TaskSplit> split;  // built when a split is asked for, and for hf
   ExportSummary summary;
+  SourceLicences licences;
 
   // Whether the split lets the record's task family in (hf writes both sides).
   bool InSplit(const KernelRecord& r) const {
     if (o.split == ExportSplit::kAll || o.format == ExportFormat::kHf) return true;
     return split->InTest(r.task.name) == (o.split == ExportSplit::kTest);
+  }
+  // A row of these records was written.
+  void Wrote(const KernelRecord& r, const KernelRecord* other = nullptr) {
+    ++licences[{o.publish ? PublicName(r.provenance.source) : r.provenance.source, r.provenance.license}];
+    if (!LicenceStated(r.provenance.license) || (other && !LicenceStated(other->provenance.license)))
+      ++summary.unlicensed;
   }
 };
 
@@ -195,6 +201,7 @@ Status WriteDpo(CorpusStore& vault, Pass& pass, RowWriter& rows) {
                          {"near_miss", !c.near_miss_of.empty() && chosen->id == c.near_miss_of},
                          {"speedup_statistic", "median"}};
       rows.Add(std::move(row));
+      pass.Wrote(**chosen_record, &**rejected);
     }
   }
   return Status::Ok();
@@ -215,6 +222,7 @@ Status WriteEach(CorpusStore& vault, Pass& pass, RowWriter& rows, RowWriter* tes
     RowWriter& out = test && pass.split->InTest(r.task.name) ? *test : rows;
     if (o.format == ExportFormat::kRecords) {
       out.Add(RecordRow(r, o.publish));
+      pass.Wrote(r);
       return true;
     }
     if (o.format == ExportFormat::kVerl && (r.kind != kKindKernel || r.task.reference_source.empty())) {
@@ -242,80 +250,9 @@ Status WriteEach(CorpusStore& vault, Pass& pass, RowWriter& rows, RowWriter* tes
       case ExportFormat::kRecords:
       case ExportFormat::kDpo: break;
     }
+    pass.Wrote(r);
     return true;
   });
-}
-
-std::string CountsLines(const std::map<std::string, int64_t>& m) {
-  std::string out;
-  for (const auto& [name, n] : m) out += "| " + name + " | " + std::to_string(n) + " |\n";
-  return out;
-}
-
-// The licences of the exported records, per source (the card's table and its
-// `license:` field).
-using SourceLicences = std::map<std::pair<std::string, std::string>, int64_t>;
-
-// The card's `license:`: the one licence every record has, "other" for several,
-// "unknown" when no record states one.
-std::string CardLicence(const SourceLicences& licences) {
-  std::set<std::string> distinct;
-  for (const auto& [key, n] : licences) distinct.insert(key.second);
-  if (distinct.size() == 1 && !distinct.begin()->empty()) return *distinct.begin();
-  distinct.erase("");
-  return distinct.empty() ? "unknown" : "other";
-}
-
-// The dataset card: what is in the folder, where it came from, and what was dropped.
-std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const ExportSummary& summary,
-                        const SourceLicences& licences) {
-  std::map<std::string, int64_t> sources;
-  for (const auto& [source, n] : s.by_source) sources[o.publish ? PublicName(source) : source] += n;
-  std::ostringstream card;
-  card << "---\nlicense: " << CardLicence(licences) << "\nconfigs:\n- config_name: default\n  data_files:\n"
-       << "  - split: train\n    path: data/train-*.parquet\n";
-  if (summary.test_rows > 0) card << "  - split: test\n    path: data/test-*.parquet\n";
-  card << "tags:\n- gpu-kernels\n- code\n---\n\n# KernelVault corpus export\n\n"
-       << summary.rows << " records, each a kernel verified against a PyTorch reference (or a "
-       << "question-answer pair), with its provenance and verification results.\n\n"
-       << "## Splits\n\n" << summary.rows - summary.test_rows << " rows in `train`, " << summary.test_rows
-       << " in `test`. The split is by task family: tasks that share a name, a reference or the shape-free "
-       << "operation signature of their references (one operation resized or renamed) are all on one side; a "
-       << "family is in `test` when the SHA-256 of its key is below " << o.test_share << " of the range.\n\n"
-       << "## Verification\n\n`status` and `speedup` count only results this vault's engine produced "
-       << (o.filter.count_claims ? "and, for this export, the verdicts imports claimed" : "(imported verdicts are claims: "
-                                                                                          "kept in `results` with origin `import`, never counted)")
-       << ". `speedup` is the median over the record's passed results, `speedup_samples` how many.\n\n"
-       << "## Prompts\n\n`system_prompt` and `prompt` are the messages `kvault gen` sends for the task "
-       << "(prompt templates " << o.prompts.version << ")" << (o.system_prompt ? "" : "; the system prompt was left out")
-       << ".\n\n"
-       << "## Counts\n\n| kind | records |\n|---|---|\n" << CountsLines(s.by_kind)
-       << "\n| language | records |\n|---|---|\n" << CountsLines(s.by_language)
-       << "\n| status (best result) | records |\n|---|---|\n" << CountsLines(s.by_status)
-       << "\n## Sources\n\n| source | records |\n|---|---|\n" << CountsLines(sources)
-       << "\n## Licences\n\n| source | licence | records |\n|---|---|---|\n";
-  for (const auto& [key, n] : licences)
-    card << "| " << (key.first.empty() ? "unknown" : key.first) << " | " << (key.second.empty() ? "unknown" : key.second)
-         << " | " << n << " |\n";
-  card << "\n## Decontamination\n\n";
-  if (s.contamination_by_suite.empty()) {
-    card << "No decontamination was run on this vault: no record is marked.\n";
-  } else {
-    card << "| benchmark suite | records marked in the vault |\n|---|---|\n";
-    for (const auto& [suite, n] : s.contamination_by_suite) card << "| " << suite << " | " << n << " |\n";
-    card << "\n" << (o.filter.decontaminated_only ? "Marked records were left out of this export."
-                                                  : "Marked records are included; their `contamination` column says why.")
-         << " " << s.contaminated << " exported records carry a mark.\n";
-  }
-  card << "\n## Duplicates\n\n"
-       << (o.filter.include_duplicates ? "Records marked duplicates are included (`duplicate_of`).\n"
-                                       : "Records marked duplicates were left out; near misses (wrong kernels close to a "
-                                         "correct one, `duplicate_kind` `near_miss`) are kept.\n")
-       << "\n## Filters\n\nstatus `" << o.filter.status << "`, hardware `" << o.filter.hardware
-       << "`, minimum speedup `" << (o.filter.min_speedup ? std::to_string(*o.filter.min_speedup) : "") << "`, language `"
-       << o.filter.language << "`" << (o.publish ? "; published: no paths, command lines or host names" : "")
-       << ".\n";
-  return card.str();
 }
 
 Status ExportHf(CorpusStore& vault, Pass& pass, const TempDir& tmp) {
@@ -348,15 +285,12 @@ Status ExportHf(CorpusStore& vault, Pass& pass, const TempDir& tmp) {
   }
   auto stats = ComputeStats(vault, o.filter);
   if (!stats) return Error{stats.error()};
-  SourceLicences licences;
-  Status s = vault.ForEach(o.filter, [&](const KernelRecord& r) {
-    ++licences[{o.publish ? PublicName(r.provenance.source) : r.provenance.source, r.provenance.license}];
-    return true;
-  });
-  if (!s) return s;
-  const std::string readme = (dir / "README.md").string();
-  if (Status w = WriteFileAtomic(readme, DatasetCard(*stats, o, summary, licences)); !w) return w;
-  summary.files.push_back(readme);
+  for (auto [name, text] : {std::pair{"README.md", DatasetCard(*stats, o, summary, pass.licences)},
+                            std::pair{"LICENSE.md", LicenceFile(pass.licences)}}) {
+    const std::string path = (dir / name).string();
+    if (Status w = WriteFileAtomic(path, text); !w) return w;
+    summary.files.push_back(path);
+  }
   return Status::Ok();
 }
 
@@ -381,7 +315,7 @@ bool SftFormat(ExportFormat f) {
 Json ExportSummary::ToJson() const {
   return {{"records", records},         {"rows", rows},           {"skipped", skipped},
           {"skipped_why", skipped_why}, {"test_rows", test_rows}, {"other_split", other_split},
-          {"not_passed", not_passed},   {"files", files}};
+          {"not_passed", not_passed},   {"unlicensed", unlicensed}, {"files", files}};
 }
 
 void ExportSummary::Skip(const std::string& record_id, const std::string& why) {
@@ -392,7 +326,7 @@ void ExportSummary::Skip(const std::string& record_id, const std::string& why) {
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) {
   auto tmp = TempDir::Create("", "kvault-corpus-export");
   if (!tmp) return Error{tmp.error()};
-  Pass pass{o, ExportPrompts(o.prompts), std::nullopt, {}};
+  Pass pass{o, ExportPrompts(o.prompts), std::nullopt, {}, {}};
   if (o.split != ExportSplit::kAll || o.format == ExportFormat::kHf) {
     if (Status s = BuildSplit(vault, pass); !s) return Error{s.error()};
   }

@@ -60,6 +60,7 @@ struct ExportSummary {
   int64_t test_rows = 0;       // hf: rows of the test split
   int64_t other_split = 0;     // records left out: their task family is in the other split
   int64_t not_passed = 0;      // sft formats: kernels left out without a counted passed result
+  int64_t unlicensed = 0;      // rows of a record whose source states no licence (LicenceStated)
   std::vector<std::string> files;
   Json ToJson() const;
   void Skip(const std::string& record_id, const std::string& why);  // counts it, keeps why

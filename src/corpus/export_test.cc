@@ -1,4 +1,4 @@
-// Export: the split by task family, the sft formats' contents.
+// Export: the split by task family, the sft formats' contents, the dataset card's licence.
 #include "corpus/export.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "corpus/export_card.h"
 #include "corpus/task_split.h"
 #include "util/files.h"
 #include "util/json_parse.h"
@@ -148,7 +149,8 @@ TEST(Export, SftFormatsTakePassedKernelsUnlessAnyStatus) {
     EXPECT_EQ(summary->not_passed, 3);  // the wrong, the unverified and the claimed one
     if (format == ExportFormat::kSft) {
       for (const Json& row : Rows(o.output)) {
-        if (row["metadata"]["record_id"] != qa.id) EXPECT_TRUE(row["metadata"]["pass_exe"].get<bool>()) << row;
+        if (row["metadata"]["record_id"] == qa.id) continue;
+        EXPECT_TRUE(row["metadata"]["pass_exe"].get<bool>()) << row;
       }
     }
     o.any_status = true;
@@ -157,6 +159,42 @@ TEST(Export, SftFormatsTakePassedKernelsUnlessAnyStatus) {
     EXPECT_EQ(summary->rows, 5);
     EXPECT_EQ(summary->not_passed, 0);
   }
+}
+
+TEST(ExportCard, LicenceIsTheHubsIdOrOtherWithANameAndUnstatedRowsAreCounted) {
+  EXPECT_EQ(CardLicenceOf({{{"rocBLAS", "MIT"}, 3}, {{"other", "MIT"}, 1}}).license, "mit");
+  EXPECT_EQ(HubLicenceId("GPL-3.0-only"), "gpl-3.0");
+  EXPECT_EQ(HubLicenceId("BSD-2-Clause-Patent"), "");
+  CardLicence own = CardLicenceOf({{{"lab", "Lab Research Licence v2"}, 2}});
+  EXPECT_EQ(own.license, "other");
+  EXPECT_EQ(own.name, "lab-research-licence-v2");
+  CardLicence unknown = CardLicenceOf({{{"a", ""}, 2}, {{"b", "NOASSERTION"}, 1}});
+  EXPECT_EQ(unknown.license, "unknown");
+  EXPECT_EQ(unknown.unstated, 3);
+
+  const SourceLicences mixed = {{{"rocBLAS", "MIT"}, 3}, {{"rocSOLVER", "BSD-2-Clause"}, 2}, {{"scraped", ""}, 4}};
+  CardLicence l = CardLicenceOf(mixed);
+  EXPECT_EQ(l.license, "other");
+  EXPECT_EQ(l.name, "per-source");
+  EXPECT_EQ(l.unstated, 4);
+  const std::string card = DatasetCard(CorpusStats{}, ExportOptions{}, ExportSummary{}, mixed);
+  EXPECT_EQ(card.rfind("---\nlicense: other\nlicense_name: per-source\nlicense_link: LICENSE.md\n", 0), 0u) << card;
+  const std::string file = LicenceFile(mixed);
+  EXPECT_NE(file.find("| rocSOLVER | BSD-2-Clause | 2 |"), std::string::npos) << file;
+  EXPECT_NE(file.find("| scraped | unknown | 4 |"), std::string::npos) << file;
+  EXPECT_NE(file.find("4 rows come from sources that state no licence"), std::string::npos) << file;
+
+  // --licensed-only leaves out the records of unstated licence.
+  KernelRecord mit = Kernel("relu", "ref\n"), none = Kernel("relu", "ref\n", "mismatch"),
+               said_unknown = Kernel("relu", "ref\n", "");
+  mit.provenance.license = "MIT";
+  said_unknown.provenance.license = " Unknown ";
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.UpsertMany({mit, none, said_unknown}).ok());
+  RecordFilter licensed;
+  licensed.licensed_only = true;
+  EXPECT_EQ(*vault.Count(licensed), 1);
+  EXPECT_EQ(*vault.Count({}), 3);
 }
 
 }  // namespace

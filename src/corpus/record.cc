@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "util/sha256.h"
+#include "util/strings.h"
 
 namespace kvault::corpus {
 namespace {
@@ -89,6 +90,15 @@ std::string RecordId(const KernelRecord& record) {
     key.Add("format", record.format);
   }
   return key.Hex();
+}
+
+bool LicenceStated(const std::string& license) {
+  std::string lower(Trim(license));
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.empty()) return false;
+  for (const char* unstated : kUnstatedLicences)
+    if (lower == unstated) return false;
+  return true;
 }
 
 void FinishRecord(KernelRecord& record) {

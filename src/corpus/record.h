@@ -107,6 +107,12 @@ std::string RecordId(const KernelRecord& record);
 // Fills task.reference_sha256 from a non-empty reference source and id from RecordId.
 void FinishRecord(KernelRecord& record);
 
+// Licences that state nothing (compared in lower case): a record with one of these, or
+// none, comes from a source whose terms are unknown. RecordFilter::licensed_only and
+// the hf card read this list.
+inline constexpr const char* kUnstatedLicences[] = {"unknown", "noassertion", "none"};
+bool LicenceStated(const std::string& license);
+
 // Whether a result counts as verification: the engine's always, an import's claim
 // only when `count_claims`.
 bool Counts(const VerificationResult& result, bool count_claims);

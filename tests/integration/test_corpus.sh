@@ -52,10 +52,17 @@ for format in records sft alpaca sharegpt dpo; do
   corpus export --format $format $any -o "$TMP/out.$format.jsonl" --json >"$TMP/export.$format.json" ||
     fail "export --format $format"
 done
-expect "$TMP/export.records.json" 'j["rows"] == 6'
+expect "$TMP/export.records.json" 'j["rows"] == 6 and j["unlicensed"] == 6'
 expect "$TMP/export.sft.json" 'j["rows"] == 6'
 corpus export --format verl -o "$TMP/rl.parquet" >/dev/null || fail "export --format verl"
-corpus export --format hf -o "$TMP/hf" >/dev/null || fail "export --format hf"
+# Two records with a licence, four without: the card says "other", names it, links LICENSE.md.
+corpus import --from sft "$FIX/sft.jsonl" --license MIT >/dev/null 2>&1 || fail "sft import with a licence"
+corpus export --format records --licensed-only -o "$TMP/licensed.jsonl" --json >"$TMP/licensed.json" ||
+  fail "export --licensed-only"
+expect "$TMP/licensed.json" 'j["rows"] == 2 and j["unlicensed"] == 0'
+# hf writes both sides of the split whatever --split says.
+corpus export --format hf --split train -o "$TMP/hf" >/dev/null 2>"$TMP/hf.err" || fail "export --format hf"
+grep -q "4 row(s) come from sources that state no licence" "$TMP/hf.err" || fail "no licence warning: $(cat "$TMP/hf.err")"
 # Imported verdicts are claims: no record is verified until this vault's engine says so.
 corpus export --format sft --status passed --hardware "AMD Instinct MI300X" -o "$TMP/mi300x.jsonl" --json \
   >"$TMP/filtered.json" || fail "filtered export"
@@ -85,7 +92,10 @@ assert sum(split.num_rows for split in hf.values()) == 6 and "candidate_source" 
 if "test" in hf:  # the split is by task: no task on both sides
     assert not set(hf["train"]["task_name"]) & set(hf["test"]["task_name"]), hf
 card = open(tmp + "/hf/README.md").read()
-assert "## Decontamination" in card and "AIG-Datasets v0.1" in card and "\nlicense: " in card, card
+assert "## Decontamination" in card and "AIG-Datasets v0.1" in card, card
+assert card.startswith("---\nlicense: other\nlicense_name: per-source\nlicense_link: LICENSE.md\n"), card
+licences = open(tmp + "/hf/LICENSE.md").read()
+assert "| MIT | 2 |" in licences and "4 rows come from sources that state no licence" in licences, licences
 # Published: no machine details (environment fingerprints, file paths) in the rows.
 for split in hf.values():
     for row in split:
