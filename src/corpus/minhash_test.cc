@@ -48,7 +48,7 @@ TEST(MinHash, PermutationsAreNumpyRandomStateDraws) {
 
 std::vector<std::string> GoldenTokens(int r) {
   std::vector<std::string> t;
-  for (int j = 0; j < 8 + r % 60; ++j) t.push_back("t" + std::to_string((r * 31 + j * 17) % 97));
+  for (int j = 0; j < 8 + r % 60; ++j) t.push_back(std::string("t").append(std::to_string((r * 31 + j * 17) % 97)));
   if (r % 5 == 0) t[3] = "a b";
   return t;
 }

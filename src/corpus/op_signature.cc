@@ -267,7 +267,7 @@ std::vector<std::string> ForwardOps(const std::vector<Token>& body,
     } else if (IsKeptName(chain[0], LanguageFamily::kPython)) {
       ops.push_back(std::string(chain.back()));
     } else {
-      ops.push_back("." + std::string(chain.back()));
+      ops.push_back(std::string(".").append(chain.back()));
     }
   }
   return ops;

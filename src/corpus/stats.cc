@@ -44,7 +44,7 @@ Json QuantilesJson(const std::vector<double>& sorted) {
   Json out = Json::object();
   for (double q : kQuantiles) {
     auto v = Quantile(sorted, q);
-    out["p" + std::to_string(static_cast<int>(q * 100))] = v ? Json(*v) : Json(nullptr);
+    out[std::string("p").append(std::to_string(static_cast<int>(q * 100)))] = v ? Json(*v) : Json(nullptr);
   }
   return out;
 }
