@@ -271,6 +271,8 @@ Status ExportHf(CorpusStore& vault, Pass& pass, const TempDir& tmp) {
     summary.rows = train + summary.test_rows;
     if (!train_out || !test_out) return Error{tmp.path() + ": write failed"};
   }
+  // A card over no data file is a dataset datasets.load_dataset cannot open.
+  if (summary.rows == 0) return Error{"no record to export as " + o.output + " (a dataset needs one row)"};
   const fs::path dir(o.output);
   if (Status s = EnsureDir((dir / "data").string()); !s) return s;
   for (const char* stale : {"train-00000-of-00001.parquet", "test-00000-of-00001.parquet"}) {

@@ -161,6 +161,16 @@ TEST(Export, SftFormatsTakePassedKernelsUnlessAnyStatus) {
   }
 }
 
+TEST(Export, HfOfNoRowIsRefusedBeforeItWritesACard) {
+  CorpusStore vault = Memory();
+  auto dir = TempDir::Create("", "kvault-corpus-hf");
+  ASSERT_TRUE(dir.ok());
+  auto summary = ExportRecords(vault, Export(ExportFormat::kHf, dir->Join("hf")));
+  ASSERT_FALSE(summary.ok());
+  EXPECT_NE(summary.error().find("no record to export"), std::string::npos) << summary.error();
+  EXPECT_FALSE(FileExists(dir->Join("hf/README.md")));
+}
+
 TEST(ExportCard, LicenceIsTheHubsIdOrOtherWithANameAndUnstatedRowsAreCounted) {
   EXPECT_EQ(CardLicenceOf({{{"rocBLAS", "MIT"}, 3}, {{"other", "MIT"}, 1}}).license, "mit");
   EXPECT_EQ(HubLicenceId("GPL-3.0-only"), "gpl-3.0");
