@@ -29,7 +29,8 @@ python3 "$KVAULT_SOURCE_ROOT/tests/integration/expect_statuses.py" "$TMP/kb.json
   fail "kernelbench statuses differ from expected.json"
 # Their load_inline calls (one in ModelNew's constructor; those written in models'
 # habits: OpenMP, at::parallel_for, accessors, py::arg, several calls a file) were each
-# built ahead by the engine, the lite way, not by PyTorch in the worker.
+# built ahead by the engine, the lite way, not by PyTorch in the worker; those that do
+# not compile were judged from the lite compile (expected.json's lite_verdict).
 python3 - "$TMP/kv.db" "$ex/expected.json" <<'PY' || fail "load_inline calls were not built ahead by the engine"
 import json, os, sqlite3, sys
 expected = {os.path.basename(k): e for k, e in json.load(open(sys.argv[2])).items()
@@ -45,6 +46,12 @@ for path, status, environment in rows:
     for note in notes:
         assert note["built"] == (status != "compile_error"), (path, notes)
         assert status == "compile_error" or note["lite_ext"], (path, notes, build.get("lite_ext_note"))
+    # A file whose own code does not compile is answered from the lite compile, with
+    # no build against PyTorch's headers, and its record says so.
+    if expected[os.path.basename(path)].get("lite_verdict"):
+        assert build.get("lite_verdict") and notes[-1].get("lite_verdict"), (path, build)
+        assert "include_lite" in build["command"], (path, build["command"])
+        assert build["lite_ext_note"].startswith("not built the full way"), (path, build["lite_ext_note"])
 PY
 # The flag that asked g++ to run a command was refused by name; the command never ran.
 [ ! -e /tmp/kvault-flag-wrapper-ran ] || fail "a candidate's -wrapper flag ran its command"
