@@ -192,12 +192,20 @@ bool BuiltinTypeText(const std::string& quoted) {
   return true;
 }
 
+// CUDA's and the compilers' own words of the __name__ form, the same in both builds.
+const std::unordered_set<std::string_view> kCompilerWords = {
+    "__global__", "__device__", "__host__", "__shared__", "__constant__", "__managed__", "__restrict__",
+    "__forceinline__", "__noinline__", "__inline__", "__launch_bounds__", "__attribute__", "__restrict",
+    "__inline", "__extension__", "__builtin_expect"};
+
 // Macro-like words on the lines around a syntax error (an unknown macro in front of a
-// declarator reads as bad grammar): those the source does not define itself.
+// declarator reads as bad grammar): capitals (FORCE_INLINE) and __name__ words
+// (PyTorch's __ubsan_ignore_undefined__) that the source does not define itself.
 void MacroLikeNames(const Source& src, int line, std::vector<std::string>& names) {
-  static const std::regex kMacroLike(R"re([A-Z][A-Z0-9_]*_[A-Z0-9_]*|[A-Z][A-Z0-9]{2,})re");
+  static const std::regex kMacroLike(R"re([A-Z][A-Z0-9_]*_[A-Z0-9_]*|[A-Z][A-Z0-9]{2,}|__\w+__)re");
   for (const std::string& word : Identifiers(src.Around(line), true))
-    if (std::regex_match(word, kMacroLike) && !kStandardMacros.contains(word) && !src.Defines(word))
+    if (std::regex_match(word, kMacroLike) && !kStandardMacros.contains(word) && !kCompilerWords.contains(word) &&
+        !src.Defines(word))
       names.push_back(word);
 }
 
@@ -219,6 +227,8 @@ LiteFailureJudgement JudgeLiteFailure(std::string_view diagnostics, std::string_
   int errors = 0;
   for (const std::string& raw : Split(diagnostics, '\n')) {
     const std::string text = AsciiQuotes(raw);
+    static const std::regex kCut(R"re(^\[\.\.\. \d+ bytes omitted \.\.\.\]$)re");  // util/strings.h
+    if (std::regex_match(text, kCut)) return Doubt("the diagnostics were cut: some errors are unseen");
     const bool context = text.find(": In function '") != std::string::npos ||
                          text.find(": In member function '") != std::string::npos ||
                          text.find(": In lambda function") != std::string::npos;

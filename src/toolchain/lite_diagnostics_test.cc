@@ -106,6 +106,16 @@ TEST(LiteDiagnosticsTest, ErrorsElsewhereOrUnlocatedAreDoubts) {
                                 "u.cpp:1:1: note: 'std::vector' is defined in header '<vector>'; did you forget to "
                                 "'#include <vector>'?\n", "u.cpp", source, "").own);
   EXPECT_FALSE(JudgeLiteFailure("", "u.cpp", source, "").own);  // killed, or no message
+  // Diagnostics past 16 KiB keep their head and tail: the errors between are unseen.
+  EXPECT_FALSE(JudgeLiteFailure("u.cpp:1:20: error: expected ';' before '}' token\n[... 5000 bytes omitted ...]\n"
+                                "u.cpp:1:20: error: expected ';' before '}' token\n", "u.cpp", source, "").own);
+}
+
+TEST(LiteDiagnosticsTest, UnknownWordsBesideASyntaxErrorAreLookedUp) {
+  const std::string source = "__device__ float __ubsan_ignore_undefined__ g(float x) { return x; }\n";
+  auto j = JudgeLiteFailure("u.cu(1): error: expected a \";\"\n", "u.cu", source, "");
+  EXPECT_TRUE(j.own) << j.why;
+  EXPECT_EQ(j.macro_like, Names{"__ubsan_ignore_undefined__"});  // not __device__: CUDA's
 }
 
 TEST(LiteDiagnosticsTest, NamesOutsideSourceSkipsTheSourcesOwnLines) {
