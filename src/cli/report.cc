@@ -129,9 +129,9 @@ bool ReportForeignLanguage(std::ostream& err, const std::string& who, const std:
   std::map<std::string, size_t> by_language;
   size_t n = 0;
   for (const AttemptRecord& r : records) {
-    const Json build = r.environment.is_object() ? r.environment.value("build", Json()) : Json();
-    if (!build.is_object() || !build.contains(kForeignLanguageKey) || !build[kForeignLanguageKey].is_string()) continue;
-    ++by_language[build[kForeignLanguageKey].get<std::string>()];
+    const std::string language = ForeignLanguageOf(r.environment);
+    if (language.empty()) continue;
+    ++by_language[language];
     ++n;
   }
   if (n == 0) return false;

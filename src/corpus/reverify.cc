@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "engine/candidate_build.h"
 #include "toolchain/tools.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -150,7 +151,10 @@ Result<ReverifySummary> Reverify(CorpusStore& vault, const EngineOptions& option
   Status write_error = Status::Ok();
   Status s = vault.ForEach(filter, [&](const KernelRecord& r) {
     ++summary.selected;
-    if (r.task.reference_source.empty() || ExtensionOf(r).empty()) {
+    // A record in a language this backend cannot build is not verified here: run on
+    // it, a CUDA file would become its own compile_error on a cpu machine.
+    if (r.task.reference_source.empty() || ExtensionOf(r).empty() ||
+        !BackendMismatch(r.language, options.backend).empty()) {
       ++summary.unsupported;
       return true;
     }
@@ -180,12 +184,16 @@ Result<ReverifySummary> Reverify(CorpusStore& vault, const EngineOptions& option
   eval.force = settings.force;
   eval.stop = settings.stop;
   std::mutex mu;  // the vault is used by one thread at a time; lanes report concurrently
+  int64_t foreign = 0;
   Status add_error = Status::Ok();
   auto record = [&](const EvalProgress& p) {
     std::lock_guard<std::mutex> lock(mu);
     if (p.last && !p.last->run.empty()) {
       if (p.last->status == "task_error" || p.last->status == "infra_error") {
         ++summary.not_recorded;
+      } else if (!ForeignLanguageOf(p.last->environment).empty()) {
+        ++summary.unsupported;  // a KernelBench file whose load_inline builds CUDA, on cpu
+        ++foreign;
       } else {
         VerificationResult v = ResultFromAttempt(*p.last);
         v.hardware = summary.hardware;
@@ -205,7 +213,7 @@ Result<ReverifySummary> Reverify(CorpusStore& vault, const EngineOptions& option
   auto attempts = RunBatch(files.jobs, per_task, eval, **store, record);
   if (!add_error) return Error{add_error.error()};
   if (!attempts) return Error{attempts.error()};
-  const int64_t reported = summary.verified + summary.not_recorded;
+  const int64_t reported = summary.verified + summary.not_recorded + foreign;
   summary.not_recorded += static_cast<int64_t>(files.jobs.size()) - reported;
   return summary;
 }

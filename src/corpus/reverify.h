@@ -35,7 +35,7 @@ struct ReverifySettings {
 struct ReverifySummary {
   int64_t selected = 0;      // kernel records the filter passed
   int64_t already = 0;       // skipped: a result of this hardware and toolchain exists
-  int64_t unsupported = 0;   // skipped: no reference source, or a format the engine cannot run
+  int64_t unsupported = 0;   // skipped: no reference source, or a format or language this backend cannot run
   int64_t verified = 0;      // results added
   int64_t not_recorded = 0;  // task_error / infra_error, or not run (stopped)
   std::string hardware, toolchain;

@@ -36,6 +36,13 @@ std::string ForeignLanguageVerdict(const std::string& language, Backend backend,
          " backend cannot build or run: " + BackendMismatch(language, backend);
 }
 
+std::string ForeignLanguageOf(const Json& environment) {
+  const Json build = environment.is_object() ? environment.value("build", Json()) : Json();
+  if (!build.is_object()) return "";
+  auto it = build.find(kForeignLanguageKey);
+  return it != build.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 bool IsCompiledFormat(CandidateFormat format) {
   return format == CandidateFormat::kExtension || format == CandidateFormat::kNative;
 }

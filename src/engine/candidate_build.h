@@ -40,6 +40,10 @@ std::string BackendMismatch(const Candidate& candidate, Backend backend);
 std::string ForeignLanguageVerdict(const std::string& language, Backend backend, const std::string& how);
 inline constexpr char kForeignLanguageKey[] = "foreign_language";
 
+// The language a recorded attempt's answer was in where its backend could not build
+// it (kForeignLanguageKey of the environment's build object); "" for any other.
+std::string ForeignLanguageOf(const Json& environment);
+
 // True for the formats the engine compiles into a shared object.
 bool IsCompiledFormat(CandidateFormat format);
 

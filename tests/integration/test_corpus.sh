@@ -180,6 +180,39 @@ assert meta["pass_exe"] is False and meta["speedup"] is None, meta
 origins = sorted((r["origin"], r["status"]) for r in meta["results"])
 assert origins[0][0] == "engine" and origins[0][1] != "passed" and origins[1] == ("import", "passed"), origins
 PYEOF
+
+  # A KernelBench file whose load_inline builds CUDA cannot run on this cpu machine:
+  # counted as unsupported and given no result (never its own compile_error here).
+  "$PY" - "$FIX/tasks/relu.py" >"$TMP/cuda.jsonl" <<'PYEOF' || fail "cuda row"
+import json, sys
+reference = open(sys.argv[1]).read()
+cuda = """__global__ void relu_kernel(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+torch::Tensor relu(torch::Tensor x) {
+    auto y = torch::zeros_like(x);
+    relu_kernel<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+    return y;
+}"""
+code = ("import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n"
+        "mod = load_inline(name='relu_cuda', cpp_sources='torch::Tensor relu(torch::Tensor x);', "
+        "cuda_sources=%r, functions=['relu'], verbose=True, extra_cflags=[''])\n\n\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        return mod.relu(x.contiguous())\n" % cuda)
+print(json.dumps({"messages": [{"role": "user", "content": "```python\n" + reference + "```\n"},
+                               {"role": "assistant", "content": "```python\n" + code + "```"}],
+                  "metadata": {"kernel_name": "relu", "pass_exe": True, "speedup": 2.0}}))
+PYEOF
+  "$KVAULT" corpus import --vault "$K" --from sft "$TMP/cuda.jsonl" >/dev/null || fail "cuda import"
+  "$KVAULT" corpus verify --vault "$K" --backend cpu --no-timing --json >"$TMP/verify4.json" 2>/dev/null ||
+    fail "verify of a cuda record on cpu"
+  expect "$TMP/verify4.json" 'j["unsupported"] == 1 and j["verified"] == 0 and j["not_recorded"] == 0'
+  "$KVAULT" corpus export --vault "$K" --format records -o "$TMP/kb-cuda.jsonl" >/dev/null || fail "records export"
+  grep -q relu_kernel "$TMP/kb-cuda.jsonl" || fail "the cuda record is missing"
+  "$PY" -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if "relu_kernel" in l]
+assert [r["origin"] for r in rows[0]["results"]] == ["import"], rows[0]["results"]' "$TMP/kb-cuda.jsonl" ||
+    fail "verify on cpu gave the cuda record a result"
 fi
 
 # Bad input: a clear message and the misuse exit code, nothing lost.
