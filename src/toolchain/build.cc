@@ -5,6 +5,7 @@
 #include "cache/cache.h"
 #include "toolchain/build_key.h"
 #include "toolchain/flags.h"
+#include "toolchain/lite_diagnostics.h"
 #include "toolchain/lite_ext.h"
 #include "toolchain/pch.h"
 #include "toolchain/tools.h"
@@ -364,6 +365,7 @@ Result<BuildResult> BuildExtension(const BuildRequest& req, std::chrono::millise
             JudgeLiteCompileError(req, setup, *source, built->diagnostics, lite.include_dir, timeout);
         if (own.own) {
           built->lite_verdict = true;
+          built->diagnostics = WithPyTorchNames(std::move(built->diagnostics));
           built->lite_ext_note = "not built the full way: the lite compile's errors are the source's own (" +
                                  own.why + ")";
           built->seconds = SecondsSince(start);

@@ -293,6 +293,12 @@ LiteFailureJudgement JudgeLiteFailure(std::string_view diagnostics, std::string_
   return j;
 }
 
+std::string WithPyTorchNames(std::string diagnostics) {
+  for (size_t at; (at = diagnostics.find("kvault_lite::")) != std::string::npos;)
+    diagnostics.replace(at, std::string_view("kvault_lite::").size(), "at::");
+  return diagnostics;
+}
+
 std::vector<std::string> NamesOutsideSource(std::string_view preprocessed, std::string_view source_path,
                                             const std::vector<std::string>& names) {
   const std::unordered_set<std::string_view> wanted(names.begin(), names.end());

@@ -50,4 +50,10 @@ LiteFailureJudgement JudgeLiteFailure(std::string_view diagnostics, std::string_
 std::vector<std::string> NamesOutsideSource(std::string_view preprocessed, std::string_view source_path,
                                             const std::vector<std::string>& names);
 
+// The diagnostics of a failure judged the source's own, as a build with PyTorch's
+// headers words them: the lite names in g++'s "In function" lines (the only place a
+// judged failure can mention them) become PyTorch's (kvault_lite::Tensor is
+// at::Tensor), so that feedback to a model speaks of its own code only.
+std::string WithPyTorchNames(std::string diagnostics);
+
 }  // namespace kvault

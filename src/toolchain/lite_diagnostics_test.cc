@@ -54,6 +54,11 @@ TEST(LiteDiagnosticsTest, UndeclaredNamesAreOwnUnlessPyTorchsHeadersHoldThem) {
     EXPECT_TRUE(gxx.own) << gxx.why;
     EXPECT_EQ(gxx.undeclared, (Names{"idx_t", "row_sum"})) << suffix;
   }
+  // As feedback, the function's signature reads as PyTorch's build prints it.
+  auto text = ReadFile(SourceRoot() + "/src/toolchain/testdata/lite_diagnostics/cpp_undeclared.cpp.lite-c-locale.txt");
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(WithPyTorchNames(*text).find("In function 'at::Tensor softmax_cpu(at::Tensor)'"), std::string::npos);
+  EXPECT_EQ(WithPyTorchNames(*text).find("kvault_lite"), std::string::npos);
   auto nvcc = Judge("cu_undeclared.cu");
   EXPECT_TRUE(nvcc.own) << nvcc.why;
   EXPECT_EQ(nvcc.undeclared, Names{"num_cols"});
