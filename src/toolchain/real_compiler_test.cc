@@ -9,6 +9,7 @@
 
 #include "kvault/build_config.h"
 #include "toolchain/build.h"
+#include "toolchain/lite_diagnostics.h"
 #include "toolchain/tools.h"
 #include "util/env.h"
 #include "util/files.h"
@@ -320,6 +321,49 @@ TEST_F(RealCompilerTest, GxxRejectsABrokenSource) {
   ASSERT_TRUE(b.ok()) << b.error();
   EXPECT_FALSE(b->ok);
   EXPECT_NE(b->diagnostics.find("error"), std::string::npos) << b->diagnostics;
+}
+
+// Every unit of testdata/lite_diagnostics/ whose stored lite diagnostics are judged the
+// source's own: compiled now, the lite way answers it alone (lite_verdict, the names
+// looked up by the real preprocessor), and PyTorch's own headers reject it too.
+// KVAULT_LONG_TESTS=1: each full build costs 10-20 s.
+TEST_F(RealCompilerTest, WhatTheLiteCompileJudgesOwnTheFullBuildRejectsToo) {
+  if (const char* l = getenv("KVAULT_LONG_TESTS"); !l || std::string(l) != "1") GTEST_SKIP() << "KVAULT_LONG_TESTS=1";
+  auto torch = LocalTorch();
+  if (!torch) GTEST_SKIP() << torch.error();
+  const std::string dir = TestData("lite_diagnostics");
+  int judged = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string unit = entry.path().filename().string();
+    const bool cuda = EndsWith(unit, ".cu");
+    if (!cuda && !EndsWith(unit, ".cpp")) continue;
+    if (!ToolRuns(cuda ? Tool::kNvcc : Tool::kCxx)) continue;
+    auto source = ReadFile(entry.path().string());
+    auto stored = ReadFile(entry.path().string() + ".lite.txt");
+    ASSERT_TRUE(source.ok() && stored.ok()) << unit;
+    if (!JudgeLiteFailure(*stored, unit, *source, "").own) continue;
+    SCOPED_TRACE(unit);
+    ++judged;
+    const std::string path = work_->Join(unit);
+    ASSERT_TRUE(WriteFileAtomic(path, *source).ok());
+    BuildRequest req = Request(path, cuda ? Language::kCuda : Language::kCpp, cuda ? Backend::kCuda : Backend::kCpu,
+                               cuda ? "sm_90" : "");
+    req.torch = *torch;
+    req.compile_only = true;
+    setenv("KVAULT_LITE_EXT", "1", 1);
+    auto lite = BuildExtension(req, seconds(300));
+    ASSERT_TRUE(lite.ok()) << lite.error();
+    EXPECT_FALSE(lite->ok);
+    EXPECT_TRUE(lite->lite_verdict) << lite->lite_ext_note << "\n" << lite->diagnostics;
+    setenv("KVAULT_LITE_EXT", "0", 1);
+    setenv("KVAULT_PCH", "0", 1);
+    auto full = BuildExtension(req, seconds(300));
+    unsetenv("KVAULT_PCH");
+    ASSERT_TRUE(full.ok()) << full.error();
+    EXPECT_FALSE(full->ok) << full->command;
+    EXPECT_FALSE(full->timed_out);
+  }
+  EXPECT_GE(judged, 4);
 }
 
 // HIP sample kernels (no PyTorch needed) through the portability headers.
