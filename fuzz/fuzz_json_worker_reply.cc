@@ -24,10 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (id == parsed->end() || !id->is_number_integer()) return 0;
   kvault::WorkerReply reply;
   reply.response = std::move(*parsed);
-  (void)kvault::TrustedFailureMessage(reply, "describe");
   (void)kvault::AliasingFailure(reply.response, "run case small seed 1",
-                                [&] { return kvault::Result<kvault::Json>(reply.response); });
+                                [&] { return kvault::ReferenceReply(reply.response); });
   if (kvault::ReplyOk(reply)) return 0;
+  (void)kvault::JudgeTrustedFailure(reply, "describe");
   kvault::Verification v = kvault::CandidateFailure(reply, "run case small seed 1",
                                                     std::chrono::seconds(30), "worker log");
   (void)v;

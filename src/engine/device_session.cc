@@ -213,15 +213,15 @@ Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<W
   return w;
 }
 
-Result<Json> DeviceSession::AskReference(const Json& request, std::chrono::milliseconds timeout,
-                                         const std::string& what) {
+ReferenceReply DeviceSession::AskReference(const Json& request, std::chrono::milliseconds timeout,
+                                           const std::string& what) {
   auto w = Get(WorkerRole::kReference);
-  if (!w) return Error{w.error()};
+  if (!w) return TrustedStartFailure(what, w.error());
   WorkerReply r = (*w)->Call(request, timeout);
-  if (ReplyOk(r)) return r.response;
+  if (ReplyOk(r)) return std::move(r.response);
   (*w)->TakeLog();
   if (r.failure != WorkerFailure::kNone) Discard(WorkerRole::kReference);
-  return Error{TrustedFailureMessage(r, what)};
+  return JudgeTrustedFailure(r, what);
 }
 
 void DeviceSession::Discard(WorkerRole role) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/options.h"
+#include "engine/worker_outcome.h"
 #include "util/files.h"
 #include "util/process_tree.h"
 #include "util/json.h"
@@ -46,9 +47,11 @@ class DeviceSession {
   // The running worker of `role`, started and greeted if needed. Error: the worker
   // could not start or refused the backend (an infrastructure failure).
   Result<WorkerConnection*> Get(WorkerRole role);
-  // A request to the reference worker (trusted code only): its reply, or Error worded
-  // for `what` (worker_outcome.h, TrustedFailureMessage); a broken worker is discarded.
-  Result<Json> AskReference(const Json& request, std::chrono::milliseconds timeout, const std::string& what);
+  // A request to the reference worker (trusted code only), started first if needed:
+  // its reply, or its failure worded for `what` and judged task's or engine's
+  // (worker_outcome.h, JudgeTrustedFailure; a worker that cannot start is
+  // TrustedStartFailure); a broken worker is discarded. Every reference call goes here.
+  ReferenceReply AskReference(const Json& request, std::chrono::milliseconds timeout, const std::string& what);
   // Kills the worker of `role` and removes its folder; the next Get starts a fresh one.
   void Discard(WorkerRole role);
   // The folder of the worker of `role` (its working directory, the one folder on disk

@@ -20,10 +20,12 @@ std::optional<Verification> AliasingFailure(const Json& candidate_reply, const s
                    where + ": the candidate's worker sent a malformed reply (" + candidate.error() + ")");
   if (candidate->empty()) return std::nullopt;
   auto reply = reference();
-  if (!reply) return Failure(OutcomeStatus::kTaskError, reply.error());
+  if (!reply) return Failure(reply.failure().status, reply.error());
   auto allowed = OutputAliases(*reply);
-  if (!allowed)
-    return Failure(OutcomeStatus::kInfraError, where + ": the reference worker's reply: " + allowed.error());
+  if (!allowed) {
+    TrustedFailure unusable = TrustedReplyUnusable(where, allowed.error());
+    return Failure(unusable.status, unusable.message);
+  }
   std::string why = ForbiddenAliasing(*candidate, *allowed);
   if (why.empty()) return std::nullopt;
   return Failure(OutcomeStatus::kMismatch, where + ": " + why);

@@ -63,9 +63,12 @@ uint64_t CandidateOutputLimit(uint64_t reference_bytes) { return 2 * reference_b
 
 std::optional<RunFault> InputDigestVerdict(const std::string& reference_digest,
                                            const std::string& candidate_digest,
-                                           const std::function<Result<std::string>()>& make_again) {
+                                           const std::function<Result<std::string, TrustedFailure>()>& make_again) {
   if (candidate_digest == reference_digest) return std::nullopt;
   auto again = make_again();
+  if (!again && again.failure().status != OutcomeStatus::kTaskError)  // nothing learnt of the task
+    return Fault(again.failure().status, "the candidate's worker reported other inputs than the reference's, "
+                                         "and making them again failed: " + again.error());
   if (again && *again == reference_digest)
     return Fault(OutcomeStatus::kCrash,
                  "the candidate's worker reported inputs that differ from the "
@@ -86,13 +89,13 @@ ComparedOutputs CompareOutputs(DeviceOffer& offer, const Json& candidate_reply, 
     out = CompareOnDevice(offer, files, tolerance);
     if (device_done) device_done();
   } else {
-    Status written = Status::Ok();
-    if (offer.open()) written = offer.WriteTo(files.reference);  // the candidate's worker wrote files
+    std::optional<TrustedFailure> unwritten;
+    if (offer.open()) unwritten = offer.WriteTo(files.reference);  // the candidate's worker wrote files
     if (device_done) device_done();
-    if (written) {
+    if (!unwritten) {
       out = CompareFiles(files, tolerance);
     } else {
-      out.failure = Fault(OutcomeStatus::kTaskError, written.error());
+      out.failure = Fault(unwritten->status, unwritten->message);
     }
   }
   for (const std::string& path : files.candidate) RemoveFile(path);

@@ -23,6 +23,7 @@
 #include "check/compare.h"
 #include "engine/outcome.h"
 #include "engine/output_handoff.h"
+#include "engine/worker_outcome.h"
 #include "util/json.h"
 #include "util/result.h"
 
@@ -37,10 +38,12 @@ struct RunFault {
 
 // The candidate's worker reported `candidate_digest` for inputs whose reference made
 // `reference_digest`. `make_again` asks the reference worker for the same inputs once
-// more and returns their digest (or why it could not). nullopt when the two digests
-// agree (make_again is not called); else `crash` when the reference worker reproduces
-// its own digest (the candidate's worker reported inputs it did not make), `task_error`
-// when it does not or cannot (the task's inputs are not a function of the seed).
+// more and returns their digest (or its failure, judged by JudgeTrustedFailure). nullopt
+// when the two digests agree (make_again is not called); else `crash` when the reference
+// worker reproduces its own digest (the candidate's worker reported inputs it did not
+// make), `task_error` when it does not or its task code fails making them (the task's
+// inputs are not a function of the seed), and the failure's own status (`infra_error`)
+// when the call failed for the engine's reasons.
 // The most bytes a candidate's output file is read to: twice the reference's output
 // file plus 1 MiB. Larger is not the reference's output, and would cost memory (a
 // sparse file reported as an output read gigabytes).
@@ -48,7 +51,7 @@ uint64_t CandidateOutputLimit(uint64_t reference_bytes);
 
 std::optional<RunFault> InputDigestVerdict(const std::string& reference_digest,
                                            const std::string& candidate_digest,
-                                           const std::function<Result<std::string>()>& make_again);
+                                           const std::function<Result<std::string, TrustedFailure>()>& make_again);
 
 // The files of one run's comparison.
 struct OutputFiles {
@@ -69,7 +72,8 @@ struct ComparedOutputs {
 // `run` or `time_finish`) with the reference's. On the device when `offer` is open and
 // the reply says "delivered": a forged "delivered" (the buffers never taken) is the
 // candidate's `crash`, a device comparison that fails is `infra_error`. Otherwise
-// from files: an open offer is written to files.reference first (failing: `task_error`),
+// from files: an open offer is written to files.reference first (failing: the judged
+// failure's status, worker_outcome.h),
 // an unreadable reference file is `infra_error`, an unreadable candidate file the
 // candidate's `crash` (its worker wrote it; candidate code runs there). `device_done` (optional) is called once the
 // reference worker's part is over, before a comparison from files; the candidate's

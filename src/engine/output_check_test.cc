@@ -24,9 +24,11 @@ bool Exists(const std::string& path) {
   return std::filesystem::exists(path);
 }
 
+using Digest = Result<std::string, TrustedFailure>;
+
 TEST(InputDigestVerdictTest, EqualDigestsAskNothing) {
   int asked = 0;
-  auto again = [&]() -> Result<std::string> {
+  auto again = [&]() -> Digest {
     ++asked;
     return std::string("d");
   };
@@ -36,7 +38,7 @@ TEST(InputDigestVerdictTest, EqualDigestsAskNothing) {
 
 TEST(InputDigestVerdictTest, AReproducedDigestMakesTheDifferenceTheCandidates) {
   int asked = 0;
-  auto again = [&]() -> Result<std::string> {
+  auto again = [&]() -> Digest {
     ++asked;
     return std::string("d");
   };
@@ -48,7 +50,7 @@ TEST(InputDigestVerdictTest, AReproducedDigestMakesTheDifferenceTheCandidates) {
 }
 
 TEST(InputDigestVerdictTest, AnIrreproducibleDigestIsTheTasks) {
-  auto fault = InputDigestVerdict("d", "e", []() -> Result<std::string> { return std::string("f"); });
+  auto fault = InputDigestVerdict("d", "e", []() -> Digest { return std::string("f"); });
   ASSERT_TRUE(fault);
   EXPECT_EQ(fault->status, OutcomeStatus::kTaskError);
   EXPECT_NE(fault->message.find("not a function of the seed"), std::string::npos) << fault->message;
@@ -56,10 +58,23 @@ TEST(InputDigestVerdictTest, AnIrreproducibleDigestIsTheTasks) {
 
 TEST(InputDigestVerdictTest, AFailureToMakeThemAgainIsNamed) {
   auto fault =
-      InputDigestVerdict("d", "e", []() -> Result<std::string> { return Error{"reference raised"}; });
+      InputDigestVerdict("d", "e", []() -> Digest {
+        return TrustedFailure{OutcomeStatus::kTaskError, "reference raised"};
+      });
   ASSERT_TRUE(fault);
   EXPECT_EQ(fault->status, OutcomeStatus::kTaskError);
   EXPECT_NE(fault->message.find("reference raised"), std::string::npos) << fault->message;
+}
+
+// Making them again failed for the engine's reasons (the worker could not restart,
+// answered internal): nothing is learnt of the task, and the candidate is not judged.
+TEST(InputDigestVerdictTest, AnEngineFailureToMakeThemAgainIsTheEngines) {
+  auto fault = InputDigestVerdict("d", "e", []() -> Digest {
+    return TrustedFailure{OutcomeStatus::kInfraError, "the reference worker could not start"};
+  });
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->status, OutcomeStatus::kInfraError);
+  EXPECT_NE(fault->message.find("could not start"), std::string::npos) << fault->message;
 }
 
 class CompareOutputsTest : public ::testing::Test {
@@ -75,13 +90,13 @@ class CompareOutputsTest : public ::testing::Test {
 
   // An offer whose reference worker answers handoff_compare with `compare` (served,
   // calls) and writes the reference output on handoff_release with `out`.
-  DeviceOffer Offer(Json compare, bool release_fails = false) {
-    ReferenceCall call = [this, compare, release_fails](const Json& request) -> Result<Json> {
+  DeviceOffer Offer(Json compare, std::optional<TrustedFailure> release_failure = std::nullopt) {
+    ReferenceCall call = [this, compare, release_failure](const Json& request) -> ReferenceReply {
       requests_.push_back(request);
       const std::string op = request.value("op", std::string());
       if (op == "handoff_compare") return compare;
       if (op == "handoff_release" && request.contains("out")) {
-        if (release_fails) return Error{"the reference worker could not write"};
+        if (release_failure) return *release_failure;
         WriteFloats(request["out"], {0, 1, 2});
       }
       return Json{{"ok", true}};
@@ -189,12 +204,15 @@ TEST_F(CompareOutputsTest, DeclinedDeliveryFallsBackToFiles) {
   EXPECT_EQ(requests_[0]["out"], files_.reference);
 }
 
-TEST_F(CompareOutputsTest, AnOfferThatCannotBeWrittenIsTheTasks) {
-  DeviceOffer offer = Offer(Json::object(), /*release_fails=*/true);
-  ComparedOutputs got = CompareOutputs(offer, Json::object(), files_, tolerance_);
-  ASSERT_TRUE(got.failure);
-  EXPECT_EQ(got.failure->status, OutcomeStatus::kTaskError);
-  EXPECT_NE(got.failure->message.find("could not write"), std::string::npos);
+// The reference call's failure keeps the status it was judged (worker_outcome.h).
+TEST_F(CompareOutputsTest, AnOfferThatCannotBeWrittenFailsAsItsCallWasJudged) {
+  for (OutcomeStatus status : {OutcomeStatus::kTaskError, OutcomeStatus::kInfraError}) {
+    DeviceOffer offer = Offer(Json::object(), TrustedFailure{status, "the reference worker could not write"});
+    ComparedOutputs got = CompareOutputs(offer, Json::object(), files_, tolerance_);
+    ASSERT_TRUE(got.failure);
+    EXPECT_EQ(got.failure->status, status);
+    EXPECT_NE(got.failure->message.find("could not write"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -86,11 +86,11 @@ void DeviceOffer::Release() {
   (void)call_(HandoffReleaseRequest{}.ToJson());
 }
 
-Status DeviceOffer::WriteTo(const std::string& out) {
+std::optional<TrustedFailure> DeviceOffer::WriteTo(const std::string& out) {
   open_ = false;
   auto reply = call_(HandoffReleaseRequest{out}.ToJson());
-  if (!reply) return Error{reply.error()};
-  return Status::Ok();
+  if (!reply) return reply.failure();
+  return std::nullopt;
 }
 
 Result<HandoffComparison> DeviceOffer::Compare(const Tolerance& tolerance, const std::string& stem, int sets) {

@@ -12,10 +12,12 @@
 //   candidate run["handoff"] = spec.Delivery();      // reply: handoff "delivered"
 //   auto got = offer.Compare(tolerance, scratch + "/h1", 2);
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "check/compare.h"
+#include "engine/worker_outcome.h"
 #include "util/json.h"
 #include "util/result.h"
 
@@ -38,8 +40,9 @@ HandoffSpec NewHandoff(const std::string& scratch, int sets);
 // of `layout` (an output_layout), resolved as Compare resolves them.
 Result<Json> HandoffTolerances(const Json& layout, const Tolerance& tolerance);
 
-// A request to the reference worker: its reply, or why it failed.
-using ReferenceCall = std::function<Result<Json>(const Json& request)>;
+// A request to the reference worker: its reply, or its failure judged
+// (DeviceSession::AskReference).
+using ReferenceCall = std::function<ReferenceReply(const Json& request)>;
 
 struct HandoffComparison {
   // False when the candidate's worker said it delivered but never took the
@@ -71,7 +74,8 @@ class DeviceOffer {
   // covers fewer calls than it should.
   Result<HandoffComparison> Compare(const Tolerance& tolerance, const std::string& stem, int sets);
   // The candidate's worker wrote files: the reference output is written to `out`.
-  Status WriteTo(const std::string& out);
+  // nullopt once written, else the reference call's failure.
+  std::optional<TrustedFailure> WriteTo(const std::string& out);
 
  private:
   void Release();  // handoff_release, failures ignored (the worker is replaced then)

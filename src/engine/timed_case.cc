@@ -259,11 +259,13 @@ class CaseTimer {
     for (CandidateSide& c : sides_)
       if (c.active()) FailCandidate(c, status, message);
   }
+  // A failure of the reference worker, judged by worker_outcome.h's one rule.
+  void FailAll(const TrustedFailure& failure) { FailAll(failure.status, failure.message); }
   // Side `side` sent a reply it should not have: a candidate's is a crash, the
-  // reference's the task's error.
+  // reference's a broken protocol (TrustedReplyUnusable).
   void FailSide(int side, const std::string& message) {
     if (side == 0)
-      FailAll(OutcomeStatus::kTaskError, message);
+      FailAll(TrustedReplyUnusable("the reference", message));
     else
       FailCandidate(sides_[side - 1], OutcomeStatus::kCrash, message);
   }
@@ -312,16 +314,9 @@ void CaseTimer::StopAllBut(const CandidateSide* running) {
 }
 
 std::optional<Json> CaseTimer::AskReference(Json request) {
-  auto w = session_.Get(WorkerRole::kReference);
-  if (!w) {
-    FailAll(OutcomeStatus::kInfraError, w.error());
-    return std::nullopt;
-  }
-  WorkerReply r = (*w)->Call(std::move(request), timeout_);
-  if (ReplyOk(r)) return r.response;
-  (*w)->TakeLog();
-  if (r.failure != WorkerFailure::kNone) session_.Discard(WorkerRole::kReference);
-  FailAll(OutcomeStatus::kTaskError, TrustedFailureMessage(r, "the reference"));
+  auto reply = session_.AskReference(request, timeout_, "the reference");
+  if (reply) return std::move(*reply);
+  FailAll(reply.failure());
   return std::nullopt;
 }
 
@@ -385,11 +380,11 @@ PreparedCase CaseTimer::Prepare() {
   auto cand_start = AskCandidate(c, cand_start_req.ToJson());
   if (!cand_start) return fail();
   // The candidate's worker can forge its digest (engine/output_check.h).
-  auto make_again = [&]() -> Result<std::string> {
+  auto make_again = [&]() -> Result<std::string, TrustedFailure> {
     TimeStartRequest again = ref_start_req;
     again.fresh = true;  // not a side kept from an earlier timing
     auto reply = session_.AskReference(again.ToJson(), timeout_, "the reference");
-    if (!reply) return Error{reply.error()};
+    if (!reply) return reply.failure();
     return ReplyString(*reply, protocol::field::kInputDigest, "");
   };
   if (auto fault = InputDigestVerdict(ReplyString(*ref_start, protocol::field::kInputDigest, ""),
@@ -522,7 +517,7 @@ bool CaseTimer::ChooseMethod() {
   if (const Json why = Field(*ref, protocol::field::kGraphFailed); !why.is_null()) return fallback(why);
   const int ref_calls = static_cast<int>(Number(*ref, "graph_calls", 0));
   if (ref_calls < 1) {
-    FailAll(OutcomeStatus::kTaskError, "the reference's worker captured a graph of no calls");
+    FailAll(TrustedReplyUnusable("the reference", "a graph of no calls captured"));
     return false;
   }
   // Each candidate captures `calls`; one that held fewer sets a smaller number, and
@@ -556,7 +551,7 @@ bool CaseTimer::ChooseMethod() {
     if (!again) return false;
     if (const Json why = Field(*again, protocol::field::kGraphFailed); !why.is_null()) return fallback(why);
     if (static_cast<int>(Number(*again, "graph_calls", 0)) != calls) {
-      FailAll(OutcomeStatus::kTaskError, "the reference's worker did not capture the graph size asked");
+      FailAll(TrustedReplyUnusable("the reference", "a graph of another size than asked captured"));
       return false;
     }
   }
@@ -702,7 +697,7 @@ bool CaseTimer::CheckAliasing(CandidateSide& c, int round) {
     if (theirs->empty()) continue;
     auto ours = OutputAliases(reply_of(ref[i]));
     if (!ours) {
-      FailAll(OutcomeStatus::kTaskError, "the reference's worker sent a malformed output_aliases: " + ours.error());
+      FailAll(TrustedReplyUnusable("the reference", "a malformed output_aliases: " + ours.error()));
       return false;
     }
     if (std::string why = ForbiddenAliasing(*theirs, *ours); !why.empty()) {

@@ -41,7 +41,8 @@ class TimedCaseTest : public ::testing::Test {
   std::unique_ptr<DeviceSession> Session(std::shared_ptr<FakeTiming> fake) {
     return std::make_unique<DeviceSession>(
         options_, std::string(ToString(options_.backend)),
-        [fake](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+        [this, fake](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+          if (refuse_starts_) return Error{"cannot start worker (python3): Resource temporarily unavailable"};
           auto w = std::make_unique<FakeWorker>();
           w->Handle("hello", [](const Json&) {
             return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"device", Json::object()}});
@@ -76,6 +77,7 @@ class TimedCaseTest : public ::testing::Test {
   TaskInfo task_;
   std::shared_ptr<FakeTiming> fake_ = std::make_shared<FakeTiming>();
   bool outputs_on_device_ = false;
+  bool refuse_starts_ = false;  // no worker starts (the process table full, the sandbox broken)
 };
 
 TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
@@ -396,6 +398,27 @@ TEST_F(TimedCaseTest, IrreproducibleInputsAreATaskError) {
   EXPECT_EQ(fake_->reference_starts, 2);  // the reference worker tried again
 }
 
+// The reference worker dies after its time_start and cannot start again for the digest
+// check: nothing is learnt of the task's inputs, nor of the candidate's.
+TEST_F(TimedCaseTest, AReferenceWorkerThatCannotRestartIsTheEngines) {
+  fake_->candidate_digest = "other";  // the digest check asks the reference worker again
+  auto session = Session(fake_);
+  ASSERT_TRUE(session->Get(WorkerRole::kCandidate));
+  auto ref = session->Get(WorkerRole::kReference);
+  ASSERT_TRUE(ref);
+  FakeWorker* w = static_cast<FakeWorker*>(*ref);
+  w->Handle("time_start", [this, w](const Json&) {
+    w->Kill();
+    refuse_starts_ = true;
+    return FakeWorker::Ok(Json{{"input_digest", "d"}});
+  });
+  TimedCaseRequest req{task_, 0, 1000, options_, dir_->path(), {}};
+  PreparedCase prepared = PrepareCase(*session, req);
+  ASSERT_TRUE(prepared.failure);
+  EXPECT_EQ(prepared.failure->status, OutcomeStatus::kInfraError) << prepared.failure->message;
+  EXPECT_NE(prepared.failure->message.find("could not start"), std::string::npos) << prepared.failure->message;
+}
+
 TEST_F(TimedCaseTest, ADigestOnlyTheCandidateReportsIsItsCrash) {
   fake_->candidate_digest = "forged";  // the reference worker reproduces "d"
   TimedCase t = Run();
@@ -672,22 +695,43 @@ TEST_F(GroupTurnTest, GraphsHoldTheSameCallsOnEverySide) {
   EXPECT_EQ(RecordJson(followers_[0]->member.timed.record)["reference_graph_calls"], 20);
 }
 
-// A reference that fails ends the turn for every member, as the task's error.
+// A reference that fails ends the turn for every member: as the task's error where the
+// task's code failed, as the engine's where the worker's machinery or protocol did.
 TEST_F(GroupTurnTest, AReferenceFailureEndsEveryMember) {
-  auto other = std::make_shared<FakeTiming>();
-  leader_ = MakeLane(fake_, "lead");
-  followers_.push_back(MakeLane(other, "f0"));
-  // The leader's reference answers no time for its samples.
-  auto session = leader_->session.get();
-  auto w = session->Get(WorkerRole::kReference);
-  ASSERT_TRUE(w);
-  static_cast<FakeWorker*>(*w)->Handle("time_sample", [](const Json&) { return FakeWorker::Ok(Json::object()); });
-  std::vector<TurnMember*> joined{&followers_[0]->member};
-  TimeTurn(leader_->member, [&] { return joined; });
-  ASSERT_TRUE(leader_->member.timed.failure);
-  ASSERT_TRUE(followers_[0]->member.timed.failure);
-  EXPECT_EQ(followers_[0]->member.timed.failure->status, OutcomeStatus::kTaskError);
-  EXPECT_NE(followers_[0]->member.timed.failure->message.find("reference's worker sent no time"), std::string::npos);
+  struct Case {
+    WorkerReply sample;  // the leader's reference's answer to time_sample
+    OutcomeStatus status;
+    const char* says;
+  };
+  auto failed = [](const char* kind, const char* message) {
+    WorkerReply r;
+    r.response = Json{{"ok", false}, {"kind", kind}, {"message", message}};
+    return r;
+  };
+  const Case cases[] = {
+      {failed("task_error", "the reference forward raised: ValueError"), OutcomeStatus::kTaskError,
+       "the reference forward raised"},
+      {failed("internal", "worker error in time_sample: KeyError"), OutcomeStatus::kInfraError,
+       "failed (internal): worker error"},
+      {FakeWorker::Ok(Json::object()), OutcomeStatus::kInfraError, "reference's worker sent no time"},
+  };
+  for (const Case& c : cases) {
+    followers_.clear();
+    auto other = std::make_shared<FakeTiming>();
+    leader_ = MakeLane(fake_, "lead");
+    followers_.push_back(MakeLane(other, "f0"));
+    auto w = leader_->session->Get(WorkerRole::kReference);
+    ASSERT_TRUE(w);
+    static_cast<FakeWorker*>(*w)->Handle("time_sample", [&c](const Json&) { return c.sample; });
+    std::vector<TurnMember*> joined{&followers_[0]->member};
+    TimeTurn(leader_->member, [&] { return joined; });
+    ASSERT_TRUE(leader_->member.timed.failure);
+    ASSERT_TRUE(followers_[0]->member.timed.failure);
+    const Verification& f = *followers_[0]->member.timed.failure;
+    EXPECT_EQ(f.status, c.status) << f.message;
+    EXPECT_EQ(leader_->member.timed.failure->status, c.status) << c.says;
+    EXPECT_NE(f.message.find(c.says), std::string::npos) << f.message;
+  }
 }
 
 TEST(GpuSensorsTest, ParsesNvidiaSmiLines) {

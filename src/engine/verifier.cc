@@ -141,7 +141,7 @@ DeviceGate::Hold Verifier::UseDevice() {
   return hold;
 }
 
-Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
+Result<TaskInfo, TrustedFailure> Verifier::Describe(const TaskFile& task) {
   if (auto it = described_.find(task.hash); it != described_.end()) {
     TaskInfo info = it->second;
     info.file = task;  // same content, possibly another path
@@ -150,11 +150,11 @@ Result<TaskInfo> Verifier::Describe(const TaskFile& task) {
   // The task's inputs are made on the device.
   auto reply =
       CallReference(DescribeRequest{task.path}.ToJson(), "task " + task.name, options_.timeouts.describe);
-  if (!reply) return Error{reply.error()};
+  if (!reply) return reply.failure();
   auto info = TaskInfoFromDescribe(task, reply->value(field::kTask, Json()));
-  if (!info) return Error{info.error()};
+  if (!info) return TrustedFailure{OutcomeStatus::kTaskError, info.error()};  // e.g. no correctness case
   described_[task.hash] = *info;
-  return info;
+  return std::move(*info);
 }
 
 bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_path,
@@ -218,9 +218,10 @@ bool Verifier::OutputsOnDevice(const TaskInfo& task, int case_index) {
   return hello && hello->value(field::kDeviceHandoff, false);
 }
 
-Result<Json> Verifier::CallReference(const Json& request, const std::string& what,
-                                     std::optional<std::chrono::milliseconds> timeout) {
-  if (auto w = session_.Get(WorkerRole::kReference); !w) return Error{w.error()};  // started outside the gate
+ReferenceReply Verifier::CallReference(const Json& request, const std::string& what,
+                                       std::optional<std::chrono::milliseconds> timeout) {
+  // Started outside the gate.
+  if (auto w = session_.Get(WorkerRole::kReference); !w) return TrustedStartFailure(what, w.error());
   auto use = UseDevice();
   return session_.AskReference(request, timeout.value_or(options_.timeouts.reference), what);
 }
@@ -269,7 +270,7 @@ bool Verifier::CheckRun(const RunPlan& run, const Json& hello, Verification& v) 
       return MakeReference(run, hello, state, out);
     }
     auto reply = AskReferenceRun(run, run.scratch + "/reference_alone_" + run.tag + ".kvt");
-    if (!reply) Settle(out, Outcome(OutcomeStatus::kTaskError, reply.error()));
+    if (!reply) Settle(out, Outcome(reply.failure().status, reply.error()));
     return static_cast<bool>(reply);
   };
   return JudgeOutOfMemory(v, before, run.where, again, reference_alone);
@@ -398,7 +399,7 @@ CorrectnessRecord Verifier::RunPlan::Record() const {
   return r;
 }
 
-Result<Json> Verifier::AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff) {
+ReferenceReply Verifier::AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff) {
   const ReferenceRequest request{run.task.file.path, run.case_index, run.run.seed, run.run.distribution, out,
                                  handoff};
   return CallReference(request.ToJson(), "reference " + run.where);
@@ -411,7 +412,7 @@ bool Verifier::MakeReference(const RunPlan& run, const Json& hello, RunState& st
     state.reference_path = run.scratch + "/reference_" + run.tag + ".kvt";
     auto reply = AskReferenceRun(run, state.reference_path, state.handoff.ToJson());
     if (!reply) {
-      Settle(v, Outcome(OutcomeStatus::kTaskError, reply.error()));
+      Settle(v, Outcome(reply.failure().status, reply.error()));
       return false;
     }
     state.reference_digest = ReplyString(*reply, field::kInputDigest, "");
@@ -420,11 +421,12 @@ bool Verifier::MakeReference(const RunPlan& run, const Json& hello, RunState& st
                                 h.value(field::kOutputLayout, Json()));
     return true;
   }
-  bool reference_failed = false;  // else the cache failed (its lock, files or record)
+  // Unset when the cache failed (its lock, files or record): the engine's.
+  std::optional<TrustedFailure> reference_failed;
   auto make = [&](const std::string& out) -> Result<std::string> {
     auto reply = AskReferenceRun(run, out);
     if (!reply) {
-      reference_failed = true;
+      reference_failed = reply.failure();
       return Error{reply.error()};
     }
     return ReplyString(*reply, field::kInputDigest, "");
@@ -432,7 +434,7 @@ bool Verifier::MakeReference(const RunPlan& run, const Json& hello, RunState& st
   auto ref = references_.GetOrCompute(
       ReferenceKey(run.task, run.case_index, run.run.seed, hello, run.run.distribution), make);
   if (!ref) {
-    Settle(v, Outcome(reference_failed ? OutcomeStatus::kTaskError : OutcomeStatus::kInfraError, ref.error()));
+    Settle(v, Outcome(reference_failed ? reference_failed->status : OutcomeStatus::kInfraError, ref.error()));
     return false;
   }
   state.reference_path = ref->output_path;
@@ -479,9 +481,9 @@ bool Verifier::RunCandidate(const RunPlan& run, RunState& state, Verification& v
 bool Verifier::CheckInputs(const RunPlan& run, RunState& state, Verification& v) {
   // Candidate code can forge its worker's digest (docs/threat-model.md): the
   // reference worker makes the inputs again and decides whose the difference is.
-  auto make_again = [&]() -> Result<std::string> {
+  auto make_again = [&]() -> Result<std::string, TrustedFailure> {
     auto reply = AskReferenceRun(run, run.scratch + "/digest_check.kvt");
-    if (!reply) return Error{reply.error()};
+    if (!reply) return reply.failure();
     return ReplyString(*reply, field::kInputDigest, "");
   };
   const std::string digest = ReplyString(state.reply, field::kInputDigest, "");
@@ -603,7 +605,7 @@ std::optional<PreparedCase> Verifier::Prepare(const TimedCaseRequest& req, Verif
       start.fresh = true;
       auto started = CallReference(start.ToJson(), "the reference");
       if (!started) {
-        Settle(out, Outcome(OutcomeStatus::kTaskError, started.error()));
+        Settle(out, Outcome(started.failure().status, started.error()));
         return false;
       }
       (void)CallReference(TimeFinishRequest{}.ToJson(), "the reference");
@@ -751,10 +753,10 @@ bool Verifier::DescribeTask(Attempt& a) {
   if (!info) {
     // The task's inputs are made on the device: beside other lanes they may not fit.
     const Verification before = a.v;
-    Settle(a.v, Outcome(OutcomeStatus::kTaskError, info.error()));
+    Settle(a.v, Outcome(info.failure().status, info.error()));
     auto again = [&](Verification& out) {
       info = Describe(a.task);
-      if (!info) Settle(out, Outcome(OutcomeStatus::kTaskError, info.error()));
+      if (!info) Settle(out, Outcome(info.failure().status, info.error()));
       return static_cast<bool>(info);
     };
     if (!JudgeOutOfMemory(a.v, before, "describe", again)) return false;

@@ -35,6 +35,7 @@
 #include "engine/turn_group.h"
 #include "engine/reference_cache.h"
 #include "engine/verification.h"
+#include "engine/worker_outcome.h"
 #include "task/task_file.h"
 #include "util/files.h"
 
@@ -108,7 +109,9 @@ class Verifier {
   Verification Done(Attempt& a);          // the reward, seconds and phases
   void Announce(Phase stage);             // to the stage listener, if any
 
-  Result<TaskInfo> Describe(const TaskFile& task);
+  // The task's description (cached by content); the reference call's failure judged,
+  // or the task's `task_error` for a description the engine cannot use.
+  Result<TaskInfo, TrustedFailure> Describe(const TaskFile& task);
   // a.scratch, unless it exists (the load_inline sources may need it before the worker).
   bool CreateScratch(Attempt& a);
   // Fills v with a build outcome; returns the module path (empty on failure).
@@ -121,8 +124,9 @@ class Verifier {
   // inputs of at least options.device_compare_min_bytes.
   bool OutputsOnDevice(const TaskInfo& task, int case_index);
   // A request to the reference worker under the device gate (DeviceSession::AskReference;
-  // default timeout: timeouts.reference).
-  Result<Json> CallReference(const Json& request, const std::string& what,
+  // default timeout: timeouts.reference). A failure is judged by worker_outcome.h's one
+  // rule (JudgeTrustedFailure, TrustedStartFailure): use its status, never a fixed one.
+  ReferenceReply CallReference(const Json& request, const std::string& what,
                              std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Runs every correctness case on `runs`, comparing each output with the reference.
   // With `constants`, each case's reference outputs are watched for one constant that
@@ -195,7 +199,7 @@ class Verifier {
   bool CompareRun(const RunPlan& run, RunState& state, Verification& v);
   // The reference worker's `reference` for `run`, its output to `out` (or, with
   // `handoff`, offered on the device).
-  Result<Json> AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff = Json());
+  ReferenceReply AskReferenceRun(const RunPlan& run, const std::string& out, const Json& handoff = Json());
   // The timing of case `case_index` (engine/timed_case.h). Its turn takes the device's
   // timing lock and the gate exclusively for the warm-up and rounds (the warm-up from
   // the lock's note, TimingLock::WarmupMs), gives the lock back and shares the gate for

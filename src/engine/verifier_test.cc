@@ -101,6 +101,7 @@ class VerifierTest : public ::testing::Test {
   // Each started worker is a FakeWorker scripted by Script(); kept for inspection.
   WorkerFactory Factory() {
     return [this](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+      if (refuse_starts_) return Error{"cannot start worker (python3): Resource temporarily unavailable"};
       auto w = std::make_unique<LoadCountingWorker>(&loaded_workers_);
       Script(*w);
       started_.push_back(w.get());
@@ -182,6 +183,7 @@ class VerifierTest : public ::testing::Test {
   Candidate candidate_;
   std::vector<FakeWorker*> started_;  // owned by the verifier; valid during Verify only
   int loaded_workers_ = 0;            // workers that loaded a candidate, still alive
+  bool refuse_starts_ = false;        // no worker starts (the process table full, the sandbox broken)
   int references_ = 0;
   int runs_ = 0, timings_ = 0;
   std::vector<int> warmups_;  // warmup_ms of every time_warmup
@@ -924,6 +926,74 @@ TEST_F(VerifierTest, BrokenTaskIsATaskErrorWithoutReward) {
   EXPECT_EQ(v.status, OutcomeStatus::kTaskError);
   EXPECT_FALSE(v.reward.has_value());
   EXPECT_NE(v.message.find("no class Model"), std::string::npos);
+}
+
+// The reference worker runs only the task's code: its failures are the task's where that
+// code failed, the engine's where the engine's request or the worker's machinery did
+// (docs/outcomes.md, "Failures of the reference worker"). Neither earns a reward.
+TEST_F(VerifierTest, ADescribeTheWorkerJudgedMalformedIsTheEngines) {
+  describe_ = Failed("bad_request", "'path' must be an absolute path, got 'relu.py'");
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_NE(v.message.find("task relu: the reference worker judged the engine's request malformed"),
+            std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("must be an absolute path"), std::string::npos) << v.message;
+}
+
+TEST_F(VerifierTest, AReferenceRunFailsAsWhoseCodeFailed) {
+  struct Case {
+    WorkerReply reply;
+    OutcomeStatus status;
+  };
+  WorkerReply broken;  // an answer that is not the protocol's
+  broken.failure = WorkerFailure::kProtocol;
+  broken.detail = "invalid JSON from worker";
+  const Case cases[] = {{Failed("task_error", "reference: the reference forward raised: IndexError"),
+                         OutcomeStatus::kTaskError},
+                        {Failed("internal", "cannot write /refs/x.kvt: No space left on device"),
+                         OutcomeStatus::kInfraError},
+                        {Failed("bad_request", "unknown distribution 'x'"), OutcomeStatus::kInfraError},
+                        {broken, OutcomeStatus::kInfraError}};
+  for (const Case& c : cases) {
+    extra_script_ = [&c](FakeWorker& w) { w.Handle("reference", [&c](const Json&) { return c.reply; }); };
+    Verification v = Verify();
+    EXPECT_EQ(v.status, c.status) << v.message;
+    EXPECT_FALSE(v.reward.has_value());
+  }
+}
+
+// The reference worker goes after its first reference output, and no worker starts
+// again for the next: the engine's failure, not the task's.
+TEST_F(VerifierTest, AReferenceWorkerThatCannotRestartIsTheEngines) {
+  extra_script_ = [this](FakeWorker& w) {
+    w.Handle("reference", [this, &w](const Json& r) {
+      WriteOutput(r["out"], {0, 1, 2});
+      w.Kill();
+      refuse_starts_ = true;
+      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_NE(v.message.find("the reference worker could not start: cannot start worker"), std::string::npos)
+      << v.message;
+}
+
+// The reference's side of a timing turn, through the timed case's calls.
+TEST_F(VerifierTest, AReferenceTimingFailsAsWhoseCodeFailed) {
+  for (const char* kind : {"task_error", "internal"}) {
+    int scripted = 0;
+    extra_script_ = [&](FakeWorker& w) {
+      if (scripted++ > 0) return;  // the first worker started is the reference's
+      w.Handle("time_warmup", [kind](const Json&) { return Failed(kind, "the reference forward raised"); });
+    };
+    Verification v = Verify();
+    EXPECT_EQ(v.status, std::string(kind) == "internal" ? OutcomeStatus::kInfraError : OutcomeStatus::kTaskError)
+        << kind << ": " << v.message;
+    EXPECT_FALSE(v.reward.has_value());
+  }
 }
 
 TEST_F(VerifierTest, IrreproducibleInputsAreTheTasksFault) {

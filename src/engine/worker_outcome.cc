@@ -89,12 +89,38 @@ Verification CandidateFailure(const WorkerReply& reply, std::string_view stage,
   return v;
 }
 
-std::string TrustedFailureMessage(const WorkerReply& reply, std::string_view stage) {
-  if (reply.failure == WorkerFailure::kTimeout)
-    return std::string(stage) + " ran past its limit";
-  if (reply.failure != WorkerFailure::kNone)
-    return std::string(stage) + ": " + reply.detail;
-  return std::string(stage) + ": " + ReplyString(reply.response, field::kMessage, "(no message)");
+TrustedFailure JudgeTrustedFailure(const WorkerReply& reply, std::string_view stage) {
+  const std::string at(stage);
+  switch (reply.failure) {
+    case WorkerFailure::kTimeout:
+      return {OutcomeStatus::kTaskError, at + " ran past its limit"};
+    case WorkerFailure::kDied:  // the task's code crashed it, or used memory the host lacked
+      return {OutcomeStatus::kTaskError, at + ": " + reply.detail};
+    case WorkerFailure::kProtocol:
+      return {OutcomeStatus::kInfraError, at + ": the reference worker broke the protocol: " + reply.detail};
+    case WorkerFailure::kNone:
+      break;
+  }
+  const Json& r = reply.response;
+  const std::string message = ReplyString(r, field::kMessage, "(no message)");
+  const std::string k = ReplyString(r, field::kKind, "");
+  if (k == kind::kTaskError || k == kind::kOom) return {OutcomeStatus::kTaskError, at + ": " + message};
+  if (k == kind::kBadRequest)
+    return {OutcomeStatus::kInfraError, at + ": the reference worker judged the engine's request malformed "
+                                             "(bad_request, an engine bug): " + message};
+  if (k == kind::kInternal)
+    return {OutcomeStatus::kInfraError, at + ": the reference worker failed (internal): " + message};
+  return {OutcomeStatus::kInfraError, at + ": the reference worker answered " +
+                                          (k.empty() ? std::string("a failure of no kind") : "kind '" + k + "'") +
+                                          ", which it never sends: " + message};
+}
+
+TrustedFailure TrustedReplyUnusable(std::string_view stage, const std::string& what) {
+  return {OutcomeStatus::kInfraError, std::string(stage) + ": the reference worker's reply is unusable: " + what};
+}
+
+TrustedFailure TrustedStartFailure(std::string_view stage, const std::string& error) {
+  return {OutcomeStatus::kInfraError, std::string(stage) + ": the reference worker could not start: " + error};
 }
 
 }  // namespace kvault

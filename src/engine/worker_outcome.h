@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/verification.h"
+#include "util/result.h"
 #include "worker/worker.h"
 
 namespace kvault {
@@ -24,7 +25,34 @@ std::string ReplyString(const Json& response, const char* key, std::string fallb
 Verification CandidateFailure(const WorkerReply& reply, std::string_view stage,
                               std::chrono::milliseconds timeout, const std::string& log);
 
-// The one-line message of a failed reply on a trusted (reference) call.
-std::string TrustedFailureMessage(const WorkerReply& reply, std::string_view stage);
+// Why a call on the reference worker failed, and whose fault that is. That worker runs
+// only the task's code (never a candidate's), so its answers are believed; the one
+// rule for every reference call (docs/outcomes.md, "Failures of the reference worker"):
+//  - the task's (`task_error`): its code raised (kind task_error), ran out of memory
+//    (kind oom; the message keeps PyTorch's words, which the engine's out-of-memory
+//    judgement reads), ran past the stage's limit, or killed the worker;
+//  - the engine's (`infra_error`): the worker could not be started or greeted, answered
+//    bad_request (the engine sent a malformed request), internal (the worker's own
+//    machinery failed), a kind the reference side never sends or none, or broke the
+//    protocol (an unreadable answer, a closed protocol fd).
+struct TrustedFailure {
+  OutcomeStatus status = OutcomeStatus::kInfraError;
+  std::string message;  // one line, led by the stage
+};
+
+// A reference call's reply, or its failure judged.
+using ReferenceReply = Result<Json, TrustedFailure>;
+
+// The failure of a reference call during `stage` ("task relu", "the reference").
+// REQUIRES: !ReplyOk(reply)
+TrustedFailure JudgeTrustedFailure(const WorkerReply& reply, std::string_view stage);
+
+// The reference worker answered "ok" with a reply the engine cannot use during `stage`
+// (`what`: a field missing or malformed): it broke the protocol. Always `infra_error`.
+TrustedFailure TrustedReplyUnusable(std::string_view stage, const std::string& what);
+
+// The reference worker could not be (re)started or greeted for `stage`: `error` says
+// why (the sandbox helper, Python, the process table...). Always `infra_error`.
+TrustedFailure TrustedStartFailure(std::string_view stage, const std::string& error);
 
 }  // namespace kvault

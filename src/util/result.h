@@ -7,6 +7,9 @@
 //   auto port = ParsePort("80");
 //   if (!port) return Error(port.error());
 //   use(*port);
+//
+// Result<T, E>: the same with an error of type E (a struct with a `message` string),
+// for callers that must know more of a failure than its message (failure()).
 #include <string>
 #include <utility>
 #include <variant>
@@ -17,11 +20,11 @@ struct Error {
   std::string message;
 };
 
-template <class T>
+template <class T, class E = Error>
 class Result {
  public:
   Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}     // NOLINT
+  Result(E error) : v_(std::move(error)) {}         // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   // REQUIRES: ok()
@@ -34,9 +37,11 @@ class Result {
   const T* operator->() const { return &value(); }
   // REQUIRES: !ok()
   const std::string& error() const { return std::get<1>(v_).message; }
+  // REQUIRES: !ok()
+  const E& failure() const { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 // Result<void>: success or an error message.
