@@ -202,7 +202,7 @@ TEST(Store, MigratesAVersionFourStoreToMarkImportedRows) {
   MakeOldStore(path, kBackToVersion4);
   auto store = OpenOrDie(path);
   const AttemptRecord r = FullRecord();
-  auto found = store->FindVerified({r.run, r.task_hash, r.candidate_hash, r.language, r.backend, r.arch, r.policy});
+  auto found = store->FindVerified({r.run, r.task_hash, r.candidate_hash, r.language, r.backend, r.arch, r.policy, ""});
   ASSERT_TRUE(found) << found.error();
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ((*found)->origin, "");
@@ -297,7 +297,7 @@ TEST(Store, FindMissesAndListings) {
 TEST(Store, FindVerifiedMatchesContentNotLabels) {
   auto store = OpenOrDie(":memory:");
   AttemptRecord r = FullRecord();
-  const ContentKey key{r.run, r.task_hash, r.candidate_hash, r.language, r.backend, r.arch, r.policy};
+  const ContentKey key{r.run, r.task_hash, r.candidate_hash, r.language, r.backend, r.arch, r.policy, ""};
   auto find = [&](const ContentKey& k) {
     auto found = store->FindVerified(k);
     if (!found) throw std::runtime_error(found.error());
@@ -333,7 +333,7 @@ TEST(Store, FindVerifiedSkipsImportedClaimsAndSamples) {
   sample.sample = "sample_1";
   ASSERT_TRUE(store->Put(sample));
   const ContentKey key{claim.run,    claim.task_hash, claim.candidate_hash, claim.language,
-                       claim.backend, claim.arch,      claim.policy};
+                       claim.backend, claim.arch,      claim.policy, ""};
   auto found = store->FindVerified(key);
   ASSERT_TRUE(found);
   EXPECT_FALSE(found->has_value());

@@ -29,7 +29,12 @@ BuildRequest Request(Language l, Backend b, std::string arch = "") {
 }
 
 CompilerSetup MakeSetup(Tool tool, bool torch_has_hip = false) {
-  return CompilerSetup{tool, "/bin/" + ToolName(tool), "/src/include_hip", torch_has_hip};
+  CompilerSetup setup;
+  setup.tool = tool;
+  setup.tool_path = "/bin/" + ToolName(tool);
+  setup.include_hip_dir = "/src/include_hip";
+  setup.torch_has_hip = torch_has_hip;
+  return setup;
 }
 
 const CommandSlots kSlots{"/c/relu.src", "kv_0123456789abcdef", "/o/out"};

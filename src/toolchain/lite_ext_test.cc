@@ -20,6 +20,13 @@ using std::chrono::milliseconds;
 using testing::FakeCompiler;
 
 constexpr milliseconds kTimeout{20'000};
+
+CompilerSetup CompilerAt(Tool tool, const std::string& path) {
+  CompilerSetup setup;
+  setup.tool = tool;
+  setup.tool_path = path;
+  return setup;
+}
 constexpr char kSource[] =
     "#include <torch/extension.h>\n"
     "torch::Tensor forward(torch::Tensor x) { return x.relu(); }\n"
@@ -154,7 +161,7 @@ TEST_F(LiteExtTest, WhatExcludesASource) {
   UseCompiler(cc);
   const std::string lite = DefaultIncludeLiteDir();
   BuildRequest req = Request();
-  CompilerSetup gxx{Tool::kCxx, cc.path()};
+  const CompilerSetup gxx = CompilerAt(Tool::kCxx, cc.path());
   EXPECT_EQ(LiteExtExcluded(req, gxx, kSource, lite), "");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <ATen/cuda/CUDAContext.h>\n  #  include <c10/util/Half.h>\n", lite), "");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <vector>\n#include <torch/torch.h>\n", lite),
@@ -171,7 +178,7 @@ TEST_F(LiteExtTest, WhatExcludesASource) {
   BuildRequest hip = req;
   hip.language = Language::kHip;
   hip.backend = Backend::kCuda;
-  EXPECT_TRUE(Has(LiteExtExcluded(hip, CompilerSetup{Tool::kNvcc, cc.path()}, kSource, lite), "C++ and CUDA"));
+  EXPECT_TRUE(Has(LiteExtExcluded(hip, CompilerAt(Tool::kNvcc, cc.path()), kSource, lite), "C++ and CUDA"));
 
   Write("#include <torch/torch.h>\n" + std::string(kSource));
   auto r = BuildExtension(Request(), kTimeout);
@@ -221,7 +228,7 @@ TEST_F(LiteExtTest, AFailedObjectIsKeptAndTheFullBuildRuns) {
 TEST_F(LiteExtTest, AnObjectTheCompilerDidNotWriteIsAFailureKeptAsSuch) {
   FakeCompiler cc(FakeCompiler::kWritesNothing);
   UseCompiler(cc);
-  CompilerSetup gxx{Tool::kCxx, cc.path()};
+  const CompilerSetup gxx = CompilerAt(Tool::kCxx, cc.path());
   const std::string cache = work_->Join("cache");
   auto first = EnsureLiteExt(Request(), gxx, "fakecc 9.9.9", DefaultIncludeLiteDir(), cache, kTimeout);
   ASSERT_FALSE(first.ok());
