@@ -186,6 +186,15 @@ std::string Clock(double seconds) {
 }  // namespace
 
 void ProgressPrinter::Update(const EvalProgress& p) {
+  if (!p.last) {  // a stall report: what each busy lane is doing
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (terminal_) out_ << "\r\033[K";
+    out_ << "[" << p.done << "/" << p.total << " " << Clock(elapsed) << "] no attempt ended for "
+         << Clock(p.stalled_s) << "; " << p.stalled.size() << " lane(s) busy:\n";
+    for (const std::string& lane : p.stalled) out_ << "  " << lane << "\n";
+    out_ << std::flush;
+    return;
+  }
   const AttemptRecord& r = *p.last;
   if (!p.skipped) ++verified_;
   const double elapsed =

@@ -1,12 +1,16 @@
 #include "engine/batch.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "engine/candidate_build.h"
 #include "engine/inline_record.h"
+#include "engine/lane_activity.h"
+#include "engine/verifier.h"
 
 namespace kvault {
 namespace {
@@ -41,12 +45,16 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
                                             const std::function<void(const EvalProgress&)>& progress) {
   std::vector<AttemptRecord> records(jobs.size());
   std::atomic<size_t> next{0};
-  std::mutex mu;  // guards done, fatal and progress calls
+  std::mutex mu;  // guards done, fatal, last_end, finished and progress calls
+  std::condition_variable finishing;
   size_t done = 0;
   std::string fatal;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_end = Clock::now();
+  bool finished = false;
 
   const int lanes = std::max(1, std::min<int>(settings.jobs, static_cast<int>(jobs.size())));
-  LanePool pool(options, store, {.lanes_per_device = lanes});
+  LanePool pool(options, store, {.lanes_per_device = lanes, .factory = settings.factory});
   auto stopped = [&] { return settings.stop && settings.stop->load(); };
   auto lane = [&](LanePool::Lane& lane) {
     for (size_t i = next++; i < jobs.size(); i = next++) {
@@ -69,7 +77,8 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
       }
       records[i] = std::move(a.record);
       ++done;
-      if (progress) progress(EvalProgress{done, jobs.size(), &records[i], a.from_store});
+      last_end = Clock::now();
+      if (progress) progress(EvalProgress{done, jobs.size(), &records[i], a.from_store, {}, 0});
     }
   };
 
@@ -79,10 +88,44 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
     return Error{"no worker could start on backend " + std::string(ToString(options.backend)) + ": " +
                  hello.error()};
   pool.StartAheadBuilds(settings.compile_jobs, AheadOfLanes(jobs, settings, pool), LanePool::Ahead::kKnownOnly);
+  // While no attempt ends, what each busy lane is doing, now and then: a batch that
+  // stalls says on what (a lease, the gate, a long run) instead of going silent.
+  auto report_stalls = [&] {
+    const auto every = settings.stall_report;
+    std::unique_lock<std::mutex> lock(mu);
+    Clock::time_point next = last_end + every;
+    while (!finishing.wait_until(lock, next, [&] { return finished; })) {
+      const Clock::time_point now = Clock::now();
+      if (now - last_end < every) {
+        next = last_end + every;
+        continue;
+      }
+      EvalProgress stall;
+      stall.done = done;
+      stall.total = jobs.size();
+      stall.stalled_s = std::chrono::duration<double>(now - last_end).count();
+      for (size_t l = 0; l < pool.size(); ++l) {
+        const LaneActivity::Now what = pool.lane(l).verifier->activity().Read();
+        if (what.busy) stall.stalled.push_back("lane " + std::to_string(l) + ": " + Describe(what));
+      }
+      if (!stall.stalled.empty()) progress(stall);
+      next = now + every;
+    }
+  };
+  std::thread reporter;
+  if (progress && settings.stall_report.count() > 0) reporter = std::thread(report_stalls);
   std::vector<std::thread> threads;
   for (size_t l = 1; l < pool.size(); ++l) threads.emplace_back(lane, std::ref(pool.lane(l)));
   lane(pool.lane(0));
   for (auto& t : threads) t.join();
+  if (reporter.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      finished = true;
+    }
+    finishing.notify_all();
+    reporter.join();
+  }
   if (!fatal.empty()) return Error{fatal};
   return records;
 }

@@ -7,6 +7,7 @@
 // Identical candidates of two samples are two attempts (the compile cache builds
 // them once).
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct EvalJob {
   std::string sample;
 };
 
+// How long no attempt may end before RunBatch reports what each busy lane is doing
+// (EvalProgress::stalled), and how often it reports again while none ends.
+inline constexpr std::chrono::seconds kStallReport{60};
+
 struct EvalSettings {
   std::string run = "default";
   int jobs = 1;        // lanes; Default: 1
@@ -37,17 +42,26 @@ struct EvalSettings {
   // Set (by a signal): lanes take no further job, and an attempt that ends after it
   // is not recorded (its children were stopped; it did not fail by itself).
   const std::atomic<bool>* stop = nullptr;
+  std::chrono::milliseconds stall_report = kStallReport;  // 0: never
+  WorkerFactory factory{};  // Default: worker processes (tests: scripted workers)
 };
 
 struct EvalProgress {
   size_t done = 0, total = 0;
-  const AttemptRecord* last = nullptr;  // the attempt that just ended
+  const AttemptRecord* last = nullptr;  // the attempt that just ended; null in a stall report
   bool skipped = false;                 // it was taken from the store
+  // A stall report (last is null): no attempt has ended for stalled_s seconds; one line
+  // per busy lane, "lane 2: relu <- s1.py: correctness for 55s (attempt 58s), waiting
+  // 40s for the device gate (...)" (engine/lane_activity.h, Describe).
+  std::vector<std::string> stalled{};
+  double stalled_s = 0;
 };
 
 // Runs every job; returns one record per job, in job order (a job not run because
 // of settings.stop has a record with an empty run). Error only for an infrastructure
 // failure that stops the whole batch (no worker starts, the store cannot be written).
+// `progress` is called after each attempt, and with a stall report whenever no attempt
+// has ended for settings.stall_report; never by two threads at once.
 Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
                                             const EngineOptions& options,
                                             const EvalSettings& settings, Store& store,

@@ -1,6 +1,7 @@
 #include "engine/lane_pool.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include "engine/candidate_build.h"
@@ -245,6 +246,15 @@ std::optional<AttemptRecord> LanePool::Stored(const AttemptSpec& spec, Lane* lan
 
 LaneAttempt LanePool::Attempt(Lane& lane, const AttemptSpec& spec, const std::function<bool()>& keep) {
   LaneAttempt out;
+  // What the lane does, for stall reports (RunBatch): from here until it returns.
+  LaneActivity& activity = lane.verifier->activity();
+  std::string named = spec.sample.empty() ? std::filesystem::path(spec.candidate_path).filename().string() : spec.sample;
+  if (named.empty() && spec.candidate) named = spec.candidate->hash.substr(0, 12);
+  activity.Begin(spec.task.name + " <- " + named);
+  struct Ended {
+    LaneActivity& activity;
+    ~Ended() { activity.End(); }
+  } ended{activity};
   (void)Start(lane);  // a lane whose workers do not start records infra_error attempts
   if (auto stored = Stored(spec, &lane)) {
     out.from_store = true;

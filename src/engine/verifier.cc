@@ -136,7 +136,9 @@ Verifier::Verifier(EngineOptions options, WorkerFactory factory)
 DeviceGate::Hold Verifier::UseDevice() {
   if (holding_.held()) return DeviceGate::Hold();
   const auto t0 = std::chrono::steady_clock::now();
+  auto waiting = activity_.Wait("the device gate (shared: another lane has the device to itself)");
   DeviceGate::Hold hold = gate_->Share();
+  waiting.End();
   clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return hold;
 }
@@ -171,7 +173,9 @@ bool Verifier::Build(const Candidate& c, Verification& v, std::string* module_pa
     return false;
   }
   const BuildRequest& req = *request;
+  auto waiting = activity_.Wait(builder_ ? "the compile pool (" + c.path + ")" : "its own build (" + c.path + ")");
   auto built = builder_ ? builder_(req, options_.timeouts.compile) : BuildExtension(req, options_.timeouts.compile);
+  waiting.End();
   if (!built) {
     Settle(v, Outcome(OutcomeStatus::kInfraError, "toolchain unavailable: " + built.error()));
     return false;
@@ -349,7 +353,10 @@ bool Verifier::JudgeOutOfMemory(Verification& v, const Verification& before, con
   Verification base = before;
   base.records.push_back(AloneAfterOomRecord{where, v.message.substr(0, 400)});
   v = base;
-  holding_ = gate_->Exclude(drain);
+  {
+    auto waiting = activity_.Wait("the device gate (exclusive: " + where + " runs again alone after out of memory)");
+    holding_ = gate_->Exclude(drain);
+  }
   bool ok = again(v);
   // 2. Its memory to itself: no other verification's inputs, outputs or candidate
   // worker on the device (their leases end with their verifications), none started
@@ -359,7 +366,10 @@ bool Verifier::JudgeOutOfMemory(Verification& v, const Verification& before, con
     const int others = gate_->members() - 1;
     EndTurn();
     const auto t0 = std::chrono::steady_clock::now();
+    auto waiting = activity_.Wait("the whole-memory lease (" + where + " out of memory beside " +
+                                  std::to_string(others) + " other lane(s))");
     const bool whole = gate_->LeaseWhole(memory_, options_.timeouts.time);
+    waiting.End();
     clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!whole) {
       Settle(v, Outcome(OutcomeStatus::kInfraError,
@@ -371,7 +381,10 @@ bool Verifier::JudgeOutOfMemory(Verification& v, const Verification& before, con
     }
     base.records.push_back(AloneAfterOomRecord{where, second.substr(0, 400), /*whole_memory=*/true});
     v = base;
-    holding_ = gate_->Exclude(drain);
+    {
+      auto excluding = activity_.Wait("the device gate (exclusive: " + where + " runs again with the whole memory)");
+      holding_ = gate_->Exclude(drain);
+    }
     ok = again(v);
   }
   // 3. The reference out of memory beside the candidate's worker, which may hold what
@@ -555,13 +568,16 @@ TimedCaseRequest Verifier::TimingRequest(const TaskInfo& task, int case_index, c
   req.turn.alone = [this]() -> Result<TurnStart> {
     EndTurn();  // a shared hold cannot wait for itself to drain
     const auto t0 = std::chrono::steady_clock::now();
+    auto waiting = activity_.Wait("the device's timing lock (another lane or kvault process times)");
     auto queued = gate_->Queue();  // until the exclusive hold: an ending timer hands on to this one
     auto lock = TimingLock::Acquire(options_);
+    waiting.End();
     clock_.AddLockWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!lock) return Error{lock.error()};
     timing_lock_ = std::move(*lock);
     TurnStart start;
     start.warmup_ms = timing_lock_->WarmupMs(options_.timing);
+    auto excluding = activity_.Wait("the device gate (exclusive: other lanes' runs drain before timing)");
     holding_ = gate_->Exclude(std::chrono::milliseconds(options_.timing.drain_ms));
     start.device_quiet = holding_.drained();
     return start;
@@ -628,7 +644,9 @@ std::string Verifier::TurnKey(const TimedCaseRequest& req) const {
 void Verifier::TimeInTurn(TurnMember& me) {
   EndTurn();  // nothing held while waiting: the leader drains the device
   const auto t0 = std::chrono::steady_clock::now();
+  auto waiting = activity_.Wait("its group turn (timed with other lanes' candidates of the task)");
   auto lead = turns_->Join(TurnKey(*me.request), &me, options_.timing.group_max);
+  waiting.End();
   if (!lead) {  // a leader timed this candidate in its turn
     clock_.AddLockWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (me.timed.failure) return;
@@ -784,8 +802,10 @@ bool Verifier::BuildCandidate(Attempt& a) {
 // says why); a build the compiler rejects is the candidate's compile_error.
 bool Verifier::BuildInlineModules(Attempt& a) {
   if (!CallsLoadInline(a.candidate)) return true;
+  activity_.Enter(Phase::kRecordInline);
   std::optional<NotedInlineCalls> record = NoteInlineCalls(a);
   clock_.Lap(Phase::kRecordInline);
+  activity_.Enter(Phase::kBuild);
   if (!record) return false;  // a.v says why
   const Json& calls = record->calls;
   const std::string& construct_failed = record->construct_failed;
@@ -868,7 +888,9 @@ std::optional<NotedInlineCalls> Verifier::NoteInlineCalls(Attempt& a) {
   // Candidate code before the verification's memory lease: a stage of another lane
   // run with the device's memory to itself waits for it, and it for such a stage.
   const auto t0 = std::chrono::steady_clock::now();
+  auto waiting = activity_.Wait("the device's memory (another lane's whole-memory lease)");
   DeviceGate::MemoryLease noting = gate_->Attend();
+  waiting.End();
   clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   // The constructor's pass runs code that runs per run when loaded, so its crash or
   // hang here is not the load's: the runs say what it does.
@@ -930,6 +952,10 @@ constexpr int64_t kFootprintPerInputByte = 6;
 // contexts and the caches each keeps (device.py, KEEP_CACHED_BYTES).
 constexpr double kLeasableShare = 0.75;
 
+std::string MiB(int64_t bytes) {
+  return bytes < (int64_t{1} << 20) ? std::to_string(bytes) + " B" : std::to_string(bytes >> 20) + " MiB";
+}
+
 }  // namespace
 
 bool Verifier::LeaseDeviceMemory(Attempt& a) {
@@ -939,7 +965,12 @@ bool Verifier::LeaseDeviceMemory(Attempt& a) {
   for (int ci : a.checked->CorrectnessCases()) largest = std::max(largest, a.checked->cases[ci].input_bytes);
   const auto t0 = std::chrono::steady_clock::now();
   memory_.Release();
-  memory_ = gate_->LeaseMemory(largest * kFootprintPerInputByte, static_cast<int64_t>(memory * kLeasableShare));
+  const int64_t bytes = largest * kFootprintPerInputByte, budget = static_cast<int64_t>(memory * kLeasableShare);
+  auto waiting = activity_.Wait("a device memory lease of " + MiB(bytes) + " (" + MiB(gate_->leased_bytes()) +
+                                " of " + MiB(budget) + " leased" +
+                                (gate_->whole_waiting() > 0 ? ", a whole-memory lease waiting" : "") + ")");
+  memory_ = gate_->LeaseMemory(bytes, budget);
+  waiting.End();
   clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return true;
 }
@@ -992,11 +1023,13 @@ bool Verifier::TimeCandidate(Attempt& a) {
   if (Timed(*a.checked)) Announce(Phase::kTiming);
   // The first performance case's sides build, make their inputs and make their
   // first calls beside other lanes' work.
+  activity_.Enter(Phase::kTimingPrepare);
   std::optional<PreparedCase> prepared = PrepareTiming(*a.checked, a.v, a.scratch->path());
   clock_.Lap(Phase::kTimingPrepare);
   if (a.v.status != OutcomeStatus::kPassed) return false;  // the preparation failed: v holds its outcome
   // Each case's turn: the device's lock and the gate to itself for the warm-up and
   // rounds, other lanes' runs and the next lane's turn beside its re-check.
+  activity_.Enter(Phase::kTiming);
   Time(*a.checked, a.v, a.scratch->path(), std::move(prepared));
   clock_.Lap(Phase::kTiming);
   return a.v.status == OutcomeStatus::kPassed;
@@ -1009,6 +1042,7 @@ bool Verifier::RecheckSpeedup(Attempt& a) {
 }
 
 void Verifier::Announce(Phase stage) {
+  activity_.Enter(stage);
   if (stage_listener_) stage_listener_(ToString(stage).data());  // a literal: NUL-terminated
 }
 

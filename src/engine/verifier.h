@@ -29,6 +29,7 @@
 #include "engine/inline_record.h"
 #include "engine/options.h"
 #include "engine/output_handoff.h"
+#include "engine/lane_activity.h"
 #include "engine/phase_clock.h"
 #include "engine/timed_case.h"
 #include "engine/timing_lock.h"
@@ -70,6 +71,11 @@ class Verifier {
   // (kPolicyTask) the task's own, described once per task as Verify describes it.
   // Error: the task could not be described (Verify then says why).
   Result<std::string> PolicyFor(const TaskFile& task);
+
+  // What this lane is doing now (engine/lane_activity.h): Verify enters each stage
+  // and names each wait (the device's gate, memory leases, the timing lock, the compile
+  // pool); the caller begins and ends each attempt. Read from any thread.
+  LaneActivity& activity() { return activity_; }
 
  private:
   // What one verification knows as its stages go (Verify).
@@ -271,6 +277,7 @@ class Verifier {
   // Where this verification's time goes, its waits for the gate's shared holds and
   // the device's lock included (engine/phase_clock.h).
   PhaseClock clock_;
+  LaneActivity activity_;
 };
 
 // The correctness seeds of a task: 1..task.seeds.
