@@ -133,14 +133,20 @@ Verifier::Verifier(EngineOptions options, WorkerFactory factory)
       member_(gate_->Join()),
       turns_(TurnGroups::For(DeviceName(options_))) {}
 
-DeviceGate::Hold Verifier::UseDevice() {
-  if (holding_.held()) return DeviceGate::Hold();
+template <class Acquire>
+auto Verifier::WaitForGate(std::string on, Acquire acquire) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto waiting = activity_.Wait("the device gate (shared: another lane has the device to itself)");
-  DeviceGate::Hold hold = gate_->Share();
+  auto waiting = activity_.Wait(std::move(on));
+  auto got = acquire();
   waiting.End();
   clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  return hold;
+  return got;
+}
+
+DeviceGate::Hold Verifier::UseDevice() {
+  if (holding_.held()) return DeviceGate::Hold();
+  return WaitForGate("the device gate (shared: another lane has the device to itself)",
+                     [&] { return gate_->Share(); });
 }
 
 Result<TaskInfo, TrustedFailure> Verifier::Describe(const TaskFile& task) {
@@ -365,12 +371,9 @@ bool Verifier::JudgeOutOfMemory(Verification& v, const Verification& before, con
     const std::string second = v.message;
     const int others = gate_->members() - 1;
     EndTurn();
-    const auto t0 = std::chrono::steady_clock::now();
-    auto waiting = activity_.Wait("the whole-memory lease (" + where + " out of memory beside " +
-                                  std::to_string(others) + " other lane(s))");
-    const bool whole = gate_->LeaseWhole(memory_, options_.timeouts.time);
-    waiting.End();
-    clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const bool whole = WaitForGate(
+        "the whole-memory lease (" + where + " out of memory beside " + std::to_string(others) + " other lane(s))",
+        [&] { return gate_->LeaseWhole(memory_, options_.timeouts.time); });
     if (!whole) {
       Settle(v, Outcome(OutcomeStatus::kInfraError,
                         where + " ran out of device memory beside " + std::to_string(others) +
@@ -887,11 +890,8 @@ std::optional<NotedInlineCalls> Verifier::NoteInlineCalls(Attempt& a) {
   }
   // Candidate code before the verification's memory lease: a stage of another lane
   // run with the device's memory to itself waits for it, and it for such a stage.
-  const auto t0 = std::chrono::steady_clock::now();
-  auto waiting = activity_.Wait("the device's memory (another lane's whole-memory lease)");
-  DeviceGate::MemoryLease noting = gate_->Attend();
-  waiting.End();
-  clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  DeviceGate::MemoryLease noting =
+      WaitForGate("the device's memory (another lane's whole-memory lease)", [&] { return gate_->Attend(); });
   // The constructor's pass runs code that runs per run when loaded, so its crash or
   // hang here is not the load's: the runs say what it does.
   InlineRecord record = RecordInlineCalls(**w, a.candidate.path, a.task.path, options_.timeouts.load);
@@ -963,15 +963,12 @@ bool Verifier::LeaseDeviceMemory(Attempt& a) {
   if (memory <= 0 || !a.checked) return true;  // the CPU, or a worker that does not say
   int64_t largest = 0;
   for (int ci : a.checked->CorrectnessCases()) largest = std::max(largest, a.checked->cases[ci].input_bytes);
-  const auto t0 = std::chrono::steady_clock::now();
   memory_.Release();
   const int64_t bytes = largest * kFootprintPerInputByte, budget = static_cast<int64_t>(memory * kLeasableShare);
-  auto waiting = activity_.Wait("a device memory lease of " + MiB(bytes) + " (" + MiB(gate_->leased_bytes()) +
-                                " of " + MiB(budget) + " leased" +
-                                (gate_->whole_waiting() > 0 ? ", a whole-memory lease waiting" : "") + ")");
-  memory_ = gate_->LeaseMemory(bytes, budget);
-  waiting.End();
-  clock_.AddGateWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  memory_ = WaitForGate("a device memory lease of " + MiB(bytes) + " (" + MiB(gate_->leased_bytes()) + " of " +
+                            MiB(budget) + " leased" +
+                            (gate_->whole_waiting() > 0 ? ", a whole-memory lease waiting" : "") + ")",
+                        [&] { return gate_->LeaseMemory(bytes, budget); });
   return true;
 }
 

@@ -248,6 +248,10 @@ class Verifier {
   // empty while this lane holds the gate for its timing (holding_). Adds its wait to
   // the phases (clock_).
   DeviceGate::Hold UseDevice();
+  // What `acquire` returns (a hold or lease of the device's gate, waited for): the wait
+  // named as what this lane waits `on` (activity_) and added to the phases' gate wait.
+  template <class Acquire>
+  auto WaitForGate(std::string on, Acquire acquire);
 
   // This lane's folder under the cache's tmp/ (EngineOptions::lane_dir): made before
   // options_ names it, gone with the lane.
