@@ -64,9 +64,7 @@ ServeOutcome OutcomeFromRecord(const AttemptRecord& r, bool from_store) {
   if (stored.phases) o.phases = stored.phases->ToJson();
   o.error_kind = NoRewardKind(r.status);
   if (!o.error_kind) o.feedback = agent::FormatFeedback(r, agent::FeedbackLimits{});
-  const Json build = r.environment.is_object() ? r.environment.value("build", Json()) : Json();
-  if (build.is_object() && build.contains(kForeignLanguageKey) && build[kForeignLanguageKey].is_string())
-    o.foreign_language = build[kForeignLanguageKey].get<std::string>();
+  o.foreign_language = ForeignLanguageOf(r.environment);
   return o;
 }
 
