@@ -31,7 +31,7 @@ import torch
 
 from kvault_worker import execution, op_policy
 from kvault_worker.aliasing import output_aliases
-from kvault_worker.digest import input_digest, modified_inputs, pristine_copy, same_layout
+from kvault_worker.digest import modified_inputs, pristine_copy, reported_input_digest, same_layout
 from kvault_worker.errors import (INTERNAL, MISMATCH, POLICY_VIOLATION, RUNTIME_ERROR, WorkerError,
                                   attributed)
 from kvault_worker.integrity import SNAPSHOT
@@ -64,7 +64,7 @@ def checked_run(task, candidate, case, s, distribution, device, forward_options,
     fn = execution.candidate_forward(task, candidate, case, s, device, **forward_options)
     inputs = execution.make_inputs(case, s, device, distribution)
     pristine = pristine_copy(inputs)
-    digest = input_digest(pristine)
+    digest = reported_input_digest(pristine)
     caller = _Caller(fn, s, device, policy or op_policy.Enforcer(task.meta.policy, device))
 
     decoy = execution.make_inputs(case, s + DECOY_SEED_OFFSET, device, distribution)

@@ -266,3 +266,26 @@ def test_each_stage_is_seeded(shared_worker, tmp_path):
     cand, cand_path = run(shared_worker, tmp_path, seed=4)
     assert ref["input_digest"] == cand["input_digest"]
     assert torch.equal(tensorfile.read(ref_path)[0], tensorfile.read(cand_path)[0])
+
+
+# get_inputs makes the worker's digest of its (large, from FULL_LIMIT) inputs run out
+# of memory, as a float64 sum beside other lanes on a full device can.
+DIGEST_OUT_OF_MEMORY = RELU.replace("    return [torch.randn(64), torch.randn(64)]", """\
+    import kvault_worker.digest as digest
+    def no_memory(*args, **kwargs):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 16.00 GiB")
+    digest.FULL_LIMIT, torch.sum = 16, no_memory
+    return [torch.randn(64), torch.randn(64)]""")
+
+
+def test_a_digest_out_of_memory_is_reported_as_such(start_worker, tmp_path):
+    """Never as another digest (which the engine would call a forged reply)."""
+    ref_worker, cand_worker = start_worker(), start_worker()
+    task = write_file(tmp_path, "task.py", DIGEST_OUT_OF_MEMORY)
+    ref, _ = reference(ref_worker, task, tmp_path)
+    assert ref["ok"] is False and ref["kind"] == "task_error" and "out of memory" in ref["message"], ref
+    loaded, _ = load(cand_worker, tmp_path, DIGEST_OUT_OF_MEMORY, candidate(
+        "    def forward(self, x, y):\n        return x + y\n"))
+    assert loaded["ok"], loaded
+    cand, _ = run(cand_worker, tmp_path)
+    assert cand["ok"] is False and cand["kind"] == "oom" and "digest" in cand["message"], cand

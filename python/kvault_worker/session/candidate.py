@@ -15,7 +15,7 @@ from kvault_worker import devmem, execution, handoff, inline_ext, op_policy
 from kvault_worker import request_fields as fields
 from kvault_worker.candidates import NATIVE, load_candidate, release_candidate
 from kvault_worker.checked_run import captured, check_integrity, checked_run
-from kvault_worker.digest import input_digest
+from kvault_worker.digest import reported_input_digest
 from kvault_worker.errors import INTERNAL, RUNTIME_ERROR, attributed, bad_request
 from kvault_worker.native import OutputLayout
 from kvault_worker.session.state import NewSide, SessionState, TimedCase, write_output
@@ -161,7 +161,7 @@ class CandidateRole(SessionState):
         fn = execution.candidate_forward(task, candidate, case, s, device,
                                          **native_time_options(request, candidate))
         inputs = execution.make_inputs(case, s, device)
-        self.timed = TimedCase(None, input_digest(inputs), None, s)
+        self.timed = TimedCase(None, reported_input_digest(inputs), None, s)
         return NewSide(fn, inputs, case, RUNTIME_ERROR, "the candidate's forward")
 
     def _deliver(self, request, values):

@@ -17,7 +17,7 @@ from kvault_worker import devmem, execution, handoff, held_out
 from kvault_worker import request_fields as fields
 from kvault_worker.aliasing import output_aliases
 from kvault_worker.device import Device
-from kvault_worker.digest import input_digest
+from kvault_worker.digest import reported_input_digest
 from kvault_worker.errors import INTERNAL, OOM, TASK_ERROR, WorkerError, attributed, bad_request
 from kvault_worker.session.state import NewSide, SessionState, TimedCase, write_output
 from kvault_worker.tasks import load_task, release_task
@@ -59,7 +59,7 @@ class ReferenceRole(SessionState):
             try:
                 fn = execution.reference_forward(task, case, s, device)
                 inputs = execution.make_inputs(case, s, device, fields.distribution(request))
-                digest = input_digest(inputs)
+                digest = reported_input_digest(inputs)
                 started = time.perf_counter()
                 output = execution.call_reference(fn, inputs, s, device)
                 seconds = time.perf_counter() - started
@@ -106,10 +106,11 @@ class ReferenceRole(SessionState):
             case = task.cases[fields.case_index(request, task)]
             fn = execution.reference_forward(task, case, s, device)
             inputs = execution.make_inputs(case, s, device)
+            digest = reported_input_digest(inputs)
         except BaseException:
             release_task(task)
             raise
-        self.timed = TimedCase(task, input_digest(inputs), key, s)
+        self.timed = TimedCase(task, digest, key, s)
         return NewSide(fn, inputs, case, TASK_ERROR, "the reference forward")
 
     # Reference sides kept between candidates.
