@@ -45,6 +45,9 @@ constexpr int kBurstMaxReplays = 2000;
 constexpr int kBurstPairs = 3;
 constexpr double kBurstSlack = 0.5;
 
+// Samples per side and round: a batch of cold ones (with the flush) and one of warm.
+int RoundSamples(const TimingSettings& t) { return (t.flush ? 2 : 1) * std::max(1, t.batch); }
+
 // The inputs of sample `index` of a round: a seed both sides are given only with the
 // sample's own request, derived by SHA-256 from the round's secret nonce. Seeds a
 // candidate has seen say nothing of the next one: with consecutive seeds a candidate
@@ -562,10 +565,7 @@ bool CaseTimer::ChooseMethod() {
   return true;
 }
 
-int CaseTimer::SamplesPerRound() const {
-  const TimingSettings& t = req_.options.timing;
-  return (t.flush ? 2 : 1) * std::max(1, t.batch);
-}
+int CaseTimer::SamplesPerRound() const { return RoundSamples(req_.options.timing); }
 
 std::string CaseTimer::SamplePath(int side, int round, int index) const {
   const std::string& dir = side == 0 ? req_.scratch
@@ -1049,6 +1049,38 @@ TimeStartRequest ReferenceSideStart(const TimedCaseRequest& request) {
                           .seed = request.seed,
                           .flush = t.flush,
                           .graph_below_ms = graph_below_ms};
+}
+
+std::optional<TrustedFailure> TimeReferenceAlone(DeviceSession& session, const TimedCaseRequest& request) {
+  const TimingSettings& t = request.options.timing;
+  const bool gpu = request.options.backend != Backend::kCpu;
+  std::optional<TrustedFailure> failed;
+  auto ask = [&](const Json& r) -> std::optional<Json> {
+    auto reply = session.AskReference(r, request.options.timeouts.time, "the reference");
+    if (reply) return std::move(*reply);
+    failed = reply.failure();
+    return std::nullopt;
+  };
+  TimeStartRequest start = ReferenceSideStart(request);
+  start.fresh = true;
+  if (!ask(start.ToJson()) || !ask(TimeWarmupRequest{std::max(0, t.warmup_ms)}.ToJson())) return failed;
+  std::string method = gpu ? kEvents : kClock;
+  if (gpu && t.graph != GraphMode::kNever) {
+    auto graph = ask(TimeGraphRequest{}.ToJson());
+    if (!graph) return failed;
+    if (Field(*graph, protocol::field::kGraphFailed).is_null() && Number(*graph, "graph_calls", 0) >= 1)
+      method = kGraph;
+  }
+  const int n = RoundSamples(t);
+  const uint64_t nonce = SecretNonce();
+  for (int i = 0; i < n; ++i) {
+    if (t.flush && i < n / 2 && !ask(TimeFlushRequest{}.ToJson())) return failed;
+    TimeSampleRequest sample{method, SampleSeed(nonce, i)};
+    if (request.outputs_on_device) sample.keep_as = i;
+    if (!ask(sample.ToJson())) return failed;
+  }
+  ask(TimeFinishRequest{}.ToJson());  // drops the side
+  return failed;
 }
 
 PreparedCase PrepareCase(DeviceSession& session, const TimedCaseRequest& request) {

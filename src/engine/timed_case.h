@@ -109,6 +109,14 @@ void TimeTurn(TurnMember& leader, const std::function<std::vector<TurnMember*>()
 // turn.done. Sets member.timed.failure when the outputs differ.
 void RecheckCase(TurnMember& member);
 
+// The reference's side of `request` timed with no candidate, as a turn would time it:
+// made fresh, warmed up, its graph captured where the settings allow one, one round of
+// samples (kept on the device when outputs are compared there), then dropped. What the
+// engine asks when the reference ran out of memory in a timing beside the candidate's
+// worker, once that worker is gone (Verifier::JudgeOutOfMemory). Its failure, judged,
+// or nullopt when it fitted.
+std::optional<TrustedFailure> TimeReferenceAlone(DeviceSession& session, const TimedCaseRequest& request);
+
 // One candidate alone: TimeTurn with no other member, then RecheckCase.
 // `prepared` must be PrepareCase's answer for the same request, without failure.
 TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request, PreparedCase prepared);

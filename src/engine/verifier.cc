@@ -644,8 +644,13 @@ std::string Verifier::TurnKey(const TimedCaseRequest& req) const {
   return key.dump();
 }
 
-void Verifier::TimeInTurn(TurnMember& me) {
+void Verifier::TimeInTurn(TurnMember& me, Turn turn) {
   EndTurn();  // nothing held while waiting: the leader drains the device
+  if (turn == Turn::kAlone) {
+    TimeTurn(me);
+    RecheckCase(me);
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto waiting = activity_.Wait("its group turn (timed with other lanes' candidates of the task)");
   auto lead = turns_->Join(TurnKey(*me.request), &me, options_.timing.group_max);
@@ -679,27 +684,55 @@ void Verifier::Time(const TaskInfo& task, Verification& v, const std::string& sc
                     std::optional<PreparedCase> first) {
   if (!Timed(task)) return;
   std::vector<int> perf = task.PerformanceCases();
-  double ref_sum = 0, cand_sum = 0;
+  TimedSums sums;
   for (int ci : perf) {
     const TimedCaseRequest req = TimingRequest(task, ci, scratch);
     std::optional<PreparedCase> prepared = ci == perf[0] && first ? std::move(first) : Prepare(req, v);
     if (!prepared) return;  // v holds the preparation's outcome
-    TurnMember me{&session_, &req, std::move(*prepared)};
-    TimeInTurn(me);
-    EndTurn();  // also when the turn ended early
-    TimedCase& timed = me.timed;
-    if (timed.failure) {
-      Settle(v, std::move(*timed.failure));
-      return;
-    }
-    ref_sum += timed.reference_ms;
-    cand_sum += timed.candidate_ms;
-    v.records.push_back(std::move(timed.record));
+    if (!TimeCase(req, std::move(*prepared), v, sums)) return;
   }
   if (options_.backend != Backend::kCpu) AddToolSensors(v.records, options_.backend, options_.device_index);
-  v.reference_ms = ref_sum;
-  v.candidate_ms = cand_sum;
-  if (cand_sum > 0 && std::isfinite(ref_sum / cand_sum)) v.speedup = ref_sum / cand_sum;
+  v.reference_ms = sums.reference_ms;
+  v.candidate_ms = sums.candidate_ms;
+  if (sums.candidate_ms > 0 && std::isfinite(sums.reference_ms / sums.candidate_ms))
+    v.speedup = sums.reference_ms / sums.candidate_ms;
+}
+
+bool Verifier::TimeCase(const TimedCaseRequest& req, PreparedCase prepared, Verification& v, TimedSums& sums) {
+  const Verification before = v;
+  if (TimeOnce(req, std::move(prepared), v, sums, Turn::kGrouped)) return true;
+  // Again in a turn of its own: neither prepared beside other lanes' candidates nor
+  // timed with them (their memory is what the judgement keeps out).
+  auto again = [&](Verification& out) {
+    std::optional<PreparedCase> fresh = Prepare(req, out);
+    return fresh && TimeOnce(req, std::move(*fresh), out, sums, Turn::kAlone);
+  };
+  // The reference's side timed again, then dropped (its time_finish).
+  auto reference_alone = [&](Verification& out) {
+    if (std::optional<TrustedFailure> failed = TimeReferenceAlone(session_, req)) {
+      Settle(out, Outcome(failed->status, failed->message));
+      return false;
+    }
+    return true;
+  };
+  return JudgeOutOfMemory(v, before, "timing case " + req.task.cases[req.case_index].name, again,
+                          reference_alone);
+}
+
+bool Verifier::TimeOnce(const TimedCaseRequest& req, PreparedCase prepared, Verification& v, TimedSums& sums,
+                        Turn turn) {
+  TurnMember me{&session_, &req, std::move(prepared)};
+  TimeInTurn(me, turn);
+  EndTurn();  // also when the turn ended early
+  TimedCase& timed = me.timed;
+  if (timed.failure) {
+    Settle(v, std::move(*timed.failure));
+    return false;
+  }
+  sums.reference_ms += timed.reference_ms;
+  sums.candidate_ms += timed.candidate_ms;
+  v.records.push_back(std::move(timed.record));
+  return true;
 }
 
 Verification Verifier::Finish(Verification v) {

@@ -226,10 +226,24 @@ class Verifier {
   // neither the device's lock nor the gate held.
   void Time(const TaskInfo& task, Verification& v, const std::string& scratch,
             std::optional<PreparedCase> first = std::nullopt);
-  // Times `me` (prepared) in a turn of the device: one it leads, with the other lanes'
-  // candidates of the same case that wait meanwhile, or another lane's it joins
-  // (engine/turn_group.h); then its re-check. me.timed holds the record or failure.
-  void TimeInTurn(TurnMember& me);
+  // The sums of the timed cases' medians: the speedup's terms.
+  struct TimedSums {
+    double reference_ms = 0, candidate_ms = 0;
+  };
+  // Whether a turn may be shared with other lanes' candidates (engine/turn_group.h).
+  enum class Turn { kGrouped, kAlone };
+  // One performance case, prepared: timed in a turn, re-checked, its record added to v
+  // and its medians to `sums`; out of memory anywhere in it judged by JudgeOutOfMemory
+  // (again alone: prepared again and timed in a turn of its own). False when it failed
+  // (v holds the outcome).
+  bool TimeCase(const TimedCaseRequest& req, PreparedCase prepared, Verification& v, TimedSums& sums);
+  // TimeCase's one try, in a turn of `turn`'s kind; false with the failure in v.
+  bool TimeOnce(const TimedCaseRequest& req, PreparedCase prepared, Verification& v, TimedSums& sums, Turn turn);
+  // Times `me` (prepared) in a turn of the device: grouped, one it leads, with the other
+  // lanes' candidates of the same case that wait meanwhile, or another lane's it joins
+  // (engine/turn_group.h); alone, one of its own. Then its re-check. me.timed holds the
+  // record or failure.
+  void TimeInTurn(TurnMember& me, Turn turn);
   // Which candidates may share a turn: same task text, case, seed, tolerance, outputs' place.
   std::string TurnKey(const TimedCaseRequest& req) const;
   // The device's timing lock given back, its note written first; no-op when not held.

@@ -171,6 +171,17 @@ class VerifierTest : public ::testing::Test {
     };
   }
 
+  // `side`'s time_sample runs out of memory (a reply of `kind`) whenever `fails()` says
+  // so, and answers as usual otherwise.
+  void SamplesRunOutOfMemory(const std::string& side, const std::string& kind, std::function<bool()> fails) {
+    sample_ = [this, side, kind, fails](const Json& r, const std::string& s) {
+      if (s == side && fails())
+        return Failed(kind, "the " + side + " forward raised: OutOfMemoryError: CUDA out of memory. "
+                                            "Tried to allocate 512.00 MiB.");
+      return SampleReply(r, s == "reference" ? reference_ms_ : 1.0);
+    };
+  }
+
   Verification Verify() {
     Verifier v(options_, Factory());
     v.SetStageListener([this](const char* stage) { stages_.push_back(stage); });
@@ -831,6 +842,76 @@ TEST_F(VerifierTest, TimingReferenceOutOfMemoryBesideTheCandidatesWorkerIsJudged
   always = true;
   v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
+}
+
+// The timings' runs again after out of memory, by where: the stage each names.
+std::vector<std::string> AloneAfterOom(const Verification& v) {
+  std::vector<std::string> where;
+  for (const VerificationRecord& rec : v.records)
+    if (const auto* alone = std::get_if<AloneAfterOomRecord>(&rec)) where.push_back(alone->where);
+  return where;
+}
+
+// Out of memory in a timing's turn beside other lanes (their workers' memory) is judged
+// as in any other stage: the reference's is not the task's until it runs out with the
+// device's memory to itself and without the candidate's worker.
+TEST_F(VerifierTest, TimingReferenceOutOfMemoryBesideOtherLanesIsNotTheTasks) {
+  options_.backend = Backend::kCuda;  // a GPU's memory is what the other lanes hold
+  DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
+  int failures = 1, reference_samples = 0;
+  SamplesRunOutOfMemory("reference", "task_error", [&] { return ++reference_samples <= failures; });
+  extra_script_ = [](FakeWorker& w) {
+    w.Handle("time_graph", [](const Json&) { return FakeWorker::Ok(Json{{"graph_failed", "no graphs here"}}); });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_TRUE(v.speedup.has_value());
+  EXPECT_EQ(AloneAfterOom(v), std::vector<std::string>{"timing case default"});
+  EXPECT_EQ(DeviceGate::For("cuda-0")->shared_holders(), 0);
+
+  // Out of memory alone, with the whole memory and without the candidate: the task's.
+  failures = 1000;
+  reference_samples = 0;
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kTaskError) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_EQ(WholeMemoryRuns(v), 1);
+  EXPECT_EQ(loaded_workers_, 0);
+  EXPECT_EQ(DeviceGate::For("cuda-0")->leased_bytes(), 0);
+
+  // It fits once the candidate's worker is gone: the candidate's memory, its oom.
+  int loaded_when_failing = 0;
+  SamplesRunOutOfMemory("reference", "task_error", [&] { return loaded_workers_ > 0 && ++loaded_when_failing; });
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_NE(v.message.find("timing case default: the reference ran out"), std::string::npos) << v.message;
+  EXPECT_TRUE(v.reward.has_value());
+  EXPECT_EQ(loaded_when_failing, 3);  // in the turn, alone, with the whole memory
+}
+
+// The candidate's out of memory in its timing beside other lanes runs again alone, then
+// with the device's memory to itself; only then is it the candidate's (a claim of it
+// gains nothing: the verdict stays its own).
+TEST_F(VerifierTest, TimingCandidateOutOfMemoryBesideOtherLanesIsJudgedAlone) {
+  options_.backend = Backend::kCuda;
+  DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
+  int failures = 1, candidate_samples = 0;
+  SamplesRunOutOfMemory("candidate", "oom", [&] { return ++candidate_samples <= failures; });
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_TRUE(v.speedup.has_value());
+  EXPECT_EQ(AloneAfterOom(v), std::vector<std::string>{"timing case default"});
+
+  failures = 1000;
+  candidate_samples = 0;
+  const int timings_before = timings_;
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_TRUE(v.reward.has_value());
+  EXPECT_EQ(timings_ - timings_before, 3);  // beside the others, alone, with the memory to itself
+  EXPECT_EQ(WholeMemoryRuns(v), 1);
+  EXPECT_EQ(AloneAfterOom(v), (std::vector<std::string>{"timing case default", "timing case default"}));
+  EXPECT_EQ(DeviceGate::For("cuda-0")->leased_bytes(), 0);
 }
 
 // A task's inputs are made on the device when it is described: out of memory there
