@@ -9,8 +9,8 @@ namespace {
 // --- names ---
 
 constexpr std::array<std::string_view, kPhases.size()> kPhaseNames = {
-    "describe",       "build",       "record_inline", "worker_start", "load",     "correctness",
-    "timing_prepare", "timing_wait", "timing",        "recheck",      "gate_wait"};
+    "describe",    "build",          "record_inline", "memory_wait", "worker_start", "load",
+    "correctness", "timing_prepare", "timing_wait",   "timing",      "recheck",      "gate_wait"};
 
 struct StatusName {
   CorrectnessRecord::Status status;

@@ -37,6 +37,7 @@ enum class Phase {
   kDescribe,
   kBuild,
   kRecordInline,
+  kMemoryWait,  // the wait for the verification's device memory lease, before its worker starts
   kWorkerStart,
   kLoad,
   kCorrectness,
@@ -46,10 +47,10 @@ enum class Phase {
   kRecheck,
   kGateWait,
 };
-inline constexpr std::array<Phase, 11> kPhases = {
-    Phase::kDescribe, Phase::kBuild,       Phase::kRecordInline,  Phase::kWorkerStart,
-    Phase::kLoad,     Phase::kCorrectness, Phase::kTimingPrepare, Phase::kTimingWait,
-    Phase::kTiming,   Phase::kRecheck,     Phase::kGateWait};
+inline constexpr std::array<Phase, 12> kPhases = {
+    Phase::kDescribe,    Phase::kBuild,         Phase::kRecordInline, Phase::kMemoryWait,
+    Phase::kWorkerStart, Phase::kLoad,          Phase::kCorrectness,  Phase::kTimingPrepare,
+    Phase::kTimingWait,  Phase::kTiming,        Phase::kRecheck,      Phase::kGateWait};
 
 std::string_view ToString(Phase p);  // "describe", "worker_start", "timing_wait", ...
 std::optional<Phase> PhaseFromString(std::string_view name);

@@ -1002,6 +1002,7 @@ bool Verifier::LeaseDeviceMemory(Attempt& a) {
                             MiB(budget) + " leased" +
                             (gate_->whole_waiting() > 0 ? ", a whole-memory lease waiting" : "") + ")",
                         [&] { return gate_->LeaseMemory(bytes, budget); });
+  clock_.Lap(Phase::kMemoryWait);  // not the worker's start: the next stage
   return true;
 }
 

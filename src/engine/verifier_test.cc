@@ -979,6 +979,9 @@ TEST_F(VerifierTest, ALargeTaskWaitsForTheDevicesMemory) {
   EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
   ASSERT_TRUE(v.phases);
   EXPECT_GE(v.phases->Seconds(Phase::kGateWait).value_or(0.0), 0.25);
+  // A phase of its own, not the worker's start.
+  EXPECT_GE(v.phases->Seconds(Phase::kMemoryWait).value_or(0.0), 0.25);
+  EXPECT_LT(v.phases->Seconds(Phase::kWorkerStart).value_or(1.0), 0.25);
   EXPECT_EQ(gate->leased_bytes(), 0);  // given back when the verification ended
 }
 
