@@ -659,6 +659,31 @@ def test_a_graphs_input_pool_is_made_from_each_samples_seed():
     assert torch.equal(sets.pool[0], first)  # both sides make the same sets for a seed
 
 
+def test_inputs_too_large_for_a_graphs_sets_get_no_graph(monkeypatch):
+    """The pool and one call's set must fit GRAPH_INPUT_BYTES: larger inputs are timed
+    with events rather than holding five sets of them (the engine's lease counts none)."""
+    from kvault_worker.device import Device
+    from kvault_worker.timing import side
+
+    monkeypatch.setattr(side, "GRAPH_INPUT_BYTES", 5 * 4 * 12)  # the pool and one set of 12 float32
+    made = []
+
+    def make_inputs(seed):
+        made.append(seed)
+        return [torch.randn(4, 3)]
+
+    side.GraphInputs(make_inputs(1), make_inputs, 1, Device("cpu", 0))  # fits exactly
+    made.clear()
+    with pytest.raises(side.GraphInputsUnfit, match="would pass"):
+        side.GraphInputs(make_inputs(1), make_inputs, 2, Device("cpu", 0))
+    assert made == [1]  # refused before any set was made
+    timed = side.TimedSide(torch.relu, [torch.randn(4, 4)], Device("cpu", 0), "runtime_error", "the candidate",
+                           flush=False, make_inputs=lambda seed: [torch.randn(4, 4)])
+    timed._capture_calls(1)  # a side whose sets do not fit: events, and why
+    assert timed.graph is None and timed.graph_inputs is None and "would pass" in timed.graph_failure
+    timed.release()
+
+
 def test_a_released_side_leaves_the_snapshot_clean():
     from kvault_worker.device import Device
     from kvault_worker.integrity import SNAPSHOT

@@ -39,7 +39,8 @@ PRIME_BURST_CALLS = 20  # prime's guess of the device time per call
 # A graph's calls each read their own input set, filled before every replay from a
 # pool of POOL_SETS sets, made anew for every sample from its seed (pool_seed; seeds
 # POOL_SEED + i for the capture); the pool and the calls' sets together hold at most
-# GRAPH_INPUT_BYTES.
+# GRAPH_INPUT_BYTES: inputs too large for the pool and one call's set are timed with
+# events (the engine's memory lease counts no graph for them: src/engine/timed_case.h).
 POOL_SETS = 4
 POOL_SEED = 500_000
 GRAPH_INPUT_BYTES = 1 << 30
@@ -214,8 +215,14 @@ class TimedSide:
         self.graph = None
         try:
             if self.make_inputs is not None:
+                unfit = None  # no graph, not the side's error: out of `attributed`
                 with attributed(self.kind, "making the input sets of a graph"):
-                    self.graph_inputs = GraphInputs(self.inputs, self.make_inputs, calls, self.device)
+                    try:
+                        self.graph_inputs = GraphInputs(self.inputs, self.make_inputs, calls, self.device)
+                    except GraphInputsUnfit as e:
+                        unfit = e
+                if unfit is not None:
+                    raise unfit
             sets = self.graph_inputs
             call = (lambda i: self._call_on_set(sets.call_inputs[i])) if sets is not None else (lambda i: self._call())
             self.graph = timers.GraphReplay(call, calls, self.device.synchronize)
@@ -353,6 +360,10 @@ class GraphInputs:
 
     def __init__(self, inputs, make_inputs, calls, device):
         self.make_inputs = make_inputs
+        per_set = _nbytes(list(inputs))
+        if (POOL_SETS + calls) * per_set > GRAPH_INPUT_BYTES:
+            raise GraphInputsUnfit("the input sets of a graph of %d call(s) and its pool of %d (%d bytes a set) "
+                                   "would pass %d bytes" % (calls, POOL_SETS, per_set, GRAPH_INPUT_BYTES))
         pool = [make_inputs(POOL_SEED + i) for i in range(POOL_SETS)]
         for other in pool:
             if not same_layout(other, inputs):
