@@ -684,6 +684,32 @@ def test_inputs_too_large_for_a_graphs_sets_get_no_graph(monkeypatch):
     timed.release()
 
 
+def test_a_reference_workers_last_requests_give_cached_memory_back():
+    """A reference run and a time_finish (which may keep a side) end with the device's
+    cache trimmed to what a worker keeps, whether they answer or raise: the reference
+    worker sits idle between verifications outside any memory lease."""
+    from kvault_worker.session import trimming
+
+    class Device:
+        released = 0
+
+        def release_memory(self):
+            self.released += 1
+
+    class Session:
+        device = Device()
+
+    def broken(request):
+        raise RuntimeError("the request failed")
+
+    assert trimming(Session, lambda request: {"ok": request})(1) == {"ok": 1}
+    with pytest.raises(RuntimeError):
+        trimming(Session, broken)({})
+    assert Session.device.released == 2
+    Session.device = None
+    assert trimming(Session, lambda request: {})({}) == {}  # before hello: nothing to trim
+
+
 def test_a_released_side_leaves_the_snapshot_clean():
     from kvault_worker.device import Device
     from kvault_worker.integrity import SNAPSHOT

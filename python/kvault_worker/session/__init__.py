@@ -44,7 +44,7 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
             "shutdown": self.shutdown,
             # The reference worker (reference.py); describe needs no hello.
             "describe": yielding(self.describe),
-            "reference": yielding(self.reference),
+            "reference": trimming(self, yielding(self.reference)),
             "handoff_compare": self.handoff_compare,
             "handoff_release": self.handoff_release,
             # The candidate worker (candidate.py).
@@ -61,7 +61,7 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
             "time_sample": self.time_sample,
             "time_burst": self.time_burst,
             "time_output": self.time_output,
-            "time_finish": self.time_finish,
+            "time_finish": trimming(self, self.time_finish),
         }
 
     def hello(self, request):
@@ -98,3 +98,18 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
         self.buffer_pool.release()
         self.finished = True
         return {}
+
+
+def trimming(session, handler):
+    """`handler`, then the device memory PyTorch keeps cached beyond what a worker may
+    keep given back (Device.release_memory), however the request ended. The requests
+    after which a reference worker may sit idle between verifications (a reference run
+    written to a file, a timed side kept) end so: the engine's memory lease counts no
+    more of an idle worker than that (docs/timing.md, "Memory is shared")."""
+    def run(request):
+        try:
+            return handler(request)
+        finally:
+            if session.device is not None:
+                session.device.release_memory()
+    return run
