@@ -1,5 +1,6 @@
 #include "engine/device_gate.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -141,6 +142,35 @@ DeviceGate::Member::~Member() {
 int DeviceGate::members() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return members_;
+}
+
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+// A worker's CUDA context with PyTorch's kernels loaded (an H100, CUDA 12): about this.
+constexpr int64_t kContextBytes = kGiB / 2;
+// The reference worker, the candidate's, the zygote's spare (a lane that starts each
+// task's reference worker ahead, ReferenceWorkers::kPerTask, has a fourth while it waits:
+// the margin's).
+constexpr int kContextsPerLane = 3;
+// The worker's own bounds (kvault_worker/device.py, session/reference.py, timing/flush.py).
+constexpr int64_t kKeepCachedBytes = 2 * kGiB;   // KEEP_CACHED_BYTES, each of two things kept
+constexpr int64_t kKeepCachedShare = 32;         // KEEP_CACHED_SHARE = 1 / 32
+constexpr int64_t kKeptSidesBytes = kGiB;        // KEEP_BYTES
+constexpr int64_t kFlushBufferBytes = kGiB / 2;  // 2 x the last-level cache, at least 256 MiB
+constexpr int64_t kMarginShare = 16;             // 1/16 of the device's memory
+constexpr int64_t kFloorShare = 8;               // at least 1/8 of it leased
+
+}  // namespace
+
+int64_t DeviceGate::LaneResidueBytes(int64_t device_bytes) {
+  const int64_t kept = std::min(kKeepCachedBytes, device_bytes / kKeepCachedShare);
+  return kContextsPerLane * kContextBytes + 2 * kept + kKeptSidesBytes + kFlushBufferBytes;
+}
+
+int64_t DeviceGate::LeasableBytes(int64_t device_bytes, int lanes) {
+  const int64_t left = device_bytes - std::max(1, lanes) * LaneResidueBytes(device_bytes) - device_bytes / kMarginShare;
+  return std::max(left, device_bytes / kFloorShare);
 }
 
 DeviceGate::MemoryLease DeviceGate::LeaseMemory(int64_t bytes, int64_t budget) {

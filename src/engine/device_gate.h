@@ -171,6 +171,19 @@ class DeviceGate {
   int64_t leased_bytes() const;
   int whole_waiting() const;  // LeaseWhole calls waiting now
 
+  // What one lane's workers may hold on a device of `device_bytes` outside any lease
+  // (docs/timing.md, "Memory is shared"): the device contexts of its reference worker,
+  // its candidate's worker and the zygote's spare, and what the reference worker keeps
+  // between requests (PyTorch's cache and the hand-over buffers, each at most
+  // kvault_worker/device.py's KEEP_CACHED_BYTES or KEEP_CACHED_SHARE of the device; its
+  // kept timing sides, session/reference.py's KEEP_BYTES; a flush buffer).
+  static int64_t LaneResidueBytes(int64_t device_bytes);
+  // The budget LeaseMemory shares out on a device of `device_bytes` used by `lanes`
+  // lanes of this process: the device's memory less every lane's residue and a margin
+  // (allocator rounding, fragmentation), and at least an eighth of it (lanes so many that
+  // their residues, each a bound, would leave less: out of memory is judged alone then).
+  static int64_t LeasableBytes(int64_t device_bytes, int lanes);
+
  private:
   DeviceGate() = default;
   void ReleaseShared();

@@ -332,6 +332,24 @@ TEST(DeviceGateTest, AttendingIsWaitedForByAWholeLeaseAndWaitsForIt) {
   EXPECT_EQ(gate->leased_bytes(), 0);
 }
 
+// The budget leaves every lane's residue (workers' contexts and keeps, outside any
+// lease) and a margin: six lanes on an 80 GB H100 lease far less than the 75% that
+// ran out of memory, and what they lease and keep together fits the device.
+TEST(DeviceGateTest, TheLeasableMemoryLeavesEachLanesResidue) {
+  const int64_t h100 = int64_t{85'017'772'032};  // 79.18 GiB
+  const int64_t residue = DeviceGate::LaneResidueBytes(h100);
+  EXPECT_GE(residue, int64_t{6} << 30);  // three contexts, 2 GiB of cache, 2 of buffers, 1 of sides
+  EXPECT_EQ(DeviceGate::LeasableBytes(h100, 5) - DeviceGate::LeasableBytes(h100, 6), residue);
+  const int64_t six = DeviceGate::LeasableBytes(h100, 6);
+  EXPECT_LE(six + 6 * residue, h100 - h100 / 16);
+  EXPECT_LT(six, h100 / 2);
+  // A smaller device's workers keep less (KEEP_CACHED_SHARE), and many lanes still lease
+  // an eighth of it.
+  EXPECT_LT(DeviceGate::LaneResidueBytes(int64_t{16} << 30), residue);
+  EXPECT_EQ(DeviceGate::LeasableBytes(h100, 16), h100 / 8);
+  EXPECT_EQ(DeviceGate::LeasableBytes(h100, 0), DeviceGate::LeasableBytes(h100, 1));
+}
+
 TEST(DeviceGateTest, MembersCountTheLanesAliveOnTheDevice) {
   auto gate = DeviceGate::For("test-members");
   EXPECT_EQ(gate->members(), 0);

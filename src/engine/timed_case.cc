@@ -31,6 +31,19 @@ constexpr size_t kComparedPerRound = 3;
 // it (outputs of about 800 MiB a call) timed samples are not compared (docs/timing.md,
 // "Known limits").
 constexpr uintmax_t kKeptSampleBytes = uintmax_t{8} << 30;
+// Timing's device memory (TimingFootprintBytes), both sides, per byte of the case's
+// inputs: each side's timed inputs, a sample's fresh inputs (made, then copied into the
+// timed buffers), its output and the last one kept (4), and the reference's buffer that
+// an output is handed over in (1). The re-check's fresh inputs and output take the
+// place of the sample's.
+constexpr int64_t kTimingBytesPerInputByte = 9;
+// A graph's bounds, as python/kvault_worker/timing/side.py sets them: its calls (at most
+// GRAPH_MAX_CALLS), their input sets with the pool's (POOL_SETS, together at most
+// GRAPH_INPUT_BYTES, else no graph) and their outputs (GRAPH_OUTPUT_BYTES).
+constexpr int64_t kGraphMaxCalls = 1000;
+constexpr int64_t kGraphPoolSets = 4;
+constexpr int64_t kGraphInputBytes = int64_t{1} << 30;
+constexpr int64_t kGraphOutputBytes = int64_t{1} << 30;
 // Added to the spread of the reference's overhead in the engine clock's bound
 // (TimingSettings::clock_slack): below timer resolution on any host.
 constexpr double kClockFloorMs = 0.02;
@@ -1049,6 +1062,18 @@ TimeStartRequest ReferenceSideStart(const TimedCaseRequest& request) {
                           .seed = request.seed,
                           .flush = t.flush,
                           .graph_below_ms = graph_below_ms};
+}
+
+int64_t TimingFootprintBytes(int64_t input_bytes, const EngineOptions& options, bool outputs_on_device) {
+  const int64_t in = std::max<int64_t>(0, input_bytes);
+  int64_t side = 0;  // what each side holds beyond the per-byte part
+  const int64_t round = RoundSamples(options.timing) * in;
+  if (outputs_on_device && round <= static_cast<int64_t>(kKeptSampleBytes)) side += round;  // ChooseSampleOutputs
+  const bool graphs = options.backend != Backend::kCpu && options.timing.graph != GraphMode::kNever;
+  if (graphs && (kGraphPoolSets + 1) * in <= kGraphInputBytes)
+    side += std::min(kGraphInputBytes, (kGraphMaxCalls + kGraphPoolSets) * in) +
+            std::min(kGraphOutputBytes, kGraphMaxCalls * in);
+  return kTimingBytesPerInputByte * in + 2 * side;
 }
 
 std::optional<TrustedFailure> TimeReferenceAlone(DeviceSession& session, const TimedCaseRequest& request) {

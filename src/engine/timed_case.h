@@ -117,6 +117,14 @@ void RecheckCase(TurnMember& member);
 // or nullopt when it fitted.
 std::optional<TrustedFailure> TimeReferenceAlone(DeviceSession& session, const TimedCaseRequest& request);
 
+// The device memory the timing of a performance case with `input_bytes` of inputs may
+// hold, both workers together, its outputs taken as large as its inputs (docs/timing.md,
+// "Memory is shared"): each side's timed inputs, a sample's fresh inputs, its output
+// and the one before it, the reference's hand-over buffer; a round's sample outputs
+// kept on the device where they are compared there (`outputs_on_device`) and fit; a
+// graph's input sets and outputs where one may be captured.
+int64_t TimingFootprintBytes(int64_t input_bytes, const EngineOptions& options, bool outputs_on_device);
+
 // One candidate alone: TimeTurn with no other member, then RecheckCase.
 // `prepared` must be PrepareCase's answer for the same request, without failure.
 TimedCase TimeCase(DeviceSession& session, const TimedCaseRequest& request, PreparedCase prepared);

@@ -80,6 +80,25 @@ class TimedCaseTest : public ::testing::Test {
   bool refuse_starts_ = false;  // no worker starts (the process table full, the sandbox broken)
 };
 
+// What a timing holds on the device, by its inputs: 9 bytes a byte on both sides, a
+// round's outputs where they are kept on the device and fit, a graph where one may be
+// captured (bounded, and none for inputs whose sets would not fit).
+TEST(TimingFootprintTest, CountsBothSidesKeptOutputsAndGraphs) {
+  EngineOptions options;
+  options.backend = Backend::kCuda;
+  options.timing.graph = GraphMode::kNever;
+  const int64_t gb = int64_t{1} << 30, mb = int64_t{1} << 20;
+  EXPECT_EQ(TimingFootprintBytes(4 * gb, options, /*outputs_on_device=*/true), 36 * gb);  // 10 outputs: not kept
+  EXPECT_EQ(TimingFootprintBytes(100 * mb, options, false), 900 * mb);
+  EXPECT_EQ(TimingFootprintBytes(100 * mb, options, true), 900 * mb + 2 * 10 * 100 * mb);  // a round kept a side
+  options.timing.graph = GraphMode::kAuto;
+  EXPECT_EQ(TimingFootprintBytes(100 * mb, options, false), 900 * mb + 2 * 2 * gb);  // sets and outputs, each 1 GiB
+  EXPECT_EQ(TimingFootprintBytes(1 * mb, options, false), 9 * mb + 2 * (1004 + 1000) * mb);
+  EXPECT_EQ(TimingFootprintBytes(300 * mb, options, false), 2700 * mb);  // five sets pass 1 GiB: no graph
+  options.backend = Backend::kCpu;
+  EXPECT_EQ(TimingFootprintBytes(100 * mb, options, false), 900 * mb);
+}
+
 TEST_F(TimedCaseTest, RoundsAlternateAndReportColdAndWarm) {
   TimedCase t = Run();
   ASSERT_FALSE(t.failure) << t.failure->message;

@@ -975,15 +975,13 @@ bool Verifier::CreateScratch(Attempt& a) {
 
 namespace {
 
-// Device memory one verification holds, per byte of its largest correctness case's
-// inputs: the reference worker's inputs and output, the candidate worker's inputs,
-// its checked and repeated calls' outputs, and the timing's input sets. Measured
-// footprints of KernelBench's current tasks on an H100 (inputs of 4 to 16 GB; six
-// lanes exhausted 80 GB) put it near this; an estimate, not a bound.
+// Device memory one verification's correctness runs hold, per byte of its largest
+// correctness case's inputs: the reference worker's inputs and output, the candidate
+// worker's inputs, its checked and repeated calls' outputs. Measured footprints of
+// KernelBench's current tasks on an H100 (inputs of 4 to 16 GB; six lanes exhausted
+// 80 GB) put it near this; an estimate, not a bound. Its timing's is
+// TimingFootprintBytes (engine/timed_case.h); the lease is the larger.
 constexpr int64_t kFootprintPerInputByte = 6;
-// The share of a GPU's memory leased to verifications; the rest is the workers' CUDA
-// contexts and the caches each keeps (device.py, KEEP_CACHED_BYTES).
-constexpr double kLeasableShare = 0.75;
 
 std::string MiB(int64_t bytes) {
   return bytes < (int64_t{1} << 20) ? std::to_string(bytes) + " B" : std::to_string(bytes >> 20) + " MiB";
@@ -994,10 +992,15 @@ std::string MiB(int64_t bytes) {
 bool Verifier::LeaseDeviceMemory(Attempt& a) {
   const int64_t memory = DeviceMemoryBytes(session_.Hello());
   if (memory <= 0 || !a.checked) return true;  // the CPU, or a worker that does not say
-  int64_t largest = 0;
-  for (int ci : a.checked->CorrectnessCases()) largest = std::max(largest, a.checked->cases[ci].input_bytes);
+  int64_t bytes = 0;
+  for (int ci : a.checked->CorrectnessCases())
+    bytes = std::max(bytes, a.checked->cases[ci].input_bytes * kFootprintPerInputByte);
+  if (Timed(*a.checked))
+    for (int ci : a.checked->PerformanceCases())
+      bytes = std::max(bytes, TimingFootprintBytes(a.checked->cases[ci].input_bytes, options_,
+                                                   OutputsOnDevice(*a.checked, ci)));
   memory_.Release();
-  const int64_t bytes = largest * kFootprintPerInputByte, budget = static_cast<int64_t>(memory * kLeasableShare);
+  const int64_t budget = DeviceGate::LeasableBytes(memory, gate_->members());
   memory_ = WaitForGate("a device memory lease of " + MiB(bytes) + " (" + MiB(gate_->leased_bytes()) + " of " +
                             MiB(budget) + " leased" +
                             (gate_->whole_waiting() > 0 ? ", a whole-memory lease waiting" : "") + ")",

@@ -968,7 +968,9 @@ TEST_F(VerifierTest, ALargeTaskWaitsForTheDevicesMemory) {
                 {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true},
                             {"input_bytes", 100}}}}}}});
   auto gate = DeviceGate::For("cpu-0");
-  // Another lane's lease: 600 of the 750 leasable bytes; this verification needs 600 too.
+  // Another lane's lease: this verification's (600 bytes for its correctness runs, 900
+  // for its timing) does not fit beside it in what a device of 1000 bytes leases.
+  ASSERT_LT(DeviceGate::LeasableBytes(1000, 1), 600 + 900);
   DeviceGate::MemoryLease other = gate->LeaseMemory(600, 750);
   std::thread release([&other] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
