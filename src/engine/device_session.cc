@@ -19,12 +19,14 @@ WorkerFactory ProcessWorkerFactory() {
 }
 
 DeviceSession::DeviceSession(const EngineOptions& options, std::string hello_backend,
-                             WorkerFactory factory)
-    : options_(options), hello_backend_(std::move(hello_backend)), factory_(std::move(factory)) {
+                             WorkerFactory factory, ZygoteFactory zygotes)
+    : options_(options), hello_backend_(std::move(hello_backend)), factory_(std::move(factory)),
+      zygotes_(std::move(zygotes)) {
   if (!factory_) {
     factory_ = ProcessWorkerFactory();
-    use_zygote_ = options_.zygote;  // tests with fake workers never fork
+    if (!zygotes_) zygotes_ = &Zygote::Spawn;
   }
+  use_zygote_ = options_.zygote && zygotes_;  // tests with fake workers fork only when they say so
 }
 
 DeviceSession::~DeviceSession() {
@@ -82,26 +84,47 @@ WorkerOptions DeviceSession::MakeWorkerOptions() const {
   return o;
 }
 
+void DeviceSession::SpawnZygoteEarly() {
+  // The session's first worker (hello_ is unset, so no spare is pending and zygote_ is
+  // this thread's). --compile-only wants a candidate worker only to note a
+  // KernelBench file's load_inline calls: its zygote waits for the first of those.
+  if (!use_zygote_ || !options_.sandbox_error.empty() || options_.compile_only || !hello_.is_null() ||
+      spare_.valid() || zygote_)
+    return;
+  (void)SpawnZygote();  // on failure the first candidate's ForkCandidate tries again and says why
+}
+
+Status DeviceSession::SpawnZygote() {
+  WorkerOptions options = MakeWorkerOptions();
+  options.argv = {options_.python, "-m", "kvault_worker.zygote"};
+  // The zygote keeps its capabilities to give each worker a PID namespace; each
+  // worker drops them before it reads a request (docs/sandbox.md).
+  EngineOptions zygote_options = options_;
+  zygote_options.sandbox.keep_capabilities = true;
+  options.env_set.emplace_back("KVAULT_ZYGOTE_DROP_CAPS",
+                               options_.sandbox.mode == SandboxMode::kOff ? "0" : "1");
+  auto sandboxed = SandboxWorkerCommand(zygote_options, /*candidate=*/true, hello_backend_ == "cpu",
+                                        options.argv, options.env_set);
+  if (!sandboxed) return Error{sandboxed.error()};
+  options.argv = std::move(sandboxed->argv);
+  options.env_set = std::move(sandboxed->env_set);
+  auto started = zygotes_(options, options_.timeouts.start);
+  if (!started) return Error{started.error()};
+  zygote_ = std::move(*started);
+  zygote_dir_ = std::move(sandboxed->private_dir);
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<WorkerConnection>> DeviceSession::ForkCandidate(std::string* folder) {
-  if (!zygote_ || !zygote_->alive()) {
+  // One that died while it imported is waited for below, which says why; one that
+  // died after it was ready is replaced.
+  if (zygote_ && zygote_->ready() && !zygote_->alive()) zygote_.reset();
+  if (!zygote_)
+    if (Status st = SpawnZygote(); !st) return Error{st.error()};
+  if (Status ready = zygote_->AwaitReady(); !ready) {
     zygote_.reset();
-    WorkerOptions options = MakeWorkerOptions();
-    options.argv = {options_.python, "-m", "kvault_worker.zygote"};
-    // The zygote keeps its capabilities to give each worker a PID namespace; each
-    // worker drops them before it reads a request (docs/sandbox.md).
-    EngineOptions zygote_options = options_;
-    zygote_options.sandbox.keep_capabilities = true;
-    options.env_set.emplace_back("KVAULT_ZYGOTE_DROP_CAPS",
-                                 options_.sandbox.mode == SandboxMode::kOff ? "0" : "1");
-    auto sandboxed = SandboxWorkerCommand(zygote_options, /*candidate=*/true, hello_backend_ == "cpu",
-                                          options.argv, options.env_set);
-    if (!sandboxed) return Error{sandboxed.error()};
-    options.argv = std::move(sandboxed->argv);
-    options.env_set = std::move(sandboxed->env_set);
-    auto started = Zygote::Start(options, options_.timeouts.start);
-    if (!started) return Error{started.error()};
-    zygote_ = std::move(*started);
-    zygote_dir_ = std::move(sandboxed->private_dir);
+    zygote_dir_.reset();
+    return Error{ready.error()};
   }
   WorkerOptions worker_options;
   if (zygote_dir_) worker_options.cwd = zygote_dir_->path() + "/w" + std::to_string(++forks_);
@@ -148,6 +171,7 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
     if (*started && !(*started)->worker->alive()) started.reset();
     else if (!*started) started.reset();  // a fresh start below says why, if it fails again
   }
+  if (role == WorkerRole::kReference) SpawnZygoteEarly();  // imports while this one starts
   if (!started) started = StartWorker(role);
   if (!*started) return Error{started->error()};
   private_dirs_[static_cast<int>(role)] = std::move((*started)->private_dir);

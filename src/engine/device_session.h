@@ -3,8 +3,13 @@
 // code) and a candidate worker (runs candidates, and times them against the
 // reference). Workers start lazily, answer `hello` first, and are replaced after
 // any failure. With EngineOptions::zygote, candidate workers are forked from a
-// zygote started with the session (worker/zygote.h); when the zygote cannot start
-// or fails, the session says so once on stderr and starts them from scratch.
+// zygote (worker/zygote.h). The zygote's process starts beside the session's first
+// reference worker, so that its imports overlap that worker's start and the task's
+// describe; the first candidate worker then waits only for what is left of them
+// (not with --compile-only, where a candidate worker is rare: the first one wanted
+// starts it). A session that ends first kills it without waiting for it. When the
+// zygote cannot start or fails, the session says so once on stderr and starts
+// candidate workers from scratch.
 // While a zygote-forked candidate worker works, the next one is forked and greeted
 // on a background thread (the spare), so that a lane's next candidate does not wait
 // for a fork and a device context. Workers never serve two candidates. The cost is
@@ -36,12 +41,19 @@ enum class WorkerRole { kReference, kCandidate };
 using WorkerFactory =
     std::function<Result<std::unique_ptr<WorkerConnection>>(const WorkerOptions&)>;
 WorkerFactory ProcessWorkerFactory();
+// Starts a zygote process without waiting for it to be ready (Zygote::Spawn: the
+// options and the start timeout); tests substitute their own.
+using ZygoteFactory =
+    std::function<Result<std::unique_ptr<Zygote>>(const WorkerOptions&, std::chrono::milliseconds)>;
 
 class DeviceSession {
  public:
   // `hello_backend` is the backend the workers open ("cpu" for --compile-only, where
-  // only build information is needed).
-  DeviceSession(const EngineOptions& options, std::string hello_backend, WorkerFactory factory);
+  // only build information is needed). Candidate workers come from a zygote (with
+  // EngineOptions::zygote) when `factory` is empty (then real worker processes and
+  // Zygote::Spawn) or `zygotes` is given.
+  DeviceSession(const EngineOptions& options, std::string hello_backend, WorkerFactory factory,
+                ZygoteFactory zygotes = {});
   ~DeviceSession();
 
   // The running worker of `role`, started and greeted if needed. Error: the worker
@@ -80,8 +92,9 @@ class DeviceSession {
     worker_env_.emplace_back(std::move(name), std::move(value));
   }
   // Once the reference worker has answered hello: starts the first candidate worker
-  // (the zygote, a fork, its hello) in the background, so that it is ready when the
-  // candidate's build is done. No-op without the zygote or when one runs or is pending.
+  // (a fork of the zygote, once it is ready, and its hello) in the background, so that
+  // it is ready when the candidate's build is done. No-op without the zygote or when
+  // one runs or is pending.
   void Prestart();
   // Starts and greets a reference worker in the background, for the next Get of the
   // reference role after the running one is discarded: a lane that gives each task a
@@ -98,8 +111,13 @@ class DeviceSession {
   };
   Result<Started> StartWorker(WorkerRole role);
   WorkerOptions MakeWorkerOptions() const;
-  // A candidate worker forked by the zygote (started first if needed); Error when
-  // the zygote is unusable (the caller then starts one from scratch).
+  // Starts the zygote's process beside the session's first reference worker (see the
+  // top); a failure is left to the first ForkCandidate, which tries again and says why.
+  void SpawnZygoteEarly();
+  // Starts the zygote's process in the candidate worker's sandbox, without waiting.
+  Status SpawnZygote();
+  // A candidate worker forked by the zygote (started first if needed, waited for until
+  // it is ready); Error when the zygote is unusable (the caller then starts one from scratch).
   // `folder` gets the worker's folder (empty when the zygote has none of its own).
   Result<std::unique_ptr<WorkerConnection>> ForkCandidate(std::string* folder);
   // Sends `hello` (with the environment on the session's first); the worker, or Error.
@@ -114,6 +132,7 @@ class DeviceSession {
   EngineOptions options_;
   std::string hello_backend_;
   WorkerFactory factory_;
+  ZygoteFactory zygotes_;
   std::vector<std::pair<std::string, std::string>> worker_env_;  // SetWorkerEnv
   std::optional<TempDir> private_dirs_[2];  // each sandboxed worker's HOME; outlives it
   std::unique_ptr<WorkerConnection> workers_[2];
@@ -122,7 +141,7 @@ class DeviceSession {
   int forks_ = 0;             // names the forked workers' folders
   bool use_zygote_ = false;
   bool candidate_forked_ = false;  // the candidate worker came from the zygote
-  std::unique_ptr<Zygote> zygote_;
+  std::unique_ptr<Zygote> zygote_;  // possibly still importing (Zygote::ready)
   std::optional<TempDir> zygote_dir_;  // the zygote's private folder; its workers' below
   Json hello_;
   // Only the background thread touches zygote_ while the spare is pending: every

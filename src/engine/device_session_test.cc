@@ -1,10 +1,15 @@
-// DeviceSession against scripted workers: the protocol version from `hello`.
+// DeviceSession against scripted workers: the protocol version from `hello`; when
+// the zygote starts (real zygote processes forking a scripted worker).
 #include "engine/device_session.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "engine/testing/test_cache.h"
 #include "engine/verifier.h"
+#include "util/env.h"
 #include "util/files.h"
 #include "worker/fake_worker.h"
 #include "worker/protocol.h"
@@ -26,9 +31,39 @@ class DeviceSessionTest : public ::testing::Test {
     };
   }
 
+  // Zygotes of `python3 -m kvault_worker.zygote` whose forks run `entry`; each start
+  // counted, with the number of workers started from scratch before it.
+  ZygoteFactory Zygotes(std::string entry) {
+    return [this, entry](const WorkerOptions&, std::chrono::milliseconds timeout) {
+      workers_before_zygote_.push_back(started_.size());
+      WorkerOptions o;
+      o.argv = {"python3", "-m", "kvault_worker.zygote"};
+      o.env_set = {{"PYTHONPATH", GetEnv("KVAULT_SOURCE_ROOT").value_or("") + "/python:" + cache_.path()},
+                   {"KVAULT_ZYGOTE_ENTRY", entry}};
+      o.cwd = cache_.path();
+      return Zygote::Spawn(o, timeout);
+    };
+  }
+  // A forked worker that answers every request as a hello of this engine's version.
+  void WriteHelloWorker() {
+    std::ofstream(cache_.path() + "/hello_worker.py")
+        << "import json, os\n"
+           "def main():\n"
+           "    req_fd, resp_fd = (int(x) for x in os.environ['KVAULT_WORKER_FDS'].split(','))\n"
+           "    out = os.fdopen(resp_fd, 'w')\n"
+           "    for line in os.fdopen(req_fd):\n"
+           "        out.write(json.dumps(dict(id=json.loads(line)['id'], ok=True, protocol="
+        << protocol::kVersion << ")) + '\\n')\n"
+           "        out.flush()\n";
+  }
+  bool ZygoteTestable() const {
+    return GetEnv("KVAULT_SOURCE_ROOT") && ::system("python3 -c pass >/dev/null 2>&1") == 0;
+  }
+
   kvault::testing::TestCache cache_;
   EngineOptions& options_ = cache_.options;
   std::vector<FakeWorker*> started_;
+  std::vector<size_t> workers_before_zygote_;  // one per zygote start
 };
 
 TEST_F(DeviceSessionTest, WorkerOfTheEngineVersionIsUsed) {
@@ -76,6 +111,59 @@ TEST_F(DeviceSessionTest, APrestartedReferenceWorkerReplacesTheDiscardedOne) {
   session.Discard(WorkerRole::kReference);
   ASSERT_TRUE(session.Get(WorkerRole::kReference));
   EXPECT_EQ(started_.size(), 3u);
+}
+
+// The zygote starts beside the first reference worker (before it, not after its
+// hello), and the first candidate worker is its fork: no second zygote, no worker
+// from scratch.
+TEST_F(DeviceSessionTest, ZygoteStartsWithTheFirstReferenceWorker) {
+  if (!ZygoteTestable()) GTEST_SKIP() << "needs python3 and KVAULT_SOURCE_ROOT (ctest sets it)";
+  WriteHelloWorker();
+  options_.zygote = true;
+  DeviceSession session(options_, "cpu", Factory(Json{{"protocol", protocol::kVersion}}),
+                        Zygotes("hello_worker:main"));
+  ASSERT_TRUE(session.Hello());
+  EXPECT_EQ(workers_before_zygote_, std::vector<size_t>{0});
+  auto w = session.Get(WorkerRole::kCandidate);
+  ASSERT_TRUE(w) << w.error();
+  EXPECT_TRUE((*w)->alive());
+  EXPECT_EQ(started_.size(), 1u);  // the reference only
+  session.Discard(WorkerRole::kReference);
+  ASSERT_TRUE(session.Get(WorkerRole::kReference));
+  EXPECT_EQ(workers_before_zygote_.size(), 1u);
+}
+
+// A zygote that dies while it imports costs the first candidate nothing but the
+// fallback: a worker from scratch, said once on stderr, and no zygote again.
+TEST_F(DeviceSessionTest, ZygoteThatFailsEarlyFallsBackToWorkersFromScratch) {
+  if (!ZygoteTestable()) GTEST_SKIP() << "needs python3 and KVAULT_SOURCE_ROOT (ctest sets it)";
+  options_.zygote = true;
+  DeviceSession session(options_, "cpu", Factory(Json{{"protocol", protocol::kVersion}}),
+                        Zygotes("no_such_worker_module:main"));
+  ASSERT_TRUE(session.Hello());
+  ASSERT_EQ(workers_before_zygote_.size(), 1u);
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 2; ++i) {
+    auto w = session.Get(WorkerRole::kCandidate);
+    ASSERT_TRUE(w) << w.error();
+    session.Discard(WorkerRole::kCandidate);
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(started_.size(), 3u);  // the reference, then two candidates from scratch
+  EXPECT_EQ(workers_before_zygote_.size(), 1u);
+  EXPECT_NE(err.find("no worker zygote"), std::string::npos) << err;
+  EXPECT_NE(err.find("no_such_worker_module"), std::string::npos) << err;  // its own words
+  EXPECT_EQ(err.find("no worker zygote"), err.rfind("no worker zygote")) << err;
+}
+
+// --compile-only rarely wants a candidate worker: no zygote until one is wanted.
+TEST_F(DeviceSessionTest, CompileOnlyStartsNoZygoteWithTheReference) {
+  options_.zygote = true;
+  options_.compile_only = true;
+  DeviceSession session(options_, "cpu", Factory(Json{{"protocol", protocol::kVersion}}),
+                        Zygotes("hello_worker:main"));
+  ASSERT_TRUE(session.Hello());
+  EXPECT_TRUE(workers_before_zygote_.empty());
 }
 
 // A verification with workers of another version ends as infra_error: neither the

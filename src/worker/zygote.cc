@@ -134,6 +134,14 @@ std::string Zygote::Die(const std::string& why) {
 
 Result<std::unique_ptr<Zygote>> Zygote::Start(const WorkerOptions& options,
                                               std::chrono::milliseconds timeout) {
+  auto z = Spawn(options, timeout);
+  if (!z) return Error{z.error()};
+  if (Status ready = (*z)->AwaitReady(); !ready) return Error{ready.error()};
+  return z;
+}
+
+Result<std::unique_ptr<Zygote>> Zygote::Spawn(const WorkerOptions& options,
+                                              std::chrono::milliseconds timeout) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return Error{Errno("worker zygote: socketpair")};
@@ -152,31 +160,41 @@ Result<std::unique_ptr<Zygote>> Zygote::Start(const WorkerOptions& options,
   log->write.reset();
   SetNonBlocking(log->read.get());
   std::unique_ptr<Zygote> z(new Zygote(std::move(*child), std::move(ours), std::move(log->read)));
-  UniqueFd none;
-  auto ready = z->Receive(timeout, &none);
-  if (!ready) return Error{ready.error()};
-  if (!ready->value(field::kReady, false)) return Error{z->Die("unexpected first message " + ready->dump())};
-  z->pid_namespace_ = ready->value(field::kPidNamespace, false);
-  // Without a PID namespace between us, the zygote's own pid is its pid here.
-  z->same_namespace_ = ready->value(field::kPid, -1) == z->child_.pid();
+  z->ready_deadline_ = Clock::now() + timeout;
+  z->start_timeout_ = timeout;
   return z;
 }
 
-Result<Json> Zygote::Receive(std::chrono::milliseconds timeout, UniqueFd* fd) {
-  const auto deadline = Clock::now() + timeout;
+Status Zygote::AwaitReady() {
+  if (ready_) return Status::Ok();
+  if (dead_) return Error{"worker zygote is not running"};
+  UniqueFd none;
+  auto ready = Receive(ready_deadline_, start_timeout_, &none);
+  if (!ready) return Error{ready.error()};
+  if (!ready->value(field::kReady, false)) return Error{Die("unexpected first message " + ready->dump())};
+  pid_namespace_ = ready->value(field::kPidNamespace, false);
+  // Without a PID namespace between us, the zygote's own pid is its pid here.
+  same_namespace_ = ready->value(field::kPid, -1) == child_.pid();
+  ready_ = true;
+  return Status::Ok();
+}
+
+Result<Json> Zygote::Receive(Clock::time_point deadline, std::chrono::milliseconds timeout, UniqueFd* fd) {
   while (true) {
     DrainLog();
     const auto now = Clock::now();
-    if (now >= deadline) return Error{Die("no answer within " + FormatDuration(timeout))};
+    // Past the deadline, a message already waiting is still taken.
+    const bool last = now >= deadline;
     pollfd fds[3] = {{socket_.get(), POLLIN, 0}, {child_.exit_fd(), POLLIN, 0}, {log_.get(), POLLIN, 0}};
     const nfds_t n = log_ ? 3 : 2;
-    int wait = PollMillis(deadline - now);
+    int wait = last ? 0 : PollMillis(deadline - now);
     if (child_.exit_fd() < 0) wait = std::min(wait, 10);
     int rc = ::poll(fds, n, wait);
     if (rc < 0 && errno != EINTR) return Error{Die(Errno("poll"))};
     if (rc > 0 && fds[0].revents & POLLIN) break;
     if ((rc > 0 && fds[0].revents & (POLLHUP | POLLERR)) || child_.HasExited())
       return Error{Die("the zygote ended")};
+    if (last) return Error{Die("no answer within " + FormatDuration(timeout))};
   }
   std::string buf(kMaxMessage, '\0');
   iovec iov{buf.data(), buf.size()};
@@ -212,6 +230,7 @@ Result<Json> Zygote::Receive(std::chrono::milliseconds timeout, UniqueFd* fd) {
 Result<std::unique_ptr<ProcessWorker>> Zygote::Fork(const WorkerOptions& worker_options,
                                                     std::chrono::milliseconds timeout) {
   if (!alive()) return Error{"worker zygote is not running"};
+  if (Status st = AwaitReady(); !st) return Error{st.error()};
   auto pipes = MakeWorkerPipes();
   if (!pipes) return Error{pipes.error()};
   auto status = MakePipe();
@@ -226,7 +245,7 @@ Result<std::unique_ptr<ProcessWorker>> Zygote::Fork(const WorkerOptions& worker_
     return Error{Die(Errno("cannot send the fork request"))};
   status->write.reset();  // the keeper's copy is the only one now: EOF means it ended
   UniqueFd pidfd;
-  auto reply = Receive(timeout, &pidfd);
+  auto reply = Receive(Clock::now() + timeout, timeout, &pidfd);
   if (!reply) return Error{reply.error()};
   if (reply->contains(field::kError) || !pidfd)
     return Error{Die("fork refused: " + reply->value(field::kError, std::string("no pidfd")))};

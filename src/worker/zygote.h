@@ -13,6 +13,9 @@
 //   auto w = (*z)->Fork(worker_options, seconds(10));
 //   (*w)->Call(hello, ...);
 //
+// Zygote::Spawn starts it without waiting: it imports while the caller does other
+// work, and the first Fork (or AwaitReady) waits for it to be ready.
+//
 // Thread safety: one caller at a time. Destroying the zygote kills it; workers it
 // forked die with it (parent-death signals).
 #include <sys/types.h>
@@ -60,12 +63,22 @@ class Zygote {
   // message carries its output).
   static Result<std::unique_ptr<Zygote>> Start(const WorkerOptions& options,
                                                std::chrono::milliseconds timeout);
+  // Starts the zygote and returns at once; it must say it is ready within `timeout`
+  // from now (AwaitReady). Error: it could not be started.
+  static Result<std::unique_ptr<Zygote>> Spawn(const WorkerOptions& options,
+                                               std::chrono::milliseconds timeout);
   ~Zygote();
 
-  // A fresh worker; `worker_options.cwd`, when set, names its folder (a new one directly
-  // in the zygote's working directory; the zygote makes it and removes it when the
-  // worker has ended). Error: the zygote died or did not answer within `timeout`; it is
-  // then dead (alive() is false) and the caller starts another or falls back.
+  // Waits until the zygote has said it is ready; at once once it has (a ready message
+  // already sent counts even past the deadline). Error: it died, said something else,
+  // or said nothing by Spawn's deadline; it is then dead (the message carries its output).
+  Status AwaitReady();
+  bool ready() const { return ready_; }
+  // A fresh worker, once the zygote is ready (AwaitReady); `worker_options.cwd`, when
+  // set, names its folder (a new one directly in the zygote's working directory; the
+  // zygote makes it and removes it when the worker has ended). Error: the zygote died,
+  // never became ready or did not answer within `timeout`; it is then dead (alive() is
+  // false) and the caller starts another or falls back.
   Result<std::unique_ptr<ProcessWorker>> Fork(const WorkerOptions& worker_options,
                                               std::chrono::milliseconds timeout);
   bool alive() const;
@@ -75,8 +88,10 @@ class Zygote {
 
  private:
   Zygote(ChildProcess child, UniqueFd socket, UniqueFd log);
-  // The next message, with at most one descriptor attached (else closed, and an error).
-  Result<Json> Receive(std::chrono::milliseconds timeout, UniqueFd* fd);
+  // The next message, with at most one descriptor attached (else closed, and an error);
+  // Error when none has come by `deadline` (the message names `timeout`).
+  Result<Json> Receive(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout,
+                       UniqueFd* fd);
   void DrainLog();
   std::string Die(const std::string& why);
 
@@ -84,6 +99,9 @@ class Zygote {
   UniqueFd socket_;
   UniqueFd log_;
   HeadTailBuffer log_buffer_{16 * 1024};
+  std::chrono::steady_clock::time_point ready_deadline_;  // Spawn's
+  std::chrono::milliseconds start_timeout_{0};
+  bool ready_ = false;
   bool pid_namespace_ = false;
   bool same_namespace_ = false;
   bool dead_ = false;
