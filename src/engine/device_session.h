@@ -9,7 +9,8 @@
 // (not with --compile-only, where a candidate worker is rare: the first one wanted
 // starts it). A session that ends first kills it without waiting for it. When the
 // zygote cannot start or fails, the session says so once on stderr and starts
-// candidate workers from scratch.
+// candidate workers from scratch; a fork that finds the device's memory full (its
+// context could not be made) fails only its own start, and the zygote stays.
 // While a zygote-forked candidate worker works, the next one is forked and greeted
 // on a background thread (the spare), so that a lane's next candidate does not wait
 // for a fork and a device context. Workers never serve two candidates. The cost is

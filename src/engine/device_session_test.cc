@@ -56,6 +56,26 @@ class DeviceSessionTest : public ::testing::Test {
         << protocol::kVersion << ")) + '\\n')\n"
            "        out.flush()\n";
   }
+  // A forked worker whose first hello finds the device full (as CUDA says when it
+  // cannot make a context); every later fork answers as WriteHelloWorker's.
+  void WriteDeviceFullOnceWorker() {
+    std::ofstream(cache_.path() + "/full_once_worker.py")
+        << "import json, os\n"
+           "MARK = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'full_once.mark')\n"
+           "def main():\n"
+           "    req_fd, resp_fd = (int(x) for x in os.environ['KVAULT_WORKER_FDS'].split(','))\n"
+           "    out = os.fdopen(resp_fd, 'w')\n"
+           "    full = not os.path.exists(MARK)\n"
+           "    open(MARK, 'w').close()\n"
+           "    for line in os.fdopen(req_fd):\n"
+           "        reply = dict(id=json.loads(line)['id'], ok=True, protocol="
+        << protocol::kVersion << ")\n"
+           "        if full:\n"
+           "            reply = dict(id=reply['id'], ok=False, kind='internal', message="
+           "'worker error in hello: AcceleratorError: CUDA error: out of memory')\n"
+           "        out.write(json.dumps(reply) + '\\n')\n"
+           "        out.flush()\n";
+  }
   bool ZygoteTestable() const {
     return GetEnv("KVAULT_SOURCE_ROOT") && ::system("python3 -c pass >/dev/null 2>&1") == 0;
   }
@@ -154,6 +174,27 @@ TEST_F(DeviceSessionTest, ZygoteThatFailsEarlyFallsBackToWorkersFromScratch) {
   EXPECT_NE(err.find("no worker zygote"), std::string::npos) << err;
   EXPECT_NE(err.find("no_such_worker_module"), std::string::npos) << err;  // its own words
   EXPECT_EQ(err.find("no worker zygote"), err.rfind("no worker zygote")) << err;
+}
+
+// A fork that cannot open a full device fails that start alone: the zygote stays,
+// and the next candidate is its fork again, not a worker from scratch.
+TEST_F(DeviceSessionTest, ForkThatFindsTheDeviceFullKeepsTheZygote) {
+  if (!ZygoteTestable()) GTEST_SKIP() << "needs python3 and KVAULT_SOURCE_ROOT (ctest sets it)";
+  WriteDeviceFullOnceWorker();
+  options_.zygote = true;
+  DeviceSession session(options_, "cpu", Factory(Json{{"protocol", protocol::kVersion}}),
+                        Zygotes("full_once_worker:main"));
+  ASSERT_TRUE(session.Hello());
+  ::testing::internal::CaptureStderr();
+  auto first = session.Get(WorkerRole::kCandidate);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(first);
+  EXPECT_NE(first.error().find("could not open the device"), std::string::npos) << first.error();
+  EXPECT_EQ(err.find("from scratch"), std::string::npos) << err;
+  auto second = session.Get(WorkerRole::kCandidate);
+  ASSERT_TRUE(second) << second.error();
+  EXPECT_EQ(started_.size(), 1u);  // the reference only: the candidate is a fork
+  EXPECT_EQ(workers_before_zygote_.size(), 1u);
 }
 
 // --compile-only rarely wants a candidate worker: no zygote until one is wanted.
