@@ -103,8 +103,10 @@ class Verifier {
   bool BuildCandidate(Attempt& a);        // compiled formats, through the compile cache
   bool BuildInlineModules(Attempt& a);    // kernelbench: its load_inline calls, likewise
   std::optional<NotedInlineCalls> NoteInlineCalls(Attempt& a);
-  // A GPU's memory, leased by the task's inputs: a verification of inputs of several
-  // GB waits until it fits beside the others (docs/timing.md, "Memory is shared").
+  // A GPU's memory, leased by the task's inputs (what its correctness runs or its timing
+  // hold, the larger; DeviceGate::LeasableBytes shared out): a verification of inputs of
+  // several GB waits until it fits beside the others (docs/timing.md, "Memory is shared").
+  // Its wait is the phase memory_wait.
   bool LeaseDeviceMemory(Attempt& a);
   bool StartCandidateWorker(Attempt& a);  // the scratch folder and a fresh worker
   bool LoadCandidate(Attempt& a);
