@@ -338,6 +338,10 @@ std::optional<double> AskedBytes(const std::string& message) {
   return std::strtod(m[1].str().c_str(), nullptr) * scale;
 }
 
+std::string MiB(int64_t bytes) {
+  return bytes < (int64_t{1} << 20) ? std::to_string(bytes) + " B" : std::to_string(bytes >> 20) + " MiB";
+}
+
 }  // namespace
 
 bool Verifier::OthersMayHoldTheMemory(const Verification& v) {
@@ -715,8 +719,27 @@ bool Verifier::TimeCase(const TimedCaseRequest& req, PreparedCase prepared, Veri
     }
     return true;
   };
-  return JudgeOutOfMemory(v, before, "timing case " + req.task.cases[req.case_index].name, again,
-                          reference_alone);
+  const std::string where = "timing case " + req.task.cases[req.case_index].name;
+  const bool timed = JudgeOutOfMemory(v, before, where, again, reference_alone);
+  if (!timed && v.status == OutcomeStatus::kOom) BeyondTheDevice(req, where, v);
+  return timed;
+}
+
+// Both sides of a timing live at once, each with its inputs and outputs
+// (TimingFootprintBytes). Where that is more than the device can lease to one lane, the
+// candidate's side running out with the device to itself says nothing of the
+// candidate: whichever side allocated last met the reference side's memory.
+void Verifier::BeyondTheDevice(const TimedCaseRequest& req, const std::string& where, Verification& v) {
+  const int64_t memory = DeviceMemoryBytes(session_.Hello());
+  if (memory <= 0) return;
+  const int64_t needs =
+      TimingFootprintBytes(req.task.cases[req.case_index].input_bytes, options_, req.outputs_on_device);
+  const int64_t can = DeviceGate::LeasableBytes(memory, 1);
+  if (needs <= can) return;  // it fits: out of memory there is the candidate's
+  Settle(v, Outcome(OutcomeStatus::kInfraError,
+                    where + " needs about " + MiB(needs) + " of device memory for both sides of its timing, more "
+                            "than the " + MiB(can) + " this device can give one verification: the candidate's "
+                            "side running out of memory there is not judged (" + v.message.substr(0, 300) + ")"));
 }
 
 bool Verifier::TimeOnce(const TimedCaseRequest& req, PreparedCase prepared, Verification& v, TimedSums& sums,
@@ -982,10 +1005,6 @@ namespace {
 // 80 GB) put it near this; an estimate, not a bound. Its timing's is
 // TimingFootprintBytes (engine/timed_case.h); the lease is the larger.
 constexpr int64_t kFootprintPerInputByte = 6;
-
-std::string MiB(int64_t bytes) {
-  return bytes < (int64_t{1} << 20) ? std::to_string(bytes) + " B" : std::to_string(bytes >> 20) + " MiB";
-}
 
 }  // namespace
 

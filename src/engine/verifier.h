@@ -191,6 +191,9 @@ class Verifier {
   bool JudgeOutOfMemory(Verification& v, const Verification& before, const std::string& where,
                         const std::function<bool(Verification&)>& again,
                         const std::function<bool(Verification&)>& reference_alone = {});
+  // A timing case whose both sides need more memory than the device can lease to one
+  // lane (TimingFootprintBytes): the candidate's `oom` there becomes infra_error.
+  void BeyondTheDevice(const TimedCaseRequest& req, const std::string& where, Verification& v);
   // Whether other lanes' workers may have held the memory that `v` (out of memory with
   // the device to itself) lacked: a GPU, other lanes of this process on it, and no ask
   // larger than the whole device.

@@ -188,6 +188,22 @@ class VerifierTest : public ::testing::Test {
     return v.Verify(task_, candidate_);
   }
 
+  // Workers whose hello reports a GPU of `memory_bytes`, and a task of one case (for
+  // correctness and timing) whose inputs take `input_bytes`.
+  void DeviceAndCaseOfBytes(int64_t memory_bytes, int64_t input_bytes) {
+    extra_script_ = [memory_bytes](FakeWorker& w) {
+      w.Handle("hello", [memory_bytes](const Json&) {
+        return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
+                                   {"device", {{"name", "gpu"}, {"arch", "sm_90"}, {"memory_bytes", memory_bytes}}},
+                                   {"build", Json::object()}});
+      });
+    };
+    describe_ = FakeWorker::Ok(Json{
+        {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
+                  {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true},
+                              {"input_bytes", input_bytes}}}}}}});
+  }
+
   std::unique_ptr<TempDir> dir_;
   EngineOptions options_;
   TaskFile task_;
@@ -912,6 +928,17 @@ TEST_F(VerifierTest, TimingCandidateOutOfMemoryBesideOtherLanesIsJudgedAlone) {
   EXPECT_EQ(WholeMemoryRuns(v), 1);
   EXPECT_EQ(AloneAfterOom(v), (std::vector<std::string>{"timing case default", "timing case default"}));
   EXPECT_EQ(DeviceGate::For("cuda-0")->leased_bytes(), 0);
+
+  // A case whose two timed sides need more than the device can lease to one lane:
+  // the candidate's side running out there is not the candidate's verdict.
+  DeviceAndCaseOfBytes(1000, 200);
+  ASSERT_GT(TimingFootprintBytes(200, options_, false), DeviceGate::LeasableBytes(1000, 1));
+  candidate_samples = 0;
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kInfraError) << v.message;
+  EXPECT_NE(v.message.find("not judged"), std::string::npos) << v.message;
+  EXPECT_FALSE(v.reward.has_value());
+  EXPECT_EQ(DeviceGate::For("cuda-0")->leased_bytes(), 0);
 }
 
 // A task's inputs are made on the device when it is described: out of memory there
@@ -956,17 +983,7 @@ TEST_F(VerifierTest, DescribeOutOfMemoryRunsAgainAloneBeforeItBlamesTheTask) {
 // A GPU's memory is leased by the task's inputs: a verification whose footprint does not
 // fit beside what other lanes hold waits until it does, and its wait is the gate's.
 TEST_F(VerifierTest, ALargeTaskWaitsForTheDevicesMemory) {
-  extra_script_ = [](FakeWorker& w) {
-    w.Handle("hello", [](const Json&) {
-      return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
-                                 {"device", {{"name", "gpu"}, {"arch", "sm_90"}, {"memory_bytes", 1000}}},
-                                 {"build", Json::object()}});
-    });
-  };
-  describe_ = FakeWorker::Ok(Json{
-      {"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
-                {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true},
-                            {"input_bytes", 100}}}}}}});
+  DeviceAndCaseOfBytes(1000, 100);
   auto gate = DeviceGate::For("cpu-0");
   // Another lane's lease: this verification's (600 bytes for its correctness runs, 900
   // for its timing) does not fit beside it in what a device of 1000 bytes leases.
