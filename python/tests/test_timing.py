@@ -188,6 +188,58 @@ def test_replayed_outputs_compare_within_the_bits_atomics_change():
     assert _same_work(torch.arange(4), torch.arange(4)) and not _same_work(torch.arange(4), torch.arange(4) + 1)
 
 
+def _whole_tensor_same_work(replayed, eager):
+    """The comparison _same_work makes, on whole float64 copies (real floats only)."""
+    from kvault_worker.timing import side
+    r, e = replayed.double(), eager.double()
+    if not torch.equal(torch.isnan(r), torch.isnan(e)):
+        return False
+    r, e = r[~torch.isnan(r)], e[~torch.isnan(e)]
+    finite = torch.isfinite(e)
+    if not torch.equal(r[~finite], e[~finite]):
+        return False
+    r, e = r[finite], e[finite]
+    return e.numel() == 0 or float((r - e).abs().max()) <= side.REPLAY_RTOL * float(e.abs().max()) + 1e-30
+
+
+def test_replayed_outputs_compare_in_bounded_chunks_against_the_global_scale(monkeypatch):
+    from kvault_worker import digest
+    from kvault_worker.timing import side
+    monkeypatch.setattr(digest, "CHUNK", 7)
+    seen, real_isnan = [], torch.isnan
+    monkeypatch.setattr(torch, "isnan", lambda t: seen.append(t.numel()) or real_isnan(t))
+    # Small values off by 10% in the first chunks, a large one in the last: within
+    # the tolerance of the largest eager value, which only the last chunk holds.
+    e = torch.full((6, 5), 1e-6)
+    e[5, 4] = 1000.0
+    r = e.clone()
+    r[0, :] *= 1.1
+    assert side._same_work(r, e) and side._same_work(r.t(), e.t())
+    assert seen and max(seen) <= 7 and sum(seen) == 2 * e.numel() * 2
+    r[5, 4] = 1002.0  # off by more than REPLAY_RTOL of the largest value
+    assert not side._same_work(r, e) and not side._same_work(r.t(), e.t())
+    generator, verdicts = torch.Generator().manual_seed(3), set()
+    for trial in range(40):
+        e = torch.randn(5, 9, generator=generator, dtype=torch.float64) * 10 ** (trial % 5)
+        r = e * (1 + torch.randn(5, 9, generator=generator, dtype=torch.float64) * 10 ** -(trial % 4 + 1))
+        for t in (r, e):  # NaNs and infinities at the same places, but for a few trials
+            t.view(-1)[[trial % 45, 2 * trial % 45]] = float("nan")
+            t.view(-1)[[(trial + 9) % 45]] = float("-inf")
+        if trial % 7 == 0:
+            r.view(-1)[trial % 45 + 1] = float("nan") if trial % 2 else float("inf")
+        for a, b in ((r, e), (r.t(), e.t()), (r[:, ::2], e[:, ::2]), (r.half(), e.half())):
+            verdicts.add(side._same_work(a, b))
+            assert side._same_work(a, b) == _whole_tensor_same_work(a, b), trial
+    assert verdicts == {True, False}
+    for dtype in (torch.int32, torch.bool):
+        x = torch.arange(30).reshape(6, 5).to(dtype)
+        y = x.clone()
+        y[5, 4] = 0
+        assert side._same_work(x.t(), x.t().clone()) and not side._same_work(x.t(), y.t())
+    z = torch.complex(torch.randn(4, 5), torch.randn(4, 5))
+    assert side._same_work(z, z.clone()) and not side._same_work(z + 0.1j, z)
+
+
 @pytest.mark.parametrize("output_mib,expected", [(1, [33, 500]), (4, [33, 256]), (0, [33, 500])])
 def test_graph_size_comes_from_a_measured_replay(monkeypatch, output_mib, expected):
     from kvault_worker.timing import side as side_module
