@@ -22,6 +22,8 @@ its inputs must be positive.
 """
 import torch
 
+from kvault_worker.digest import flat_chunks
+
 TASK = "task"
 EXTRA = ("signed", "heavy_tailed")
 ALL = (TASK,) + EXTRA
@@ -78,12 +80,14 @@ def _rms(x):
 
 def _symmetric(x):
     """Whether x equals its transpose in the last two dimensions (checked on the first
-    row and column first: most inputs are told apart there at no cost)."""
+    row and column first: most inputs are told apart there at no cost), compared
+    _CHUNK elements at a time through views (digest.flat_chunks): no x-sized
+    temporary."""
     if x.dim() < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 2:
         return False
     if not torch.equal(x[..., 0, :], x[..., :, 0]):
         return False
-    return torch.equal(x, x.mT)
+    return all(torch.equal(a, b) for pieces in flat_chunks((x, x.mT), _CHUNK) for a, b in pieces)
 
 
 def _keep_zeros(x, values):

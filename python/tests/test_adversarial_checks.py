@@ -54,6 +54,29 @@ def test_the_task_inputs_structure_is_kept(name):
     assert not torch.equal(y, y.mT) and (y != 0).all()
 
 
+def test_symmetry_is_checked_in_bounded_blocks(monkeypatch):
+    monkeypatch.setattr(distributions, "_CHUNK", 10)
+    seen, real_equal = [], torch.equal
+    monkeypatch.setattr(torch, "equal", lambda a, b: seen.append(a.numel()) or real_equal(a, b))
+    a = torch.randn(3, 6, 6)
+    symmetric = a + a.mT
+    assert distributions._symmetric(symmetric)
+    # After the first row and column (3 x 6 elements), every element a block at a time.
+    assert seen[0] == 18 and max(seen[1:]) <= 10 and sum(seen[1:]) == symmetric.numel()
+    assert distributions._symmetric(symmetric.mT[:, ::2, ::2])
+    for batch, i, j in ((0, 2, 3), (2, 5, 4), (1, 4, 1)):  # off the first row and column
+        broken = symmetric.clone()
+        broken[batch, i, j] += 1
+        assert not distributions._symmetric(broken) and not distributions._symmetric(broken.mT)
+    generator = torch.Generator().manual_seed(5)
+    for trial in range(30):
+        x = torch.randint(3, (2, 5, 5), generator=generator).float()
+        x = (x + x.mT) if trial % 2 else x
+        x[0, trial % 5, trial % 5] = float("nan") if trial % 7 == 0 else x[0, trial % 5, trial % 5]
+        for view in (x, x.permute(2, 1, 0), x[:, 1:, 1:], x[..., ::2, ::2]):
+            assert distributions._symmetric(view) == real_equal(view, view.mT), trial
+
+
 def test_integer_and_scalar_inputs_are_kept():
     idx = torch.arange(10)
     out = distributions.transform([idx, 2.5, None], "signed", 1)
