@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "engine/worker_limits.h"
+
 namespace kvault {
 
 std::shared_ptr<DeviceGate> DeviceGate::For(const std::string& device) {
@@ -153,13 +155,13 @@ constexpr int64_t kContextBytes = kGiB / 2;
 // task's reference worker ahead, ReferenceWorkers::kPerTask, has a fourth while it waits:
 // the margin's).
 constexpr int kContextsPerLane = 3;
-// The worker's own bounds (kvault_worker/device.py, session/reference.py, timing/flush.py).
-constexpr int64_t kKeepCachedBytes = 2 * kGiB;   // KEEP_CACHED_BYTES, each of two things kept
-constexpr int64_t kKeepCachedShare = 32;         // KEEP_CACHED_SHARE = 1 / 32
-constexpr int64_t kKeptSidesBytes = kGiB;        // KEEP_BYTES
-constexpr int64_t kFlushBufferBytes = kGiB / 2;  // 2 x the last-level cache, at least 256 MiB
-constexpr int64_t kMarginShare = 16;             // 1/16 of the device's memory
-constexpr int64_t kFloorShare = 8;               // at least 1/8 of it leased
+// The worker's own bounds (worker_limits.h).
+using worker_limits::kFlushBufferBytes;
+using worker_limits::kKeepCachedBytes;
+using worker_limits::kKeepCachedShare;
+using worker_limits::kKeptSidesBytes;
+constexpr int64_t kMarginShare = 16;  // 1/16 of the device's memory
+constexpr int64_t kFloorShare = 8;    // at least 1/8 of it leased
 
 }  // namespace
 

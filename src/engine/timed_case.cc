@@ -15,6 +15,7 @@
 #include "engine/output_layout.h"
 #include "engine/sample_comparisons.h"
 #include "engine/timing_statistics.h"
+#include "engine/worker_limits.h"
 #include "engine/worker_outcome.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -37,13 +38,11 @@ constexpr uintmax_t kKeptSampleBytes = uintmax_t{8} << 30;
 // an output is handed over in (1). The re-check's fresh inputs and output take the
 // place of the sample's.
 constexpr int64_t kTimingBytesPerInputByte = 9;
-// A graph's bounds, as python/kvault_worker/timing/side.py sets them: its calls (at most
-// GRAPH_MAX_CALLS), their input sets with the pool's (POOL_SETS, together at most
-// GRAPH_INPUT_BYTES, else no graph) and their outputs (GRAPH_OUTPUT_BYTES).
-constexpr int64_t kGraphMaxCalls = 1000;
-constexpr int64_t kGraphPoolSets = 4;
-constexpr int64_t kGraphInputBytes = int64_t{1} << 30;
-constexpr int64_t kGraphOutputBytes = int64_t{1} << 30;
+// A graph's bounds, as the worker sets them (worker_limits.h).
+using worker_limits::kGraphInputBytes;
+using worker_limits::kGraphMaxCalls;
+using worker_limits::kGraphOutputBytes;
+using worker_limits::kGraphPoolSets;
 // Added to the spread of the reference's overhead in the engine clock's bound
 // (TimingSettings::clock_slack): below timer resolution on any host.
 constexpr double kClockFloorMs = 0.02;
