@@ -66,6 +66,10 @@ std::optional<RunFault> InputDigestVerdict(const std::string& reference_digest,
                                            const std::function<Result<std::string, TrustedFailure>()>& make_again) {
   if (candidate_digest == reference_digest) return std::nullopt;
   auto again = make_again();
+  if (!again && ReferenceRanOutOfMemory(again.failure().status, again.error()))  // the memory's, not the inputs'
+    return Fault(again.failure().status, "the candidate's worker reported other inputs than the reference's, and "
+                                         "the reference ran out of device memory making them again to tell whose "
+                                         "the difference is: " + again.error());
   if (!again && again.failure().status != OutcomeStatus::kTaskError)  // nothing learnt of the task
     return Fault(again.failure().status, "the candidate's worker reported other inputs than the reference's, "
                                          "and making them again failed: " + again.error());

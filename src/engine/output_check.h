@@ -36,6 +36,11 @@ struct RunFault {
   std::string message;
 };
 
+// The most bytes a candidate's output file is read to: twice the reference's output
+// file plus 1 MiB. Larger is not the reference's output, and would cost memory (a
+// sparse file reported as an output read gigabytes).
+uint64_t CandidateOutputLimit(uint64_t reference_bytes);
+
 // The candidate's worker reported `candidate_digest` for inputs whose reference made
 // `reference_digest`. `make_again` asks the reference worker for the same inputs once
 // more and returns their digest (or its failure, judged by JudgeTrustedFailure). nullopt
@@ -43,12 +48,11 @@ struct RunFault {
 // worker reproduces its own digest (the candidate's worker reported inputs it did not
 // make), `task_error` when it does not or its task code fails making them (the task's
 // inputs are not a function of the seed), and the failure's own status (`infra_error`)
-// when the call failed for the engine's reasons.
-// The most bytes a candidate's output file is read to: twice the reference's output
-// file plus 1 MiB. Larger is not the reference's output, and would cost memory (a
-// sparse file reported as an output read gigabytes).
-uint64_t CandidateOutputLimit(uint64_t reference_bytes);
-
+// when the call failed for the engine's reasons. The reference running out of memory
+// making them again says nothing of the inputs: that fault says so and keeps the
+// failure's status and PyTorch's words (ReferenceRanOutOfMemory, worker_outcome.h), and
+// the caller judges it as any reference out of memory (Verifier::JudgeOutOfMemory runs
+// the stage again alone, then with the whole memory, then without the candidate's worker).
 std::optional<RunFault> InputDigestVerdict(const std::string& reference_digest,
                                            const std::string& candidate_digest,
                                            const std::function<Result<std::string, TrustedFailure>()>& make_again);

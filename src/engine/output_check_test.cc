@@ -77,6 +77,20 @@ TEST(InputDigestVerdictTest, AnEngineFailureToMakeThemAgainIsTheEngines) {
   EXPECT_NE(fault->message.find("could not start"), std::string::npos) << fault->message;
 }
 
+// Running out of memory making them again says nothing of the task's inputs: the
+// fault says so and keeps what the out-of-memory rule reads, to be judged there.
+TEST(InputDigestVerdictTest, OutOfMemoryMakingThemAgainIsNotTheInputs) {
+  auto fault = InputDigestVerdict("d", "e", []() -> Digest {
+    return TrustedFailure{OutcomeStatus::kTaskError,
+                          "reference case x: OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB."};
+  });
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->message.find("not a function of the seed"), std::string::npos) << fault->message;
+  EXPECT_NE(fault->message.find("ran out of device memory making them again"), std::string::npos) << fault->message;
+  EXPECT_NE(fault->message.find("Tried to allocate 8.00 GiB"), std::string::npos) << fault->message;
+  EXPECT_TRUE(ReferenceRanOutOfMemory(fault->status, fault->message));
+}
+
 class CompareOutputsTest : public ::testing::Test {
  protected:
   void SetUp() override {

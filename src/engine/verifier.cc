@@ -314,9 +314,7 @@ void Verifier::WatchReference(const RunPlan& run, const RunState& state) {
 namespace {
 
 // The reference worker runs only task code and says out of memory as a task error.
-bool ReferenceOutOfMemory(const Verification& v) {
-  return v.status == OutcomeStatus::kTaskError && v.message.find("out of memory") != std::string::npos;
-}
+bool ReferenceOutOfMemory(const Verification& v) { return ReferenceRanOutOfMemory(v.status, v.message); }
 
 bool OutOfMemory(const Verification& v) {
   return v.status == OutcomeStatus::kOom || ReferenceOutOfMemory(v);

@@ -1124,6 +1124,63 @@ TEST_F(VerifierTest, ForgedTimingInputDigestIsTheCandidatesCrash) {
   EXPECT_NE(v.message.find("forged"), std::string::npos) << v.message;
 }
 
+// The reference out of memory while it makes the inputs again to check a candidate's
+// digest, beside another lane, says nothing of the inputs: judged by the out-of-memory
+// rule (run again alone), never "not a function of the seed".
+TEST_F(VerifierTest, ReferenceOutOfMemoryRemakingTheInputsRunsAgainAlone) {
+  options_.backend = Backend::kCuda;
+  DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
+  CandidateReportsDigest("forged");
+  int remakes = 0, fail_remakes = 1;
+  extra_script_ = [&](FakeWorker& w) {
+    w.Handle("reference", [&](const Json& r) {
+      const std::string out = r["out"];
+      if (out.find("digest_check") != std::string::npos && ++remakes <= fail_remakes)
+        return Failed("task_error", "reference: OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB.");
+      WriteOutput(out, {0, 1, 2});
+      return FakeWorker::Ok(Json{{"input_digest", "d"}});
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash) << v.message;  // alone, it reproduces its digest
+  EXPECT_NE(v.message.find("forged"), std::string::npos) << v.message;
+  EXPECT_EQ(remakes, 2);
+  ASSERT_EQ(AloneAfterOom(v).size(), 1u);
+  EXPECT_NE(Cases(v).dump().find("ran out of device memory making them again"), std::string::npos)
+      << Cases(v).dump();
+
+  // Out of memory again alone and with the whole memory, and the reference fits once
+  // the candidate's worker is gone: the rule's answer, not the task's inputs.
+  remakes = 0;
+  fail_remakes = 100;
+  v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kOom) << v.message;
+  EXPECT_EQ(v.message.find("not a function of the seed"), std::string::npos) << v.message;
+  EXPECT_EQ(remakes, 3);
+  EXPECT_EQ(WholeMemoryRuns(v), 1);
+}
+
+// The same for the timing's inputs: the reference's side made fresh to check them.
+TEST_F(VerifierTest, ReferenceOutOfMemoryRemakingTheTimingInputsRunsAgainAlone) {
+  options_.backend = Backend::kCuda;
+  DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
+  candidate_timing_digest_ = "forged";
+  int remakes = 0;
+  extra_script_ = [&](FakeWorker& w) {
+    w.Handle("time_start", [&](const Json& r) {
+      const bool candidate = r.value("side", std::string()) == "candidate";
+      if (!candidate && r.value("fresh", false) && ++remakes == 1)
+        return Failed("task_error", "the reference: OutOfMemoryError: CUDA out of memory");
+      return FakeWorker::Ok(Json{{"input_digest", candidate ? candidate_timing_digest_ : std::string("d")}});
+    });
+  };
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kCrash) << v.message;
+  EXPECT_NE(v.message.find("forged"), std::string::npos) << v.message;
+  EXPECT_EQ(remakes, 2);
+  EXPECT_EQ(AloneAfterOom(v), (std::vector<std::string>{"timing preparation"}));
+}
+
 TEST_F(VerifierTest, IrreproducibleTimingInputsAreTheTasksFault) {
   candidate_timing_digest_ = "other";
   reference_timing_irreproducible_ = true;

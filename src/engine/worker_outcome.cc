@@ -115,6 +115,10 @@ TrustedFailure JudgeTrustedFailure(const WorkerReply& reply, std::string_view st
                                           ", which it never sends: " + message};
 }
 
+bool ReferenceRanOutOfMemory(OutcomeStatus status, std::string_view message) {
+  return status == OutcomeStatus::kTaskError && message.find("out of memory") != std::string_view::npos;
+}
+
 TrustedFailure TrustedReplyUnusable(std::string_view stage, const std::string& what) {
   return {OutcomeStatus::kInfraError, std::string(stage) + ": the reference worker's reply is unusable: " + what};
 }

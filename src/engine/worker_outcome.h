@@ -43,6 +43,12 @@ struct TrustedFailure {
 // A reference call's reply, or its failure judged.
 using ReferenceReply = Result<Json, TrustedFailure>;
 
+// Whether a reference failure (`status`, `message`, as JudgeTrustedFailure made them or
+// an outcome built on them) says the reference ran out of memory: a `task_error` that
+// keeps PyTorch's words "out of memory". What Verifier::JudgeOutOfMemory runs again
+// alone before it is the task's.
+bool ReferenceRanOutOfMemory(OutcomeStatus status, std::string_view message);
+
 // The failure of a reference call during `stage` ("task relu", "the reference").
 // REQUIRES: !ReplyOk(reply)
 TrustedFailure JudgeTrustedFailure(const WorkerReply& reply, std::string_view stage);
