@@ -41,7 +41,9 @@ PRIME_BURST_CALLS = 20  # prime's guess of the device time per call
 # pool of POOL_SETS sets, made anew for every sample from its seed (pool_seed; seeds
 # POOL_SEED + i for the capture); the pool and the calls' sets together hold at most
 # GRAPH_INPUT_BYTES: inputs too large for the pool and one call's set are timed with
-# events (the engine's memory lease counts no graph for them: src/engine/timed_case.h).
+# events (the engine's memory lease counts no graph for them: TimingFootprintBytes in
+# src/engine/timed_case.h; its copies of these limits, src/engine/worker_limits.h, are
+# checked against these by python/tests/test_worker_limits.py).
 POOL_SETS = 4
 POOL_SEED = 500_000
 GRAPH_INPUT_BYTES = 1 << 30
