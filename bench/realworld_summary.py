@@ -8,7 +8,8 @@ RESULTS_DIR holds what the script left under realworld/ (PART.json, PART.db,
 PART.wall, kernelbench.json). Reads each part's store for what its JSON lacks (a
 part stopped at its limit leaves no JSON; the store has every attempt it finished).
 Prints, per part: files verified, wall, files a minute after the first result,
-statuses, median and quartiles of the load / record_inline / build phases, how many
+statuses, median and quartiles of the phases (load, record_inline, build, memory_wait,
+worker_start, correctness, timing; from the store when a part left no JSON), how many
 load_inline units were built ahead (lite or full) and why the others were not; then
 the verdict pairs against KernelBench's harness and the wall-time ratios. The
 holdout source is reported apart.
@@ -75,7 +76,12 @@ def timing_method(a):
 
 
 def phase(a, name):
-    return (a.get("phases") or {}).get(name)
+    """A phase's seconds: from the eval's JSON, else from the store's `phases` record
+    (a part stopped at its limit leaves no JSON)."""
+    phases = a.get("phases")
+    if phases is None:
+        phases = next((c.get("seconds") for c in a.get("cases", []) if c.get("kind") == "phases"), None)
+    return (phases or {}).get(name)
 
 
 def kb_verdict(r):
@@ -105,9 +111,10 @@ def main():
         if v["wall"] and n:
             print("   %.1f files a minute over the wall" % (n / v["wall"] * 60))
         print("   statuses:", dict(collections.Counter(a["status"] for a in v["attempts"].values())))
-        for name in ("load", "record_inline", "build", "correctness", "timing"):
-            print("   %-14s %s" % (name, quartiles([phase(a, name) for a in js.values()])))
-        print("   record_inline summed: %.1f s" % sum(phase(a, "record_inline") or 0 for a in js.values()))
+        answered = js.values() if js else v["attempts"].values()
+        for name in ("load", "record_inline", "build", "memory_wait", "worker_start", "correctness", "timing"):
+            print("   %-14s %s" % (name, quartiles([phase(a, name) for a in answered])))
+        print("   record_inline summed: %.1f s" % sum(phase(a, "record_inline") or 0 for a in answered))
         ahead = collections.Counter()
         notes = collections.Counter()
         for a in v["attempts"].values():
