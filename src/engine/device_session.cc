@@ -9,15 +9,6 @@
 #include "worker/protocol.h"
 
 namespace kvault {
-namespace {
-
-// A worker's hello that failed because the device had no memory left for its context
-// (CUDA's "out of memory" while opening the device).
-bool OpenedNoDeviceMemory(const std::string& hello_error) {
-  return hello_error.find("out of memory") != std::string::npos;
-}
-
-}  // namespace
 
 WorkerFactory ProcessWorkerFactory() {
   return [](const WorkerOptions& o) -> Result<std::unique_ptr<WorkerConnection>> {
@@ -163,8 +154,8 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
         folders_[static_cast<int>(role)] = folder;
         StartSpare();
         return slot.get();
-      } else if (OpenedNoDeviceMemory(greeted.error())) {
-        // The device was full when the fork made its context: a state of the device
+      } else if (SaysOutOfMemory(greeted.error())) {
+        // The device had no memory left for the fork's context: a state of the device
         // (other processes' memory), not of the zygote, whose next fork may well start.
         return Error{"the candidate's worker could not open the device: " + greeted.error()};
       } else {

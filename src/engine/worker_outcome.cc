@@ -115,8 +115,10 @@ TrustedFailure JudgeTrustedFailure(const WorkerReply& reply, std::string_view st
                                           ", which it never sends: " + message};
 }
 
+bool SaysOutOfMemory(std::string_view text) { return text.find("out of memory") != std::string_view::npos; }
+
 bool ReferenceRanOutOfMemory(OutcomeStatus status, std::string_view message) {
-  return status == OutcomeStatus::kTaskError && message.find("out of memory") != std::string_view::npos;
+  return status == OutcomeStatus::kTaskError && SaysOutOfMemory(message);
 }
 
 TrustedFailure TrustedReplyUnusable(std::string_view stage, const std::string& what) {

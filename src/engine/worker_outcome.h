@@ -43,6 +43,10 @@ struct TrustedFailure {
 // A reference call's reply, or its failure judged.
 using ReferenceReply = Result<Json, TrustedFailure>;
 
+// Whether a worker's words say it ran out of memory (PyTorch's and CUDA's "out of
+// memory", kept in the messages the engine builds on them).
+bool SaysOutOfMemory(std::string_view text);
+
 // Whether a reference failure (`status`, `message`, as JudgeTrustedFailure made them or
 // an outcome built on them) says the reference ran out of memory: a `task_error` that
 // keeps PyTorch's words "out of memory". What Verifier::JudgeOutOfMemory runs again
