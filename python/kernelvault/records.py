@@ -8,7 +8,7 @@ The ground truth is AMD's RL record (a dict, or its JSON text):
 | `pytorch_module_code` / `task_source`  | `task_source`   | required |
 | `kernel_name` / `task_name`            | `task_name`     | a label |
 | `hip_code`                             | `baseline_code` | the baseline kernel of HIP-to-HIP (the near-copy check) |
-| `lang` / `language`                    | `language`      | hip, cuda, cpp, python, triton |
+| `lang` / `language`                    | `language`      | hip, cuda, cpp, python, triton; `hip` for a record with a `hip_code` and neither |
 | `reward`                               | `reward`        | paper or hip-rl |
 | `atol`, `rtol`                         | `atol`, `rtol`  | tolerances of this task |
 | `policy`, `run`, `discount`, `deadline_s` | same | |
@@ -102,9 +102,12 @@ def build_request(ground_truth, completion, overrides=None):
     name = record.get("kernel_name") or record.get("task_name")
     if name:
         request["task_name"] = str(name)
-    if isinstance(record.get("hip_code"), str) and record["hip_code"].strip():
+    hip_to_hip = isinstance(record.get("hip_code"), str) and bool(record["hip_code"].strip())
+    if hip_to_hip:
         request["baseline_code"] = record["hip_code"]
-    language = record.get("language") or record.get("lang")
+    # A HIP-to-HIP record asks for HIP: declared, so a server that cannot run HIP
+    # refuses it (UnsupportedError) instead of scoring every answer 0.
+    language = record.get("language") or record.get("lang") or ("hip" if hip_to_hip else None)
     if language:
         request["language"] = _normalized("language", language)
     for field in ("reward", "atol", "rtol") + _PASSED:

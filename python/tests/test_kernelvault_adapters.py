@@ -81,6 +81,18 @@ def test_verl_ground_truth_without_a_task_is_refused(fake):
         compute_score("d", GOOD, {"kernel_name": "relu"}, {})
 
 
+def test_a_hip_to_hip_record_declares_hip(fake):
+    # AMD's HIP-to-HIP record often names no language: its hip_code says HIP, so a
+    # server that cannot run HIP refuses the request instead of scoring it 0.
+    hip_to_hip = {k: v for k, v in RECORD.items() if k != "lang"}
+    compute_score("d", GOOD, hip_to_hip, {})
+    assert last_verify(fake)["language"] == "hip"
+    compute_score("d", GOOD, dict(hip_to_hip, language="cpp"), {})  # a declared language wins
+    assert last_verify(fake)["language"] == "cpp"
+    compute_score("d", GOOD, dict(hip_to_hip, hip_code=" "), {})
+    assert "language" not in last_verify(fake)
+
+
 def test_verl_batch_manager_convention(fake):
     # verl/workers/reward_manager/batch.py: keyword sequences, plus the reward kwargs.
     answers = compute_score_batch(data_sources=("a", "a", "a"), solution_strs=[GOOD, WRONG, "no code"],
