@@ -112,6 +112,33 @@ def test_the_tree_is_where_the_package_sits_beside_its_project_file(tmp_path, mo
     assert in_tree.kvault_env()["KVAULT_PYTHON"] == "/opt/py/bin/python"
 
 
+@needs_ray
+def test_a_refused_connection_names_rays_token_authentication(tmp_path, monkeypatch):
+    # Any local ray.init() leaves ~/.ray/auth_token; `ray start --head` then wants the
+    # token, which ray.init(address=HOST:PORT) does not send without RAY_AUTH_MODE.
+    import ray
+    from kernelvault.cluster.__main__ import main
+
+    def refused(**_):
+        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refused)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    argv = ["status", "--address", "10.0.0.1:6379"]
+    with pytest.raises(SystemExit) as plain:
+        main(argv)
+    assert "10.0.0.1:6379" in str(plain.value) and "RAY_AUTH_MODE" not in str(plain.value), plain.value
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray/auth_token").write_text("token")
+    with pytest.raises(SystemExit) as with_token:
+        main(argv)
+    assert "set RAY_AUTH_MODE=token" in str(with_token.value), with_token.value
+    assert str(tmp_path / ".ray/auth_token") in str(with_token.value), with_token.value
+
+
 def test_a_serve_that_exits_at_start_says_why(tmp_path, monkeypatch):
     fake = tmp_path / "kvault"
     fake.write_text("#!/bin/sh\necho 'kvault: no CUDA device on this host' >&2\nexit 2\n")

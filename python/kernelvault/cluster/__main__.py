@@ -103,6 +103,22 @@ def _check_folders(parser, args):
             parser.error("--%s %s is not a folder" % (flag, folder))
 
 
+def _ray_token_hint():
+    """Why an existing cluster may have refused us: since Ray 2.5x, `ray start` turns
+    token authentication on when a token exists on its host (~/.ray/auth_token, made by
+    any earlier local `ray.init()`), and `ray.init` with an explicit address sends no
+    token unless RAY_AUTH_MODE=token. "" when the mode is set or no token is found."""
+    if os.environ.get("RAY_AUTH_MODE"):
+        return ""
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.expanduser("~/.ray/auth_token")
+    if not os.environ.get("RAY_AUTH_TOKEN") and not os.path.isfile(path):
+        return ""
+    return ("; if a cluster runs there, it may want Ray's token authentication (`ray start` turns it on "
+            "where a token exists, as %s here): set RAY_AUTH_MODE=token, with that cluster's token in "
+            "%s or RAY_AUTH_TOKEN, and run again"
+            % ("RAY_AUTH_TOKEN" if os.environ.get("RAY_AUTH_TOKEN") else path, path))
+
+
 def main(argv=None):
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
@@ -114,8 +130,8 @@ def main(argv=None):
         try:
             ray.init(address=args.address, namespace="kernelvault-driver", log_to_driver=False)
         except ConnectionError as e:
-            raise SystemExit("kernelvault.cluster: no Ray cluster at --address %s: %s (start one with "
-                             "`ray start --head`, docs/cluster.md)" % (args.address, e)) from None
+            raise SystemExit("kernelvault.cluster: no Ray cluster answered at --address %s: %s (start one with "
+                             "`ray start --head`, docs/cluster.md)%s" % (args.address, e, _ray_token_hint())) from None
     out = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     from . import campaign, front, placement
     if args.command == "stop":
