@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelvault import Client, InfrastructureError, UnsupportedError
+from kernelvault import Client, InfrastructureError, TaskError, UnsupportedError
 from kernelvault.rewards import compute_score_batch
 from kernelvault.trl import KernelVaultReward
 
@@ -47,11 +47,14 @@ RECORD = {"kernel_name": "relu", "pytorch_module_code": TASK, "lang": "cpp"}
 BROKEN_TASK = TASK.replace("def get_inputs():\n", "def get_inputs():\n    raise RuntimeError('broken task')\n")
 
 
-def _serve(folder, cache_dir):
+def _serve(folder, cache_dir, home=None):
     """`kvault serve --backend cpu --port 0` with scripts/env.sh's worker Python on
-    `cache_dir`: yields its URL and process, stops it after."""
+    `cache_dir` (and `home` as its HOME, if given): yields its URL and process, stops
+    it after."""
     env = dict(os.environ)
     env["KVAULT_CACHE_DIR"] = str(cache_dir)
+    if home is not None:
+        env["HOME"] = str(home)
     command = 'source "%s/scripts/env.sh" && exec "$0" "$@"' % ROOT
     process = subprocess.Popen(["bash", "-c", command, str(KVAULT), "serve", "--backend", "cpu", "--port", "0",
                                 "--db", str(folder / "s.db")],
@@ -229,12 +232,43 @@ for _out in _glob.glob(%r + "/refs/*/*/output.kvt"):
 """
 
 
+# A client's task source that reads the server's keys, its store and the compile
+# cache, and tells what it found in its task_error (the task's message reaches the
+# client): before, it read ~/.aws/credentials and other clients' kernels in the store.
+PRYING_TASK = TASK + """
+import glob as _glob, os as _os
+_found = []
+for _what, _pattern in %r:
+    for _path in sorted(_glob.glob(_pattern)):
+        try:
+            with open(_path, "rb") as _f:
+                _found.append("%%s:%%s=%%d" %% (_what, _os.path.basename(_path), len(_f.read())))
+        except OSError as _e:
+            _found.append("%%s:%%s:%%s" %% (_what, _os.path.basename(_path), type(_e).__name__))
+raise RuntimeError("PRIED " + " ".join(_found))
+"""
+
+
 def test_one_clients_task_code_cannot_slow_or_break_another_tasks_verdicts(tmp_path):
     cache = tmp_path / "cache"  # its own: the hostile task rewrites what it reaches
-    for url, _ in _serve(tmp_path, cache):
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key=planted\n")
+    for url, _ in _serve(tmp_path, cache, home):
         client = Client(url)
         before = client.verify({"task_source": TASK, "completion": CORRECT, "run": "before"})
         assert before["status"] == "passed", before
+        prying = PRYING_TASK % [("keys", str(home / ".aws" / "*")), ("store", str(tmp_path / "s.db*")),
+                                ("builds", str(cache / "build" / "*"))]
+        with pytest.raises(TaskError) as pried:
+            client.verify({"task_source": prying, "task_name": "prying", "completion": CORRECT, "run": "prying"})
+        told = str(pried.value)
+        assert "PRIED " in told, told
+        # Hidden: the credentials and the cache's other kinds (the compiled candidate
+        # of the first request) are not there, the store files are empty (/dev/null in
+        # their place).
+        assert "keys:" not in told and "builds:" not in told, told
+        assert "store:s.db=0" in told and not re.search(r"store:s\.db(-wal)?=[1-9]", told), told
         hostile = HOSTILE_TASK % str(cache)
         client.verify({"task_source": hostile, "task_name": "hostile", "completion": CORRECT, "run": "hostile"})
         # The attack ran: the first verification's cached outputs were rewritten.

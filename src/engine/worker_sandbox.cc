@@ -74,9 +74,10 @@ HostCapabilities ProbedHost(const std::string& launcher) {
   return host;
 }
 
-// Candidate code sees none of the cache's other kinds, no other cache and no keys or
-// tokens (it has no network, but what it prints reaches the store).
-void HideFromCandidateCode(SandboxPolicy& policy, const std::string& cache) {
+// Code a worker or a compile runs (candidates', tasks') sees none of the cache's kinds
+// but those bound back, no other cache, no store and no keys or tokens (it has no
+// network, but what it prints reaches the store and the client).
+void HideFromWorkerCode(SandboxPolicy& policy, const std::string& cache) {
   policy.hidden.push_back(cache);
   for (const auto& other : OtherCacheFolders(cache)) policy.hidden.push_back(other);
   for (const auto& secret : CredentialPaths()) policy.hidden.push_back(secret);
@@ -97,7 +98,7 @@ Result<std::vector<std::string>> SandboxBuildCommand(const EngineOptions& option
   SandboxPolicy policy = options.sandbox;
   if (options.sandbox_launcher.empty() || policy.mode == SandboxMode::kOff || writable.empty()) return argv;
   const std::string& cache = options.cache_dir;
-  HideFromCandidateCode(policy, cache);
+  HideFromWorkerCode(policy, cache);
   for (const char* kind : {"build", "pch"}) {
     const std::string dir = cache + "/" + kind;
     if (auto st = EnsureDir(dir); !st) return Error{st.error()};
@@ -146,15 +147,19 @@ Result<SandboxedCommand> SandboxWorkerCommand(const EngineOptions& options, bool
   if (candidate) {
     // Of the cache only the compiled candidates and the worker's own folder: no
     // reference output, store, lock, other worker's folder or verification scratch.
-    HideFromCandidateCode(policy, cache);
+    HideFromWorkerCode(policy, cache);
     policy.visible.push_back(build);
   } else {
-    // Task code only, but a client's (kvault serve): the lane's own folder (its
-    // verifications' scratch, its candidate workers' folders, where the reference
-    // offers its outputs) and the reference cache (whose outputs the engine vouches
-    // for by hash) are its to write; other lanes' folders are not.
+    // Task code only, but a client's (kvault serve) or an import's (corpus verify): the
+    // lane's own folder (its verifications' scratch, its candidate workers' folders,
+    // where the reference offers its outputs) and the reference cache (whose outputs
+    // the engine vouches for by hash) are its to write and all it sees of the cache.
+    // The store, other lanes' folders, other caches and the engine user's keys are
+    // hidden as from candidates: a client's task read the server's ~/.aws and other
+    // clients' kernels in the store and told them in its task_error.
+    HideFromWorkerCode(policy, cache);
     policy.writable.insert(policy.writable.end(), {lane, refs});
-    policy.hidden.clear();  // the store stays hidden only from candidates
+    policy.visible.insert(policy.visible.end(), {lane, refs});
   }
   if (!cpu_backend) policy.limits.address_space_bytes = 0;
   policy.env_set = env_set;

@@ -58,10 +58,12 @@ class WorkerSandboxTest : public ::testing::Test {
 
   // The plan the helper would get, and the environment the engine sets.
   std::pair<SandboxPolicy, std::map<std::string, std::string>> Plan(bool candidate, bool all_layers,
-                                                                    const std::string& lane_dir = "") {
+                                                                    const std::string& lane_dir = "",
+                                                                    const std::vector<std::string>& hidden = {}) {
     EngineOptions o;
     o.cache_dir = root_ + "/cache";
     o.lane_dir = lane_dir;
+    o.sandbox.hidden = hidden;
     o.sandbox.mode = SandboxMode::kAuto;
     o.sandbox.private_scratch_bytes = 16 << 20;
     o.sandbox_launcher = Launcher(all_layers);
@@ -133,15 +135,16 @@ TEST_F(WorkerSandboxTest, CandidateSeesOnlyCompiledCandidatesAndItsOwnFolder) {
   EXPECT_EQ(env["PYTHONSAFEPATH"], "1");
 }
 
-TEST_F(WorkerSandboxTest, CredentialsOfTheEnginesHomeAreHiddenFromCandidatesOnly) {
+TEST_F(WorkerSandboxTest, CredentialsOfTheEnginesHomeAreHiddenFromEveryWorker) {
   ::setenv("HOME", (root_ + "/home").c_str(), 1);
   const auto creds = CredentialPaths();
   EXPECT_TRUE(Has(creds, root_ + "/home/.ssh"));
   EXPECT_TRUE(Has(creds, root_ + "/home/.netrc"));
   auto [p, env] = Plan(/*candidate=*/true, /*all_layers=*/true);
   for (const auto& c : creds) EXPECT_TRUE(Has(p.hidden, c)) << c;
+  // A client's task_source runs in the reference worker (kvault serve).
   auto [r, renv] = Plan(/*candidate=*/false, /*all_layers=*/true);
-  EXPECT_FALSE(Has(r.hidden, root_ + "/home/.ssh"));
+  for (const auto& c : creds) EXPECT_TRUE(Has(r.hidden, c)) << c;
   ::unsetenv("HOME");
   EXPECT_TRUE(CredentialPaths().empty());
 }
@@ -171,11 +174,23 @@ TEST_F(WorkerSandboxTest, AReferenceWorkerWritesOnlyItsLanesFolder) {
   EXPECT_TRUE(c.writable.empty());
 }
 
-TEST_F(WorkerSandboxTest, ReferenceWritesScratchAndRefsAndHidesNothing) {
-  auto [p, env] = Plan(/*candidate=*/false, /*all_layers=*/true);
+// Task code of a client (kvault serve) or an import (corpus verify): of the cache only
+// refs/ and its lane's folder; the store, other caches and other lanes' folders hidden
+// (a client's task read the server's ~/.aws and other clients' kernels in the store).
+TEST_F(WorkerSandboxTest, ReferenceSeesOfTheCacheOnlyRefsAndItsLane) {
+  Mkdirs("other/refs");
+  Mkdirs("other/build");
   const std::string cache = root_ + "/cache";
-  EXPECT_TRUE(p.hidden.empty());
-  EXPECT_TRUE(Has(p.writable, cache + "/tmp"));
+  const std::string lane = cache + "/tmp/verify-lane-a";
+  EngineOptions with_store;
+  HideStoreFromWorkers(with_store, root_ + "/kv.db");
+  auto [p, env] = Plan(/*candidate=*/false, /*all_layers=*/true, lane, with_store.sandbox.hidden);
+  EXPECT_TRUE(Has(p.hidden, cache));
+  EXPECT_TRUE(Has(p.hidden, root_ + "/other"));
+  EXPECT_TRUE(Has(p.hidden, root_ + "/kv.db"));
+  EXPECT_TRUE(Has(p.hidden, root_ + "/kv.db-wal"));
+  EXPECT_EQ(p.visible, (std::vector<std::string>{lane, cache + "/refs"}));
+  EXPECT_TRUE(Has(p.writable, lane));
   EXPECT_TRUE(Has(p.writable, cache + "/refs"));
   EXPECT_FALSE(Has(p.writable, "/dev/shm"));
   EXPECT_EQ(p.private_scratch_bytes, 16u << 20);
