@@ -8,6 +8,7 @@
 #include "candidate/candidate.h"
 #include "corpus/import_sink.h"
 #include "corpus/reverify.h"
+#include "score/samples.h"
 #include "store/generation_log.h"
 #include "store/store.h"
 #include "task/task_file.h"
@@ -51,6 +52,12 @@ Status ImportRun(const std::string& path, const std::string& run, Store& store, 
                  const std::map<std::string, TaskFile>& suite, ImportSink& sink) {
   auto attempts = store.ListRun(run);
   if (!attempts) return Error{attempts.error()};
+  // A serve run or a cluster campaign names its tasks `<label>-<hash12>`: named as
+  // `kvault score` names them (the suite's task of that content, else the label), so
+  // their references are found and their records group with eval's.
+  std::vector<score::SuiteTask> suite_tasks;
+  for (const auto& [name, task] : suite) suite_tasks.push_back({name, task.hash});
+  score::NameServeTasks(*attempts, suite_tasks);
   auto calls = GeneratorCalls(log, run);
   if (!calls) return Error{calls.error()};
   std::vector<KernelRecord> records;

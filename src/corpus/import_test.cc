@@ -199,6 +199,40 @@ TEST(Import, StoreAttemptsWithGenProvenanceAndParents) {
   EXPECT_EQ(second->results[0].toolchain, "nvcc 12.4");
 }
 
+// A serve run or a cluster campaign names its task `<label>-<hash12>`: the import
+// names it as `kvault score` does, and finds its reference in the suite by content.
+TEST(Import, StoreAttemptsNamedByServeGetTheSuitesTaskAndReference) {
+  auto dir = TempDir::Create("", "kvault-corpus-import");
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir->Join("kvault.db");
+  const std::string reference = *ReadFile(Fixture("tasks/relu.py"));
+  {
+    auto store = Store::Open(db);
+    ASSERT_TRUE(store.ok());
+    AttemptRecord a;
+    a.run = "sweep1";
+    a.task_hash = Sha256Hex(reference);
+    a.task = "campaign-label-" + a.task_hash.substr(0, 12);
+    a.candidate_source = "// from a campaign\n";
+    a.candidate_hash = Sha256Hex(a.candidate_source);
+    a.language = "cpp";
+    a.status = "passed";
+    ASSERT_TRUE((*store)->Put(a).ok());
+  }
+  CorpusStore with_suite = Memory();
+  Import(with_suite, ImportFormat::kStore, db, Fixture("tasks"));
+  auto records = All(with_suite);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].task.name, "relu");
+  EXPECT_EQ(records[0].task.reference_source, reference);
+  CorpusStore without_suite = Memory();
+  Import(without_suite, ImportFormat::kStore, db);
+  records = All(without_suite);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].task.name, "campaign-label");
+  EXPECT_EQ(records[0].task.reference_source, "");
+}
+
 // import -> export -> import: the same records.
 TEST(RoundTrip, RecordsExportGivesTheSameRecordsBack) {
   CorpusStore vault = Memory();
