@@ -336,10 +336,6 @@ std::optional<double> AskedBytes(const std::string& message) {
   return std::strtod(m[1].str().c_str(), nullptr) * scale;
 }
 
-std::string MiB(int64_t bytes) {
-  return bytes < (int64_t{1} << 20) ? std::to_string(bytes) + " B" : std::to_string(bytes >> 20) + " MiB";
-}
-
 }  // namespace
 
 bool Verifier::OthersMayHoldTheMemory(const Verification& v) {
@@ -735,8 +731,8 @@ void Verifier::BeyondTheDevice(const TimedCaseRequest& req, const std::string& w
   const int64_t can = DeviceGate::LeasableBytes(memory, 1);
   if (needs <= can) return;  // it fits: out of memory there is the candidate's
   Settle(v, Outcome(OutcomeStatus::kInfraError,
-                    where + " needs about " + MiB(needs) + " of device memory for both sides of its timing, more "
-                            "than the " + MiB(can) + " this device can give one verification: the candidate's "
+                    where + " needs about " + FormatBytes(needs) + " of device memory for both sides of its timing, more "
+                            "than the " + FormatBytes(can) + " this device can give one verification: the candidate's "
                             "side running out of memory there is not judged (" + v.message.substr(0, 300) + ")"));
 }
 
@@ -1018,8 +1014,8 @@ bool Verifier::LeaseDeviceMemory(Attempt& a) {
                                                    OutputsOnDevice(*a.checked, ci)));
   memory_.Release();
   const int64_t budget = DeviceGate::LeasableBytes(memory, gate_->members());
-  memory_ = WaitForGate("a device memory lease of " + MiB(bytes) + " (" + MiB(gate_->leased_bytes()) + " of " +
-                            MiB(budget) + " leased" +
+  memory_ = WaitForGate("a device memory lease of " + FormatBytes(bytes) + " (" +
+                            FormatBytes(gate_->leased_bytes()) + " of " + FormatBytes(budget) + " leased" +
                             (gate_->whole_waiting() > 0 ? ", a whole-memory lease waiting" : "") + ")",
                         [&] { return gate_->LeaseMemory(bytes, budget); });
   clock_.Lap(Phase::kMemoryWait);  // not the worker's start: the next stage

@@ -7,11 +7,6 @@
 namespace kvault {
 namespace {
 
-std::string Bytes(uint64_t b) {
-  return b >= (1ull << 30) && b % (1ull << 30) == 0 ? std::to_string(b >> 30) + " GiB"
-                                                     : std::to_string(b >> 20) + " MiB";
-}
-
 // {state, detail} of the "capabilities" row. The helper drops capabilities only inside
 // the user namespace it enters, which it does when any namespace layer survived
 // planning (sandbox/exec_posix.cc, Run).
@@ -107,7 +102,7 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
     p.private_scratch_bytes = 0;
   } else {
     row("private_scratch", "applied",
-        std::string(kPrivateScratch) + ": a tmpfs of " + Bytes(p.private_scratch_bytes) +
+        std::string(kPrivateScratch) + ": a tmpfs of " + FormatBytes(p.private_scratch_bytes) +
             " of its own (HOME " + kPrivateHome + ", TMPDIR " + kPrivateTmp + "), gone when it ends");
   }
   plan.fresh_proc = p.pid_namespace && p.mount_namespace && host.Has("fresh_proc");
@@ -145,9 +140,9 @@ Result<SandboxPlan> PlanSandbox(const SandboxPolicy& requested, const HostCapabi
     row(name, v ? "applied" : "off", v ? text : why_not);
   };
   limit("rlimit_cpu", l.cpu_seconds, std::to_string(l.cpu_seconds) + " s of CPU time per process", "not requested");
-  limit("rlimit_as", l.address_space_bytes, Bytes(l.address_space_bytes) + " of address space",
+  limit("rlimit_as", l.address_space_bytes, FormatBytes(l.address_space_bytes) + " of address space",
         "not set: GPU drivers reserve huge address ranges (GPU backends), or KVAULT_SANDBOX_MEMORY_MB=0");
-  limit("rlimit_fsize", l.file_size_bytes, Bytes(l.file_size_bytes) + " per file written", "not requested");
+  limit("rlimit_fsize", l.file_size_bytes, FormatBytes(l.file_size_bytes) + " per file written", "not requested");
   limit("rlimit_nofile", l.open_files, std::to_string(l.open_files) + " open files", "not requested");
   if (l.processes && running_as_root) {
     row("rlimit_nproc", "unavailable",

@@ -117,6 +117,16 @@ std::string FormatDuration(std::chrono::milliseconds d) {
   return out + " s";
 }
 
+std::string FormatBytes(uint64_t bytes) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20, kGiB = uint64_t{1} << 30;
+  if (bytes < kMiB) return std::to_string(bytes) + " B";
+  if (bytes < kGiB) return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(kGiB));
+  return buf;
+}
+
 bool NaturalLess(std::string_view a, std::string_view b) {
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   size_t i = 0, j = 0;

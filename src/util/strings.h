@@ -6,6 +6,7 @@
 //   Truncate(big_log, 64 * 1024)   -> first 32 KiB + "\n[... N bytes omitted ...]\n" + last 32 KiB
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,10 @@ class HeadTailBuffer {
 
 // Human-readable duration for messages: "250 ms", "30 s", "1.5 s".
 std::string FormatDuration(std::chrono::milliseconds d);
+
+// Human-readable size in binary units for messages: "512 B", "300 MiB" (whole MiB,
+// rounded down), "8 GiB" (a whole number of GiB), "72.4 GiB".
+std::string FormatBytes(uint64_t bytes);
 
 // Order of names with numbers in them, as people number things: runs of digits
 // compare as numbers ("sample_2" < "sample_10", "iter9_0" < "iter10_0"), the rest

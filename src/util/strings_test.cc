@@ -74,6 +74,15 @@ TEST(StringsTest, HeadTailBufferMatchesTruncate) {
   }
 }
 
+TEST(StringsTest, FormatBytes) {
+  EXPECT_EQ(FormatBytes(0), "0 B");
+  EXPECT_EQ(FormatBytes(1048575), "1048575 B");
+  EXPECT_EQ(FormatBytes(uint64_t{300} << 20), "300 MiB");
+  EXPECT_EQ(FormatBytes((uint64_t{300} << 20) + 5), "300 MiB");
+  EXPECT_EQ(FormatBytes(uint64_t{8} << 30), "8 GiB");
+  EXPECT_EQ(FormatBytes((uint64_t{72} << 30) + (uint64_t{410} << 20)), "72.4 GiB");
+}
+
 TEST(StringsTest, FormatDuration) {
   using std::chrono::milliseconds;
   EXPECT_EQ(FormatDuration(milliseconds(250)), "250 ms");
