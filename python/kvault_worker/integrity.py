@@ -10,7 +10,12 @@ or candidate code runs) of:
   `contiguous`, `clone`, `copy_`, `detach`, `view`, `numpy`) and comparisons
   (`torch.equal`, `torch.allclose`, `torch.isnan`);
 - every callable that `torch`, `torch.nn.functional` and `torch.Tensor` bind (the
-  task's `get_inputs` calls them while a sample's inputs are drawn, before its clock);
+  task's `get_inputs` calls them while a sample's inputs are drawn, before its clock),
+  and those of the builtins, `random`, `numpy.random`, `torch.random`, `os` and
+  `contextlib`, which the worker looks up at call time there (`zip` sees the fresh
+  inputs, `random.seed` the sample's seed), `builtins.__import__`, and every attribute
+  of `torch.Tensor`, dunders included (a `__getattribute__` defined on the class runs
+  on the worker's tensors too);
 - every function, class, builtin and module bound at the top of the worker's own
   modules (`timers._perf_counter_ns`, an alias of a clock, is one; so is `os` in
   `protocol`, through which replies are written), and every method, static or class
@@ -46,8 +51,11 @@ modules are imported and the device is open. The worker checks `changes()` after
 `load`, `run` and `time`; any change is a `policy_violation`. Limits: patching done in C (e.g. an
 extension that rewrites libcudart's symbols) is not seen here.
 """
+import builtins
+import contextlib
 import gc
 import os
+import random
 import signal
 import sys
 import threading
@@ -67,6 +75,7 @@ except Exception:  # older PyTorch has none; a broken one changes nothing here
     pass
 
 _OBJECTS = {
+    "builtins": builtins,
     "time": time,
     "torch": torch,
     "torch.cuda": torch.cuda,
@@ -76,11 +85,15 @@ _OBJECTS = {
     "torch.cuda.CUDAGraph": getattr(torch.cuda, "CUDAGraph", None),
 }
 _ATTRIBUTES = {
+    # Run by every import statement, those inside the worker's functions too.
+    "builtins": ("__import__",),
     "time": ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns"),
     "torch": ("equal", "allclose", "isnan", "isinf", "empty_like", "manual_seed", "empty", "stack",
               "index_select", "no_grad", "randint", "Generator"),
+    # torch.manual_seed hands every sample's seed to the CUDA seeding functions.
     "torch.cuda": ("synchronize", "Event", "Stream", "current_stream", "default_stream",
-                   "_sleep", "empty_cache"),
+                   "_sleep", "empty_cache", "manual_seed", "manual_seed_all", "_lazy_call",
+                   "is_initialized", "_is_in_bad_fork"),
     "torch.cuda.Event": ("record", "elapsed_time", "synchronize", "query", "wait"),
     "torch.cuda.Stream": ("synchronize", "wait_stream", "wait_event", "query"),
     "torch.Tensor": ("cpu", "to", "contiguous", "clone", "copy_", "detach", "view", "numpy",
@@ -93,9 +106,19 @@ _ATTRIBUTES = {
 # The namespaces whose functions the worker, and the task's own code in the
 # candidate's worker (get_inputs draws a sample's fresh inputs before its clock
 # starts), call: every callable they bind is snapshotted by identity, so a wrapper of
-# `torch.randn` that computes the answer while the inputs are drawn is a change.
+# `torch.randn` that computes the answer while the inputs are drawn is a change. The
+# builtins and the standard modules the worker looks up at call time belong here too:
+# `zip` sees a sample's fresh inputs as the worker copies them into the timed buffers
+# (`relu.builtin-zip`), `random.seed` and NumPy's get each sample's seed before its
+# inputs are drawn (`relu.seed-hook`), `contextlib.nullcontext` wraps the drawing.
 _NAMESPACES = {"torch": torch, "torch.nn.functional": torch.nn.functional,
-               "torch.Tensor": torch.Tensor}
+               "torch.Tensor": torch.Tensor, "torch.random": torch.random, "builtins": builtins,
+               "random": random, "os": os, "contextlib": contextlib}
+try:
+    import numpy.random
+    _NAMESPACES["numpy.random"] = numpy.random
+except ImportError:  # numpy is optional (seeding.py)
+    pass
 
 
 def _namespace_callables():
@@ -192,7 +215,27 @@ def _hooks():
             hooks["signal %d handler" % number] = signal.getsignal(number)
         except (ValueError, OSError):
             pass
+    # Python 3.12's monitoring tools call back on the worker's own code like a profiler.
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        for tool in range(6):
+            hooks["sys.monitoring tool %d" % tool] = monitoring.get_tool(tool)
     return hooks
+
+
+def _tensor_class():
+    """torch.Tensor's own attributes, dunders included: `__getattribute__`, `__del__` or
+    `__eq__` defined on the class run the candidate's code on every tensor of the
+    worker's too (copying a sample's fresh inputs compares their `shape`, before the
+    clock: `relu.tensor-getattr`). Its C base class cannot be changed."""
+    return dict(vars(torch.Tensor))
+
+
+def _tensor_class_changes(before):
+    now = vars(torch.Tensor)
+    return ["torch.Tensor.%s" % name for name in sorted(set(before) | set(now))
+            if now.get(name, _EMPTY_CELL) is not before.get(name, _EMPTY_CELL)
+            and name not in ("__dict__", "__weakref__")]
 
 
 def _hook_changes(before, callbacks):
@@ -345,6 +388,7 @@ class Snapshot:
         self.hooks = _hooks()
         self.gc_callbacks = list(gc.callbacks)
         self.kernels = {}  # operator -> its kernels when settled (_dispatcher_kernels)
+        self.tensor_class = _tensor_class()
 
     def settle(self):
         """Records the worker's own definitions and the precision switches as they are
@@ -362,6 +406,7 @@ class Snapshot:
         self.hooks = _hooks()
         self.gc_callbacks = list(gc.callbacks)
         self.kernels = _dispatcher_kernels()
+        self.tensor_class = _tensor_class()
 
     def _add_functions(self, entries):
         for name, (_, _, value) in entries:
@@ -411,6 +456,7 @@ class Snapshot:
             else:
                 changed += guard.changes(name)
         changed += _hook_changes(self.hooks, self.gc_callbacks)
+        changed += [c for c in _tensor_class_changes(self.tensor_class) if c not in changed]
         now = _switches()
         changed += ["%s (%r -> %r)" % (k, v, now.get(k)) for k, v in self.switches.items() if now.get(k) != v]
         return sorted(changed)

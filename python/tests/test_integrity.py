@@ -64,6 +64,21 @@ PATCHES = {
         import kvault_worker.request_fields as fields
         fields.integer.__defaults__ = tuple(list(fields.integer.__defaults__))
 """,
+    # What the worker looks up at call time while a sample's inputs are drawn and copied,
+    # before the clock: a builtin, the seeding functions, a dunder of torch.Tensor.
+    "builtin": """
+        import builtins
+        real = builtins.zip
+        builtins.zip = lambda *iterables: real(*iterables)
+""",
+    "seeding": """
+        import random
+        real = random.seed
+        random.seed = lambda *args, **kwargs: real(*args, **kwargs)
+""",
+    "tensor-dunder": """
+        torch.Tensor.__getattribute__ = torch._C._TensorBase.__getattribute__
+""",
     # A kernel of one of PyTorch's operators replaced through the dispatcher (the
     # flush's fill_): no Python name changes at all.
     "dispatcher-kernel": """
@@ -220,3 +235,34 @@ def test_kernels_registered_for_pytorchs_operators():
     import gc
     gc.collect()
     assert snapshot.kernel_changes() == []
+
+
+def test_the_collector_is_paused_from_a_flush_to_the_clock():
+    """No finalizer of the candidate's garbage runs between a flush and the timed call:
+    one that did took a sample's fresh inputs from the worker's frame and computed the
+    answer before the clock (relu.gc-finalizer)."""
+    import gc
+
+    import torch
+
+    from kvault_worker.device import open_device
+    from kvault_worker.timing import timers
+    from kvault_worker.timing.side import TimedSide
+
+    seen = []
+    device = open_device("cpu", 0)
+
+    def forward(inputs):
+        seen.append(gc.isenabled())
+        return torch.relu(inputs[0])
+
+    side = TimedSide(forward, [torch.randn(8)], device, "runtime_error", "the candidate", flush=True,
+                     make_inputs=lambda seed: [torch.randn(8, generator=torch.Generator().manual_seed(seed))])
+    try:
+        side.flush()
+        assert not gc.isenabled()  # until the sample's clock starts
+        side.sample(timers.CLOCK, seed=7)
+        assert seen[-1] is True and gc.isenabled()
+    finally:
+        side.release()
+        gc.enable()

@@ -116,8 +116,11 @@ std::string DatasetCard(const CorpusStats& s, const ExportOptions& o, const Expo
   std::ostringstream card;
   card << "---\nlicense: " << licence.license << "\n";
   if (licence.license == "other") card << "license_name: " << licence.name << "\nlicense_link: LICENSE.md\n";
-  card << "configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train-*.parquet\n";
-  if (summary.test_rows > 0) card << "  - split: test\n    path: data/test-*.parquet\n";
+  // No `configs:` block: the Hub and `datasets` find the splits by the files' names
+  // (data/train-*, data/test-*), and `datasets` then keys its cache on the files
+  // themselves; with data_files listed in the card it keys it on those patterns alone,
+  // and a folder exported again (or any folder of the same name) loads the rows of the
+  // first one it cached.
   card << "tags:\n- gpu-kernels\n- code\n---\n\n# KernelVault corpus export\n\n"
        << summary.rows << " records, each a kernel verified against a PyTorch reference (or a "
        << "question-answer pair), with its provenance and verification results.\n\n"

@@ -214,6 +214,30 @@ std::unique_ptr<FrozenTree> DeviceSession::FreezeCandidate() {
   return std::make_unique<FrozenTree>(worker->pid(), helper ? FrozenTree::kWithoutRoot : FrozenTree::kWithRoot);
 }
 
+// A worker's processes: everything below `root`, and `root` itself unless it is the
+// sandbox's helper, which runs none of the worker's code.
+static std::vector<pid_t> TreeOf(pid_t root, bool with_root) {
+  if (root <= 0) return {};
+  std::vector<pid_t> pids = Descendants(root);
+  if (with_root) pids.push_back(root);
+  return pids;
+}
+
+std::vector<pid_t> DeviceSession::CandidateProcesses() const {
+  const auto& worker = workers_[static_cast<int>(WorkerRole::kCandidate)];
+  if (!worker) return {};
+  if (candidate_forked_ && zygote_) return TreeOf(zygote_->pid(), false);
+  const bool helper = !options_.sandbox_launcher.empty() && options_.sandbox.mode != SandboxMode::kOff;
+  return TreeOf(worker->pid(), !helper);
+}
+
+std::vector<pid_t> DeviceSession::ReferenceProcesses() const {
+  const auto& worker = workers_[static_cast<int>(WorkerRole::kReference)];
+  if (!worker) return {};
+  const bool helper = !options_.sandbox_launcher.empty() && options_.sandbox.mode != SandboxMode::kOff;
+  return TreeOf(worker->pid(), !helper);
+}
+
 Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<WorkerConnection> w) {
   // Only the session's first worker reports the build environment and the backend
   // probe (about a second of subprocesses); later workers run on the same machine.

@@ -87,6 +87,12 @@ class DeviceSession {
   // the CPU from the reference while it is timed (docs/timing.md, "What the engine
   // trusts"). Null when there is no candidate worker.
   std::unique_ptr<FrozenTree> FreezeCandidate();
+  // The processes of a side whose CPU time the engine reads from outside
+  // (util/process_cpu.h; docs/timing.md, "What the engine trusts"): the candidate's are
+  // those FreezeCandidate stops; the reference's, its worker and what it started. Empty
+  // when there is no such worker.
+  std::vector<pid_t> CandidateProcesses() const;
+  std::vector<pid_t> ReferenceProcesses() const;
   // Sets `name`=`value` in the environment of every worker started from now on
   // (InlinePrebuild hides the devices from its workers).
   void SetWorkerEnv(std::string name, std::string value) {

@@ -10,6 +10,7 @@
 
 #include "check/aliasing.h"
 #include "check/tensor_file.h"
+#include "engine/cpu_charge.h"
 #include "engine/output_check.h"
 #include "engine/output_handoff.h"
 #include "engine/output_layout.h"
@@ -18,6 +19,7 @@
 #include "engine/worker_limits.h"
 #include "engine/worker_outcome.h"
 #include "util/files.h"
+#include "util/process_cpu.h"
 #include "util/sha256.h"
 #include "worker/protocol.h"
 
@@ -145,6 +147,10 @@ struct SideSamples {
   std::vector<double> clocked;   // per sample, the engine's wall time of its request (ms)
   std::vector<bool> cold;        // per sample, whether it followed a flush
   std::vector<Json> aliases;     // per sample of the current round, its `output_aliases`
+  // Per sample, the CPU time its side's other threads used from before its flush to its
+  // reply, read by the engine (engine/cpu_charge.h); the reference's also inside its call.
+  std::vector<double> others, call_others;
+  bool cpu_read = false;  // some process of the side was read (not a worker without a pid)
 };
 
 // One candidate's side of a turn: its member (session, request, record) and its samples.
@@ -187,6 +193,7 @@ class CaseTimer {
   bool ChooseMethod();    // events or the clock, or a graph of the same calls on every side
   bool SampleRounds();    // rounds of samples until the stopping rule; every round's outputs checked
   void BoundByEngineClock(CandidateSide& c);  // the candidate's samples are at least what the engine clocked
+  void BoundByCpu(CandidateSide& c);          // ... and at least what its other threads ran (cpu_charge.h)
   bool BoundByBursts();   // where that clock is blind, long bursts of the sides clocked
   void Summarize();       // medians, spreads and the speedup into each record
   bool RecheckOutput(CandidateSide& c);  // one more call on the next seed's inputs, compared
@@ -421,7 +428,7 @@ void CaseTimer::Measure(const std::function<std::vector<TurnMember*>()>& gather)
       StepDone(&TimingSteps::start);
       if (ChooseMethod() && SampleRounds()) {
         for (CandidateSide& c : sides_)
-          if (c.active()) BoundByEngineClock(c);
+          if (c.active()) BoundByEngineClock(c), BoundByCpu(c);
         if (BoundByBursts()) {
           Summarize();
           StepDone(&TimingSteps::sampling);
@@ -653,8 +660,13 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
   got.aliases.clear();
   std::mt19937_64 calls(nonce ^ 0x9e3779b97f4a7c15ULL);  // the graph call whose output is kept
   const char* who = side == 0 ? "reference" : "candidate";
+  // The side's processes, read from outside before the flush and after the reply.
+  auto processes = [&] {
+    return side == 0 ? session_.ReferenceProcesses() : sides_[side - 1].session().CandidateProcesses();
+  };
   for (int i = 0; i < n; ++i) {
     const bool flushed = i < cold;
+    const ProcessCpu cpu_before = ReadProcessCpu(processes());
     if (flushed && !Ask(side, TimeFlushRequest{}.ToJson())) return false;
     TimeSampleRequest request{method_, SampleSeed(nonce, i)};
     if (method_ == kGraph) request.call = static_cast<int64_t>(calls() % static_cast<uint64_t>(graph_calls_));
@@ -663,6 +675,10 @@ bool CaseTimer::SampleSide(int side, int round, uint64_t nonce) {
     double clocked = 0;
     auto reply = ClockedCall(side, request.ToJson(), &clocked);
     if (!reply) return false;
+    const ProcessCpu cpu_after = ReadProcessCpu(processes());
+    got.cpu_read = got.cpu_read || !cpu_after.processes_ns.empty();
+    got.others.push_back(OtherThreadsMs(cpu_before, cpu_after));
+    got.call_others.push_back(std::max(0.0, Number(*reply, protocol::field::kCallOthersMs, 0)));
     if (side > 0 && sample_outputs_ == SampleOutputs::kFiles && !NoteWritten(sides_[side - 1], i, *reply))
       return false;
     const Json ms = Field(*reply, protocol::field::kMs);
@@ -923,6 +939,40 @@ void CaseTimer::BoundByEngineClock(CandidateSide& c) {
   for (size_t i = 0; i < cand.clocked.size(); ++i)
     (cand.cold[i] ? bounded.cold : bounded.warm).push_back(std::max(cand.reported[i] / graph_calls_, floor[i]));
   cand.series = std::move(bounded);
+}
+
+void CaseTimer::BoundByCpu(CandidateSide& c) {
+  // What the engine's clock of a request cannot see: work the candidate's other threads
+  // did beside it, on other cores (a thread that read the sample's seed and drew its
+  // inputs while the worker did). Applied on the CPU, where the worker's clock times
+  // the call and the inputs are drawn on the host's cores.
+  const SideSamples& ref = reference_samples_;
+  SideSamples& cand = c.samples;
+  if (method_ != kClock || !ref.cpu_read || !cand.cpu_read) return;
+  const auto charge = ChargeOtherThreads({.reported = ref.reported, .others = ref.others,
+                                          .call_others = ref.call_others, .cold = ref.cold},
+                                         {.reported = cand.reported, .others = cand.others, .cold = cand.cold},
+                                         UsableCpus(), req_.options.timing.clock_slack, graph_calls_,
+                                         req_.options.timing.flush);
+  if (!charge) return;
+  std::optional<EngineClockCheck>& clock = c.record().engine_clock;
+  if (!clock) clock.emplace();
+  clock->cpu = EngineClockCheck::Cpu{.cores = charge->cores,
+                                     .reference_overhead_ms = charge->reference_overhead_ms,
+                                     .allowance_ms = charge->allowance_ms,
+                                     .candidate_reported_ms = charge->candidate_reported_ms,
+                                     .candidate_charged_ms = charge->candidate_charged_ms,
+                                     .applied = charge->applied};
+  if (!charge->applied) return;
+  // The series as they stand (the engine's clock may have raised them): each sample is
+  // at least its floor.
+  size_t cold = 0, warm = 0;
+  for (size_t i = 0; i < cand.cold.size(); ++i) {
+    std::vector<double>& series = cand.cold[i] ? cand.series.cold : cand.series.warm;
+    size_t& at = cand.cold[i] ? cold : warm;
+    if (at < series.size()) series[at] = std::max(series[at], charge->floors[i]);
+    ++at;
+  }
 }
 
 bool CaseTimer::BoundByBursts() {

@@ -93,6 +93,13 @@ Json ToJson(const EngineClockCheck& c) {
                        {"candidate_reported_ms", b->candidate_reported_ms},
                        {"candidate_clocked_ms", b->candidate_clocked_ms},
                        {"applied", b->applied}};
+  if (const auto& u = c.cpu)
+    j["cpu"] = Json{{"cores", u->cores},
+                    {"reference_overhead_ms", u->reference_overhead_ms},
+                    {"allowance_ms", u->allowance_ms},
+                    {"candidate_reported_ms", u->candidate_reported_ms},
+                    {"candidate_charged_ms", u->candidate_charged_ms},
+                    {"applied", u->applied}};
   return j;
 }
 
@@ -269,6 +276,15 @@ EngineClockCheck ReadEngineClock(const Json& j) {
                                         Double(b, "candidate_reported_ms").value_or(0),
                                         Double(b, "candidate_clocked_ms").value_or(0),
                                         Flag(b, "applied")};
+  }
+  if (auto it = j.find("cpu"); it != j.end() && it->is_object()) {
+    const Json& u = *it;
+    c.cpu = EngineClockCheck::Cpu{Integer(u, "cores").value_or(0),
+                                  Double(u, "reference_overhead_ms").value_or(0),
+                                  Double(u, "allowance_ms").value_or(0),
+                                  Double(u, "candidate_reported_ms").value_or(0),
+                                  Double(u, "candidate_charged_ms").value_or(0),
+                                  Flag(u, "applied")};
   }
   return c;
 }

@@ -155,6 +155,16 @@ struct EngineClockCheck {
     bool operator==(const Bursts&) const = default;
   };
   std::optional<Bursts> bursts;
+  // The CPU time the candidate's other threads used around its samples, read from
+  // outside (engine/cpu_charge.h): per call, the primary series' medians.
+  struct Cpu {
+    int64_t cores = 0;
+    double reference_overhead_ms = 0, allowance_ms = 0;
+    double candidate_reported_ms = 0, candidate_charged_ms = 0;
+    bool applied = false;  // the candidate's samples were raised to the charge
+    bool operator==(const Cpu&) const = default;
+  };
+  std::optional<Cpu> cpu;
   bool operator==(const EngineClockCheck&) const = default;
 };
 

@@ -113,6 +113,7 @@ inline constexpr char kSensors[] = "sensors";
 inline constexpr char kMethod[] = "method";
 inline constexpr char kMs[] = "ms";
 inline constexpr char kWallMs[] = "wall_ms";
+inline constexpr char kCallOthersMs[] = "call_others_ms";
 inline constexpr char kCall[] = "call";
 inline constexpr char kOutputAliases[] = "output_aliases";
 inline constexpr char kGraphMaxCalls[] = "graph_max_calls";

@@ -14,17 +14,35 @@ An entry with `policy` must have been recorded under that policy. An entry with
 catch outright, depending on what it cannot control, e.g. where the allocator puts
 its inputs). `status_on` gives a backend a status of its own (a cheat that another
 backend's timer leaves no room for).
+An entry with `cpu_charged` (true or false) on the CPU backend must (or must not) have
+had its timed samples raised by the CPU time its other threads used around them
+(docs/timing.md, "What the engine trusts"): read from the store given with --db, where
+folder F's attempts are recorded under run `adv-F`.
 Exit 0 when all agree, 1 otherwise (one line per problem).
 """
 import argparse
 import json
 import os
+import sqlite3
 import sys
+
+
+def cpu_charged(db, folder, candidate):
+    """Whether any timing record of the attempt at `candidate` (run adv-`folder`) had its
+    samples raised by its other threads' CPU time; None when there is no such attempt."""
+    row = sqlite3.connect(db).execute(
+        "SELECT cases FROM attempts WHERE run = ? AND candidate_path = ? ORDER BY id DESC LIMIT 1",
+        ("adv-" + folder, candidate)).fetchone()
+    if row is None:
+        return None
+    return any(((rec.get("engine_clock") or {}).get("cpu") or {}).get("applied", False)
+               for rec in json.loads(row[0]) if rec.get("kind") == "timing")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", required=True)
+    ap.add_argument("--db", help="the store the attempts were recorded in (for cpu_charged)")
     ap.add_argument("manifest")
     ap.add_argument("results", nargs="+", help="FOLDER=RESULT.json")
     args = ap.parse_args()
@@ -57,6 +75,14 @@ def main():
                     a.get("speedup") is not None and a["speedup"] <= want["speedup_at_most"]):
                 problems.append("%s: speedup %s, want at most %s (%s)"
                                 % (key, a.get("speedup"), want["speedup_at_most"], want["defence"]))
+            if "cpu_charged" in want and args.backend == "cpu" and a["status"] == "passed":
+                charged = cpu_charged(args.db, folder, a["candidate"]) if args.db else None
+                if charged is None:
+                    problems.append("%s: no recorded attempt to read its CPU charge from (--db)" % key)
+                elif charged != want["cpu_charged"]:
+                    problems.append("%s: samples %s by its other threads' CPU time, want %s (%s)"
+                                    % (key, "raised" if charged else "not raised",
+                                       "raised" if want["cpu_charged"] else "not", want["defence"]))
             if "policy" in want and a.get("policy") != want["policy"]:
                 problems.append("%s: recorded policy %s, want %s" % (key, a.get("policy"), want["policy"]))
         problems += ["%s: expected but not run" % k for k in sorted(set(expected) - seen)]

@@ -14,6 +14,6 @@ for folder in kernelbench cpu policy isolated; do
     --policy "$policy" --db "$TMP/kv.db" --run "adv-$folder" --json > "$TMP/$folder.json" 2> "$TMP/$folder.err" ||
     { cat "$TMP/$folder.err"; fail "eval of $folder exited $?"; }
 done
-exec python3 "$KVAULT_SOURCE_ROOT/tests/integration/check_manifest.py" --backend cpu \
+exec python3 "$KVAULT_SOURCE_ROOT/tests/integration/check_manifest.py" --backend cpu --db "$TMP/kv.db" \
   "$adv/adversarial.json" "kernelbench=$TMP/kernelbench.json" "cpu=$TMP/cpu.json" "policy=$TMP/policy.json" \
   "isolated=$TMP/isolated.json"

@@ -109,6 +109,16 @@ for line in open(tmp + "/out.sharegpt.jsonl"):
     assert [m["from"] for m in json.loads(line)["conversations"]] == ["human", "gpt"]
 PYEOF
 
+# Exported again into the same folder, the hf dataset is read anew, not from the cache
+# of the first export (datasets keys it on the card's data_files when the card lists them).
+corpus export --format hf --licensed-only -o "$TMP/hf" >/dev/null 2>&1 || fail "export --format hf again"
+"$PY" - "$TMP" <<'PYEOF' || fail "datasets read the rows of an earlier export of the hf folder"
+import sys
+import datasets
+hf = datasets.load_dataset(sys.argv[1] + "/hf", cache_dir=sys.argv[1] + "/hf-cache")
+assert sum(split.num_rows for split in hf.values()) == 2, hf
+PYEOF
+
 # The round trip: the vault's own records through a second vault, byte for byte.
 "$KVAULT" corpus import --vault "$TMP/again.db" --from records "$TMP/out.records.jsonl" >/dev/null ||
   fail "records import"

@@ -144,6 +144,8 @@ class TimedRequests(SessionState):
             response["out_sha256"] = written
         if method == timers.GRAPH:
             response["graph_calls"] = side.graph.calls
+        if sample.others_ms is not None:
+            response["call_others_ms"] = sample.others_ms
         return response
 
     def time_burst(self, request):

@@ -20,6 +20,8 @@ The side, its flush buffer, its graph and the graph's input sets are guarded by 
 harness snapshot (integrity.py): a candidate that hides one of their methods, swaps
 their buffers or pool, or changes their class is a policy_violation at the next check.
 """
+import gc
+
 import torch
 
 from kvault_worker import digest
@@ -270,7 +272,12 @@ class TimedSide:
 
 
     def flush(self):
-        """Overwrites the flush buffer (before a cold sample)."""
+        """Overwrites the flush buffer (before a cold sample). The garbage collector
+        stays paused from here until the next sample's clock starts (sample): a
+        collection runs the finalizers (`__del__`) of whatever cyclic garbage the
+        candidate left, wherever it happens to run, and one run between the flush and
+        the clock could warm what the flush evicted (`relu.gc-finalizer`)."""
+        gc.disable()
         if self.flusher is not None:
             self.flusher.flush()
 
@@ -283,20 +290,31 @@ class TimedSide:
         Without `seed` or make_inputs, the inputs stay as they are."""
         fresh = seed is not None and self.make_inputs is not None
         modified = False
+        # No collection, and so no finalizer of the candidate's garbage, between the
+        # request and the clock: one that ran while the fresh inputs are drawn and copied
+        # took them from the worker's frame and computed the answer before the clock
+        # started (`relu.gc-finalizer`). Collections inside the call are clocked.
+        gc.disable()
         with attributed(self.kind, "%s raised" % self.label):
             if method == timers.GRAPH:
-                if fresh and self.graph_inputs is not None:
-                    self._refresh_graph_inputs(seed)  # the call sets, not self.inputs
+                try:
+                    if fresh and self.graph_inputs is not None:
+                        self._refresh_graph_inputs(seed)  # the call sets, not self.inputs
+                finally:
+                    gc.enable()
                 sample = self.graph.sample(self.device.synchronize)
                 call = check_call % self.graph.calls
                 output = self.graph.outputs[call]
                 inputs = self.graph_inputs.call_inputs[call] if self.graph_inputs is not None else self.inputs
             else:
                 source = None
-                if fresh:
-                    source = self.make_inputs(seed)
-                    self._write_inputs(source)
-                    self.pristine = False
+                try:
+                    if fresh:
+                        source = self.make_inputs(seed)
+                        self._write_inputs(source)
+                        self.pristine = False
+                finally:
+                    gc.enable()
                 sample = self._sample()
                 output, inputs = sample.output, self.inputs
                 if source is not None:
@@ -342,6 +360,7 @@ class TimedSide:
             self.pristine = True
 
     def release(self):
+        gc.enable()  # paused by a flush with no sample after it
         self._release_graph()
         SNAPSHOT.unguard(self._guards[0])
         self.fn = self.inputs = self.graph = self.flusher = self.last_output = None

@@ -1,0 +1,84 @@
+#include "util/process_cpu.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+namespace kvault {
+namespace {
+
+// The children's user and system time a process has reaped (/proc/<pid>/stat fields 16
+// and 17, after the command's closing parenthesis), in nanoseconds.
+int64_t ReapedChildrenNs(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string field;
+  long long cutime = 0, cstime = 0;
+  // Fields 3..15 precede cutime (16) and cstime (17).
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+  }
+  if (!(rest >> cutime >> cstime)) return 0;
+  static const long ticks = std::max(1L, ::sysconf(_SC_CLK_TCK));
+  return (cutime + cstime) * (1000000000LL / ticks);
+}
+
+void ReadThreads(pid_t pid, std::map<pid_t, int64_t>* threads) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return;
+  while (dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long tid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    std::ifstream in(tasks + "/" + e->d_name + "/schedstat");
+    long long on_cpu = 0;
+    if (in >> on_cpu) (*threads)[static_cast<pid_t>(tid)] = on_cpu;
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+ProcessCpu ReadProcessCpu(const std::vector<pid_t>& pids) {
+  ProcessCpu cpu;
+  for (pid_t pid : pids) {
+    if (pid <= 0) continue;
+    clockid_t clock;
+    timespec ts{};
+    if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &ts) != 0) continue;
+    cpu.processes_ns[pid] = static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec + ReapedChildrenNs(pid);
+    ReadThreads(pid, &cpu.threads_ns);
+  }
+  return cpu;
+}
+
+double OtherThreadsMs(const ProcessCpu& before, const ProcessCpu& after) {
+  auto delta = [](const std::map<pid_t, int64_t>& was, pid_t id, int64_t now) {
+    auto it = was.find(id);
+    return std::max<int64_t>(0, now - (it == was.end() ? 0 : it->second));
+  };
+  int64_t total = 0, busiest = 0;
+  for (const auto& [pid, ns] : after.processes_ns) total += delta(before.processes_ns, pid, ns);
+  for (const auto& [tid, ns] : after.threads_ns) busiest = std::max(busiest, delta(before.threads_ns, tid, ns));
+  return static_cast<double>(std::max<int64_t>(0, total - busiest)) / 1e6;
+}
+
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+}  // namespace kvault
