@@ -1,9 +1,11 @@
 // kvault: the command line (docs/cli.md).
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "cli/cache_cmd.h"
 #include "cli/commands.h"
 #include "cli/corpus_cmd.h"
+#include "cli/flag_hint.h"
 #include "cli/gen_flags.h"
 #include "cli/import_geak.h"
 #include "cli/lanes.h"
@@ -171,6 +173,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      // A mistyped flag: named, with the flag meant, instead of CLI11's "--x is required".
+      if (std::string hint = kvault::cli::UnknownFlagHint(app, argc, argv); !hint.empty()) {
+        std::fprintf(stderr, "%s\nRun with --help for more information.\n", hint.c_str());
+        return kvault::cli::kExitMisuse;
+      }
+    }
     int code = app.exit(e);
     return code == 0 ? 0 : kvault::cli::kExitMisuse;
   }
