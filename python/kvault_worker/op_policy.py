@@ -58,6 +58,8 @@ if torch.version.cuda or getattr(torch.version, "hip", None):
         pass
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from kvault_worker import process_starts
+
 ANY = "any"
 FUSED = "fused"
 CUSTOM_KERNEL = "custom_kernel"
@@ -533,14 +535,18 @@ class Enforcer:
         watch = DeviceKernels(self.device) if kernels and self.device is not None and self.device.is_gpu \
             else None
         with ops:
-            if watch is None:
-                output = thunk()
-            else:
-                with watch:
+            with process_starts.watching():
+                if watch is None:
                     output = thunk()
+                else:
+                    with watch:
+                        output = thunk()
             if self.policy == FUSED:
                 ops.mark_outputs(_tensors_of(output))
         name = self.policy
+        started = process_starts.judge()
+        if started:
+            raise Violation("policy %s: %s" % (name, started))
         if TRIPPED:
             raise Violation("policy %s: the candidate called %s, which would switch off the operator "
                             "observer" % (name, ", ".join(sorted(set(TRIPPED)))))
