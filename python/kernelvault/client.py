@@ -141,8 +141,11 @@ def _server_message(payload, raw, status):
             return error, None
         if payload.get("message"):
             return str(payload["message"]), None
-    text = raw.decode("utf-8", "replace").strip()[:500] if raw else ""
-    return text or ("HTTP %d" % status), None
+    # Not kvault serve's error: a proxy's page, or another server at this URL. Said so,
+    # on one line, instead of a page of HTML.
+    text = " ".join(raw.decode("utf-8", "replace").split())[:300] if raw else ""
+    return ("no error of kvault serve in the answer (a proxy, or no kvault serve at this URL?)%s"
+            % (": " + text if text else ", an empty body")), None
 
 
 class Client:

@@ -221,6 +221,11 @@ def test_a_body_that_is_not_json_is_an_infrastructure_failure(fake):
     with pytest.raises(InfrastructureError) as caught:
         client_of(fake, retries=2).verify(task_source=TASK, completion=GOOD)
     assert "bad gateway" in str(caught.value) and caught.value.status == 502
+    fake.then("POST", "/v1/verify", Reply(404, b"<html>\n  <p>File not found.</p>\n</html>\n"))
+    with pytest.raises(RequestError) as caught:  # another server at the URL: said so, on one line
+        client_of(fake, retries=0).verify(task_source=TASK, completion=GOOD)
+    assert str(caught.value) == ("POST /v1/verify: HTTP 404: no error of kvault serve in the answer (a proxy, or no "
+                                 "kvault serve at this URL?): <html> <p>File not found.</p> </html>"), caught.value
 
 
 # ---- batches ----------------------------------------------------------------------
