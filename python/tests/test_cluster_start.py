@@ -277,7 +277,7 @@ def _campaign(folder, env, monkeypatch, timeout_s):
     argv = ["eval", "--suite", str(folder / "suite"), "--candidates", str(folder / "candidates"),
             "--db", str(folder / "campaign.db"), "--backend", "cpu", "--no-timing", "--policy", "custom_kernel",
             "--run", "one"]
-    ray.init(num_cpus=1, namespace="test-cluster-start", include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=1, namespace="test-cluster-start", include_dashboard=False, log_to_driver=False)
     answer = {}
 
     def run():
