@@ -96,8 +96,8 @@ def refused_result(error):
     its backend cannot run it; 400, malformed), where a batch answers it per request:
     no reward, never retried. Status `unsupported`, else `bad_request`."""
     kind = "unsupported" if isinstance(error, UnsupportedError) else "bad_request"
-    return {"status": kind, "compiled": False, "correct": False, "reward": None, "message": error.message,
-            "error": {"kind": kind, "message": error.message, "retry": False}}
+    return {"status": kind, "compiled": False, "correct": False, "reward": None, "message": error.server_message,
+            "error": {"kind": kind, "message": error.server_message, "retry": False}}
 
 
 class _Retry(Exception):
@@ -441,20 +441,20 @@ class Client:
         message, kind = _server_message(payload, raw, status)
         text = "%s: HTTP %d: %s" % (where, status, message)
         result = payload if isinstance(payload, dict) and "status" in payload else None
+        said = dict(status=status, server_message=message)
         if status == 422 and kind == "unsupported":
-            raise UnsupportedError(text, status=status, kind=kind)
+            raise UnsupportedError(text, kind=kind, **said)
         if status == 422:
-            raise TaskError(text, status=status, kind=kind or "task", result=result)
+            raise TaskError(text, kind=kind or "task", result=result, **said)
         if status == 504 and kind == "deadline":  # the request's deadline_s (a proxy's 504 is retried)
-            raise DeadlineError(text, status=status, kind=kind, result=result)
+            raise DeadlineError(text, kind=kind, result=result, **said)
         if status == 429 or status >= 500:
-            raise _Retry(InfrastructureError(text, status=status, kind=kind, result=result),
-                         _retry_after_s(retry_after))
+            raise _Retry(InfrastructureError(text, kind=kind, result=result, **said), _retry_after_s(retry_after))
         if status == 404 and batch and kind in (None, "", "unknown_batch"):
-            raise BatchNotFoundError(text, status=status, kind=kind)
+            raise BatchNotFoundError(text, kind=kind, **said)
         if 400 <= status < 500:
-            raise RequestError(text, status=status, kind=kind)
-        raise KernelVaultError(text, status=status, kind=kind)
+            raise RequestError(text, kind=kind, **said)
+        raise KernelVaultError(text, kind=kind, **said)
 
     def _wait_for_batch(self, batch_id, size):
         """Results of one batch (None where none arrived): polls until it is done,

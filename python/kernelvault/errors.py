@@ -16,20 +16,22 @@ failures: null, never 0"):
     +-- BatchCancelledError    the batch was cancelled before this candidate ran
 
 Every exception carries what the server said: `status` (the HTTP code, or None for a
-connection failure), `kind` (the server's `error.kind`) and, where there was one,
-`result` (the result object of the candidate).
+connection failure), `kind` (the server's `error.kind`), `server_message` (its
+`error.message` alone, where `message` also says which call it answered) and, where
+there was one, `result` (the result object of the candidate).
 """
 
 
 class KernelVaultError(Exception):
     """Base class of every error this package raises."""
 
-    def __init__(self, message, *, status=None, kind=None, result=None):
+    def __init__(self, message, *, status=None, kind=None, result=None, server_message=None):
         super().__init__(message)
         self.message = message
         self.status = status
         self.kind = kind
         self.result = result
+        self.server_message = server_message or message
 
 
 class RequestError(KernelVaultError):

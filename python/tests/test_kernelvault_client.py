@@ -136,6 +136,14 @@ def test_an_unsupported_result_of_a_batch_raises_never_scores(fake):
     fake.then("GET", "/v1/batches/", Reply(200, {"batch_id": "b", "size": 1, "done": 1, "results": [result]}))
     with pytest.raises(UnsupportedError, match="cannot run a hip candidate"):
         client_of(fake).verify_batch([{"task_source": TASK, "completion": GOOD}])
+    # A node's refusal is passed on as its server said it, not as the node's own call
+    # ("POST /v1/verify: HTTP 422: ..."), which the client would prefix once more.
+    said = "this server (backend cpu) cannot run a hip candidate: HIP needs a GPU backend"
+    fake.then("POST", "/v1/verify", Reply(422, {"error": {"kind": "unsupported", "message": said}}))
+    with pytest.raises(UnsupportedError) as refused:
+        client_of(fake).verify(task_source=TASK, completion=GOOD)
+    assert refused.value.message == "POST /v1/verify: HTTP 422: " + said
+    assert refused_result(refused.value)["message"] == said == refused_result(refused.value)["error"]["message"]
 
 
 def test_a_dropped_connection_is_retried(fake):
