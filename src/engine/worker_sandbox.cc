@@ -110,9 +110,12 @@ Result<std::vector<std::string>> SandboxBuildCommand(const EngineOptions& option
   policy.private_dir = writable.front();
   policy.writable.insert(policy.writable.end(), writable.begin() + 1, writable.end());
   // Compilers write large intermediate files to TMPDIR: the scratch on disk, not a
-  // bounded /dev/shm. Compilers reserve address space freely (cicc, cc1plus).
+  // bounded /dev/shm. Compilers reserve address space freely (cicc, cc1plus), so their
+  // bound is on what they write to memory: `#include "/dev/zero"` grew cc1plus by a GB
+  // a second until the host ran out.
   policy.private_scratch_bytes = 0;
   policy.limits.address_space_bytes = 0;
+  policy.limits.data_bytes = policy.compile_data_bytes;
   policy.env_set = {{"HOME", policy.private_dir}, {"TMPDIR", policy.private_dir}};
   auto plan = PlanSandbox(policy, ProbedHost(options.sandbox_launcher), ::geteuid() == 0);
   if (!plan) return Error{plan.error()};

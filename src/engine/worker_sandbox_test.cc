@@ -174,6 +174,30 @@ TEST_F(WorkerSandboxTest, AReferenceWorkerWritesOnlyItsLanesFolder) {
   EXPECT_TRUE(c.writable.empty());
 }
 
+// A compile of candidate code: no address-space limit (compilers reserve freely), a
+// heap limit (`#include "/dev/zero"` grew cc1plus without bound), the plan carries it.
+TEST_F(WorkerSandboxTest, ACompileGetsAHeapLimitAndNoAddressSpaceLimit) {
+  EngineOptions o;
+  o.cache_dir = root_ + "/cache";
+  o.sandbox.mode = SandboxMode::kAuto;
+  o.sandbox.limits.address_space_bytes = 4ull << 30;
+  o.sandbox.compile_data_bytes = 3ull << 30;
+  o.sandbox_launcher = Launcher(true);
+  Mkdirs("scratch");
+  Mkdirs("staged");
+  auto argv = SandboxBuildCommand(o, root_ + "/src/a.cpp", {"g++", "-c", "a.cpp"},
+                                  {root_ + "/scratch", root_ + "/staged"});
+  ASSERT_TRUE(argv) << argv.error();
+  ASSERT_EQ(argv->at(1), "sandbox-exec");
+  auto policy = PolicyFromJson(Json::parse(argv->at(2)));
+  ASSERT_TRUE(policy) << policy.error();
+  EXPECT_EQ(policy->limits.data_bytes, 3ull << 30);
+  EXPECT_EQ(policy->limits.address_space_bytes, 0u);
+  // Workers get no heap limit (CUDA maps what it writes privately).
+  auto [w, env] = Plan(/*candidate=*/true, /*all_layers=*/true);
+  EXPECT_EQ(w.limits.data_bytes, 0u);
+}
+
 // Task code of a client (kvault serve) or an import (corpus verify): of the cache only
 // refs/ and its lane's folder; the store, other caches and other lanes' folders hidden
 // (a client's task read the server's ~/.aws and other clients' kernels in the store).

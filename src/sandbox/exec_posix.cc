@@ -208,6 +208,7 @@ void ApplyLimits(const ResourceLimits& l) {
   if (l.file_size_bytes) SetLimit(RLIMIT_FSIZE, l.file_size_bytes, "RLIMIT_FSIZE");
   if (l.open_files) SetLimit(RLIMIT_NOFILE, l.open_files, "RLIMIT_NOFILE");
   if (l.processes) SetLimit(RLIMIT_NPROC, l.processes, "RLIMIT_NPROC");
+  if (l.data_bytes) SetLimit(RLIMIT_DATA, l.data_bytes, "RLIMIT_DATA");
 }
 
 void CloseRange(unsigned first, unsigned last) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "util/env.h"
@@ -11,6 +12,7 @@ namespace kvault {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kCompileDataDefaultCap = 16ull << 30;
 
 Result<uint64_t> EnvMegabytes(EnvName name, uint64_t fallback) {
   auto v = KvaultEnv(name);
@@ -83,6 +85,10 @@ Result<SandboxPolicy> PolicyFromEnvironment(bool cpu_backend) {
   if (*tmp == 0) return Error{"KVAULT_SANDBOX_SCRATCH_MB must be at least 1"};
   p.private_scratch_bytes = *tmp * kMiB;
   p.limits.address_space_bytes = cpu_backend ? *mem * kMiB : 0;
+  // A compile's heap: `#include "/dev/zero"` made cc1plus grow by a GB a second until
+  // the host ran out. An honest one takes 1-3 GB (PyTorch's headers under g++).
+  const bool mem_given = KvaultEnv("KVAULT_SANDBOX_MEMORY_MB").value_or("") != "";
+  p.compile_data_bytes = mem_given ? *mem * kMiB : std::min(*mem * kMiB, kCompileDataDefaultCap);
   p.limits.file_size_bytes = *file * kMiB;
   p.limits.cpu_seconds = *cpu;
   p.limits.open_files = 4096;
@@ -120,6 +126,7 @@ Json PolicyToJson(const SandboxPolicy& p) {
                               {"file_size_bytes", p.limits.file_size_bytes},
                               {"open_files", p.limits.open_files},
                               {"processes", p.limits.processes},
+                              {"data_bytes", p.limits.data_bytes},
                               {"no_core_dumps", p.limits.no_core_dumps}}},
               {"hidden", p.hidden},
               {"visible", p.visible},
@@ -148,6 +155,7 @@ Result<SandboxPolicy> PolicyFromJson(const Json& j) {
     p.limits.open_files = l.at("open_files").get<uint64_t>();
     p.limits.processes = l.at("processes").get<uint64_t>();
     p.limits.no_core_dumps = l.at("no_core_dumps").get<bool>();
+    p.limits.data_bytes = l.value("data_bytes", uint64_t{0});  // optional: older plans set none
     p.hidden = j.at("hidden").get<std::vector<std::string>>();
     p.writable = j.at("writable").get<std::vector<std::string>>();
     p.private_dir = j.at("private_dir").get<std::string>();

@@ -40,6 +40,9 @@ struct ResourceLimits {
   uint64_t file_size_bytes = 0;      // RLIMIT_FSIZE: largest file a worker may write
   uint64_t open_files = 0;           // RLIMIT_NOFILE
   uint64_t processes = 0;            // RLIMIT_NPROC (the kernel does not enforce it for root)
+  // RLIMIT_DATA: compiles of candidate code only. It counts the heap and private writable
+  // maps, not the ranges compilers and GPU drivers reserve without writing.
+  uint64_t data_bytes = 0;
   bool no_core_dumps = true;         // RLIMIT_CORE = 0
 };
 
@@ -75,6 +78,9 @@ struct SandboxPolicy {
   // namespaces per candidate and drops every capability in each child itself before
   // any candidate code runs. Never for a program that runs candidate code directly.
   bool keep_capabilities = false;
+  // The engine's own: the RLIMIT_DATA a compile of candidate code gets (limits.data_bytes
+  // there; workers get none). 0: none. Not part of the plan.
+  uint64_t compile_data_bytes = 0;
 };
 
 // True when the policy asks for any namespace: the helper then enters a user
@@ -91,7 +97,8 @@ inline bool UsesUserNamespace(const SandboxPolicy& p) {
 std::vector<std::string> DefaultEnvAllowList();
 
 // KVAULT_SANDBOX (default auto), KVAULT_SANDBOX_MEMORY_MB (RLIMIT_AS on the CPU
-// backend; default half the physical memory, 0 = none), KVAULT_SANDBOX_FILE_MB
+// backend and every compile's RLIMIT_DATA; default half the physical memory, for
+// compiles at most 16 GiB; 0 = none), KVAULT_SANDBOX_FILE_MB
 // (default 16384), KVAULT_SANDBOX_CPU_S (default 7200), KVAULT_SANDBOX_SCRATCH_MB (each
 // of a worker's own /dev/shm; default 1024, at least 1). Error names a malformed value.
 Result<SandboxPolicy> PolicyFromEnvironment(bool cpu_backend);

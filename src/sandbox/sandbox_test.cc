@@ -109,6 +109,39 @@ TEST(PolicyJson, NewerFieldsRoundTripAndOlderPlansGoWithout) {
   EXPECT_FALSE(PolicyFromJson(old));
 }
 
+TEST(PolicyJson, HeapLimitRoundTripsAndOlderPlansSetNone) {
+  SandboxPolicy p = AutoPolicy();
+  p.limits.data_bytes = 3ull << 30;
+  auto back = PolicyFromJson(PolicyToJson(p));
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->limits.data_bytes, 3ull << 30);
+  Json old = PolicyToJson(p);
+  old["limits"].erase("data_bytes");
+  back = PolicyFromJson(old);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->limits.data_bytes, 0u);
+}
+
+// A compile's heap: KVAULT_SANDBOX_MEMORY_MB when given, else half the memory and at
+// most 16 GiB; 0 sets none.
+TEST(PolicyFromEnvironment, CompileHeapLimitFollowsTheMemoryLimit) {
+  ::unsetenv("KVAULT_SANDBOX_MEMORY_MB");
+  auto p = PolicyFromEnvironment(false);
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_GT(p->compile_data_bytes, 0u);
+  EXPECT_LE(p->compile_data_bytes, 16ull << 30);
+  EXPECT_EQ(p->limits.data_bytes, 0u);  // workers: none
+  ::setenv("KVAULT_SANDBOX_MEMORY_MB", "65536", 1);
+  p = PolicyFromEnvironment(false);
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->compile_data_bytes, 64ull << 30);
+  ::setenv("KVAULT_SANDBOX_MEMORY_MB", "0", 1);
+  p = PolicyFromEnvironment(true);
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->compile_data_bytes, 0u);
+  ::unsetenv("KVAULT_SANDBOX_MEMORY_MB");
+}
+
 TEST(PolicyFromEnvironment, PrivateScratchSizeDefaultsAndMustBePositive) {
   ::unsetenv("KVAULT_SANDBOX_SCRATCH_MB");
   auto p = PolicyFromEnvironment(true);

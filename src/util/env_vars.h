@@ -65,7 +65,7 @@ inline constexpr EnvVar kEnvVars[] = {
     {"KVAULT_SANDBOX_HIDE", EnvReader::kEngine, "unset",
      "more folders, `:`-separated, candidate workers must not see (docs/sandbox.md)"},
     {"KVAULT_SANDBOX_MEMORY_MB", EnvReader::kEngine, "half the physical memory",
-     "address-space limit of a CPU-backend worker, MiB, `0` none (docs/sandbox.md)"},
+     "address-space limit of a CPU-backend worker and heap limit of a compile of candidate code (unset: at most 16 GiB), MiB, `0` none (docs/sandbox.md)"},
     {"KVAULT_SANDBOX_SCRATCH_BYTES", EnvReader::kEngineSets, "`0`",
      "the size of each worker's private `/dev/shm`, for the zygote's forks (from `KVAULT_SANDBOX_SCRATCH_MB`)"},
     {"KVAULT_SANDBOX_SCRATCH_MB", EnvReader::kEngine, "`1024`",
