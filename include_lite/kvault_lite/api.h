@@ -102,6 +102,22 @@ using ::kvault_lite::abs;
 using ::kvault_lite::relu;
 using ::kvault_lite::mean;
 using ::kvault_lite::sum;
+using ::kvault_lite::tanh;
+using ::kvault_lite::sigmoid;
+using ::kvault_lite::log;
+using ::kvault_lite::clamp;
+using ::kvault_lite::softmax;
+using ::kvault_lite::log_softmax;
+using ::kvault_lite::matmul;
+using ::kvault_lite::mm;
+using ::kvault_lite::bmm;
+using ::kvault_lite::addmm;
+using ::kvault_lite::cat;
+using ::kvault_lite::stack;
+using ::kvault_lite::linear;
+using ::kvault_lite::conv2d;
+using ::kvault_lite::conv_transpose2d;
+using ::kvault_lite::DeprecatedTypeProperties;
 template <class T>
 using optional = std::optional<T>;
 using std::nullopt;
@@ -131,6 +147,7 @@ constexpr ::c10::ScalarType kFloat64 = ::c10::kDouble;
 
 namespace torch {
 using namespace ::at;  // NOLINT: PyTorch's torch:: holds at::'s tensor API too
+using Dtype = ::at::ScalarType;
 // load_inline's bindings wrap each function so that PyTorch's errors reach Python as
 // PyTorch raises them; here the function is bound as it is, and an error it throws
 // reaches Python as a RuntimeError with its message.
@@ -158,6 +175,24 @@ namespace py = pybind11;
 #define AT_ASSERT(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
 #define AT_ASSERTM(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
 #define AT_ERROR(...) ::kvault_lite::Fail(__FILE__, __LINE__, "", ::kvault_lite::Str(__VA_ARGS__))
+// The checks that raise Python's ValueError, IndexError, TypeError and
+// NotImplementedError (with a message: PyTorch 1.13's do not compile without one), and
+// PyTorch's warnings (a UserWarning; _ONCE: once per place).
+#define KVAULT_LITE_CHECK_AS(kind, cond, ...)                                                      \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ::kvault_lite::Fail(__FILE__, __LINE__, #cond, ::kvault_lite::StrOfSome(__VA_ARGS__),        \
+                          ::kvault_lite::FailKind::kind);                                           \
+  } while (0)
+#define TORCH_CHECK_VALUE(cond, ...) KVAULT_LITE_CHECK_AS(kValue, cond, __VA_ARGS__)
+#define TORCH_CHECK_INDEX(cond, ...) KVAULT_LITE_CHECK_AS(kIndex, cond, __VA_ARGS__)
+#define TORCH_CHECK_TYPE(cond, ...) KVAULT_LITE_CHECK_AS(kType, cond, __VA_ARGS__)
+#define TORCH_CHECK_NOT_IMPLEMENTED(cond, ...) KVAULT_LITE_CHECK_AS(kNotImplemented, cond, __VA_ARGS__)
+#define TORCH_WARN(...) ::kvault_lite::Warn(::kvault_lite::Str(__VA_ARGS__))
+#define TORCH_WARN_ONCE(...)                                                                          \
+  do {                                                                                                \
+    [[maybe_unused]] static const bool kvault_lite_warned = (TORCH_WARN(__VA_ARGS__), true);          \
+  } while (0)
 
 // PyTorch's dispatch macros: `scalar_t` is the C++ type of TYPE (a ScalarType) in the
 // body, a lambda; a type outside the list is an error naming NAME, as PyTorch's.
@@ -166,11 +201,11 @@ namespace py = pybind11;
     using scalar_t [[maybe_unused]] = typename ::kvault_lite::CppTypeOf<(st)>::type; \
     return __VA_ARGS__();                                                   \
   }
-#define KVAULT_LITE_DISPATCH(TYPE, NAME, CASES, ...)                         \
+#define KVAULT_LITE_DISPATCH(TYPE, NAME, ...)                                \
   [&] {                                                                     \
-    const ::kvault_lite::ScalarType kvault_lite_st = (TYPE);                \
+    const ::kvault_lite::ScalarType kvault_lite_st = ::kvault_lite::DispatchType(TYPE);  \
     switch (kvault_lite_st) {                                               \
-      CASES                                                                 \
+      __VA_ARGS__                                                           \
       default:                                                              \
         AT_ERROR('"', NAME, "\" not implemented for '", kvault_lite_st, "'"); \
     }                                                                       \
@@ -198,6 +233,11 @@ namespace py = pybind11;
 #define AT_DISPATCH_REDUCED_FLOATING_TYPES(TYPE, NAME, ...)                        \
   KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_CASE(::kvault_lite::ScalarType::Half, __VA_ARGS__) \
                                        KVAULT_LITE_CASE(::kvault_lite::ScalarType::BFloat16, __VA_ARGS__))
+#define AT_DISPATCH_FLOATING_TYPES_AND3(T1, T2, T3, TYPE, NAME, ...)                              \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_FLOATING(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__) \
+                                       KVAULT_LITE_CASE(T2, __VA_ARGS__) KVAULT_LITE_CASE(T3, __VA_ARGS__))
+#define AT_DISPATCH_INTEGRAL_TYPES_AND(T1, TYPE, NAME, ...) \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__))
 #define AT_DISPATCH_INTEGRAL_TYPES(TYPE, NAME, ...) \
   KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__))
 #define AT_DISPATCH_ALL_TYPES(TYPE, NAME, ...) \
@@ -208,6 +248,27 @@ namespace py = pybind11;
 #define AT_DISPATCH_ALL_TYPES_AND2(T1, T2, TYPE, NAME, ...)                                   \
   KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_FLOATING(__VA_ARGS__) \
                                        KVAULT_LITE_CASE(T1, __VA_ARGS__) KVAULT_LITE_CASE(T2, __VA_ARGS__))
+
+#define AT_DISPATCH_ALL_TYPES_AND3(T1, T2, T3, TYPE, NAME, ...)                                  \
+  KVAULT_LITE_DISPATCH(TYPE, NAME, KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_FLOATING(__VA_ARGS__) \
+                                       KVAULT_LITE_CASE(T1, __VA_ARGS__) KVAULT_LITE_CASE(T2, __VA_ARGS__) \
+                                       KVAULT_LITE_CASE(T3, __VA_ARGS__))
+
+// The dispatch macros' newer form: AT_DISPATCH_SWITCH over AT_DISPATCH_CASE lists.
+#define AT_DISPATCH_SWITCH(TYPE, NAME, ...) KVAULT_LITE_DISPATCH(TYPE, NAME, __VA_ARGS__)
+#define AT_DISPATCH_CASE(st, ...) KVAULT_LITE_CASE(st, __VA_ARGS__)
+#define AT_DISPATCH_CASE_FLOATING_TYPES(...) KVAULT_LITE_FLOATING(__VA_ARGS__)
+#define AT_DISPATCH_CASE_FLOATING_TYPES_AND_HALF(...) \
+  KVAULT_LITE_FLOATING(__VA_ARGS__) KVAULT_LITE_CASE(::kvault_lite::ScalarType::Half, __VA_ARGS__)
+#define AT_DISPATCH_CASE_FLOATING_TYPES_AND(T1, ...) KVAULT_LITE_FLOATING(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__)
+#define AT_DISPATCH_CASE_FLOATING_TYPES_AND2(T1, T2, ...) \
+  KVAULT_LITE_FLOATING(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__) KVAULT_LITE_CASE(T2, __VA_ARGS__)
+#define AT_DISPATCH_CASE_INTEGRAL_TYPES(...) KVAULT_LITE_INTEGRAL(__VA_ARGS__)
+#define AT_DISPATCH_CASE_INTEGRAL_TYPES_AND(T1, ...) KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__)
+#define AT_DISPATCH_CASE_ALL_TYPES(...) KVAULT_LITE_INTEGRAL(__VA_ARGS__) KVAULT_LITE_FLOATING(__VA_ARGS__)
+#define AT_DISPATCH_CASE_ALL_TYPES_AND(T1, ...) AT_DISPATCH_CASE_ALL_TYPES(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__)
+#define AT_DISPATCH_CASE_ALL_TYPES_AND2(T1, T2, ...) \
+  AT_DISPATCH_CASE_ALL_TYPES(__VA_ARGS__) KVAULT_LITE_CASE(T1, __VA_ARGS__) KVAULT_LITE_CASE(T2, __VA_ARGS__)
 
 #define KVAULT_LITE_CAT2(a, b) a##b
 #define KVAULT_LITE_CAT(a, b) KVAULT_LITE_CAT2(a, b)

@@ -7,6 +7,11 @@
 
 #include "tensor.h"
 
+// cuBLAS's handle type, as <cublas_api.h> declares it (the same declaration twice is
+// one), so that the lite headers need not include cuBLAS.
+struct cublasContext;
+typedef struct cublasContext* cublasHandle_t;
+
 namespace kvault_lite {
 
 // c10::cuda::CUDAStream, as far as candidates use it: a cudaStream_t.
@@ -24,8 +29,11 @@ class CUDAStream {
 
 // PyTorch's current stream of `device_index` (-1: the current device).
 CUDAStream getCurrentCUDAStream(int device_index = -1);
-// cudaDeviceProp of the current device, cached by PyTorch.
+// cudaDeviceProp of the current device (of `device`), cached by PyTorch.
 cudaDeviceProp* getCurrentDeviceProperties();
+cudaDeviceProp* getDeviceProperties(int64_t device);
+// PyTorch's cuBLAS handle of the current device, on its current stream.
+cublasHandle_t getCurrentCUDABlasHandle();
 int current_device();
 
 // c10::cuda::CUDAGuard: makes `device` current, and the previous device current again

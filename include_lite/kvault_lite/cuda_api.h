@@ -18,7 +18,9 @@ namespace at {
 using ::kvault_lite::device_of;
 namespace cuda {
 using namespace ::c10::cuda;  // NOLINT: as PyTorch's at::cuda takes c10::cuda's names
+using ::kvault_lite::getCurrentCUDABlasHandle;
 using ::kvault_lite::getCurrentDeviceProperties;
+using ::kvault_lite::getDeviceProperties;
 }  // namespace cuda
 }  // namespace at
 

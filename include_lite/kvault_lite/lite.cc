@@ -72,6 +72,25 @@ at::Scalar At(Scalar s) {
   return at::Scalar(s.as_double());
 }
 
+template <class T>
+auto At(const std::optional<T>& v) -> c10::optional<decltype(At(*v))> {
+  if (!v) return c10::nullopt;
+  return At(*v);
+}
+c10::optional<int64_t> At(std::optional<int64_t> v) {
+  if (!v) return c10::nullopt;
+  return *v;
+}
+c10::optional<at::Tensor> At(const std::optional<Tensor>& t) {
+  if (!t) return c10::nullopt;
+  return A(*t);
+}
+std::vector<at::Tensor> At(const std::vector<Tensor>& l) {
+  std::vector<at::Tensor> out;
+  for (const Tensor& t : l) out.push_back(A(t));
+  return out;
+}
+
 at::TensorOptions At(const TensorOptions& o) {
   at::TensorOptions r;
   if (o.dtype_opt()) r = r.dtype(At(*o.dtype_opt()));
@@ -239,6 +258,53 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   A(*this).copy_(A(src), non_blocking);
   return *this;
 }
+Tensor Tensor::add(const Tensor& o, Scalar alpha) const { return Wrap(A(*this).add(A(o), At(alpha))); }
+Tensor Tensor::add(Scalar o, Scalar alpha) const { return Wrap(A(*this).add(At(o), At(alpha))); }
+Tensor Tensor::sub(const Tensor& o, Scalar alpha) const { return Wrap(A(*this).sub(A(o), At(alpha))); }
+Tensor Tensor::sub(Scalar o, Scalar alpha) const { return Wrap(A(*this).sub(At(o), At(alpha))); }
+Tensor Tensor::mul(const Tensor& o) const { return Wrap(A(*this).mul(A(o))); }
+Tensor Tensor::mul(Scalar o) const { return Wrap(A(*this).mul(At(o))); }
+Tensor Tensor::div(const Tensor& o) const { return Wrap(A(*this).div(A(o))); }
+Tensor Tensor::div(Scalar o) const { return Wrap(A(*this).div(At(o))); }
+Tensor& Tensor::add_(const Tensor& o, Scalar alpha) { A(*this).add_(A(o), At(alpha)); return *this; }
+Tensor& Tensor::add_(Scalar o, Scalar alpha) { A(*this).add_(At(o), At(alpha)); return *this; }
+Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) { A(*this).sub_(A(o), At(alpha)); return *this; }
+Tensor& Tensor::sub_(Scalar o, Scalar alpha) { A(*this).sub_(At(o), At(alpha)); return *this; }
+Tensor& Tensor::mul_(const Tensor& o) { A(*this).mul_(A(o)); return *this; }
+Tensor& Tensor::mul_(Scalar o) { A(*this).mul_(At(o)); return *this; }
+Tensor& Tensor::div_(const Tensor& o) { A(*this).div_(A(o)); return *this; }
+Tensor& Tensor::div_(Scalar o) { A(*this).div_(At(o)); return *this; }
+Tensor Tensor::pow(Scalar e) const { return Wrap(A(*this).pow(At(e))); }
+Tensor Tensor::pow(const Tensor& e) const { return Wrap(A(*this).pow(A(e))); }
+Tensor Tensor::tanh() const { return Wrap(A(*this).tanh()); }
+Tensor Tensor::sigmoid() const { return Wrap(A(*this).sigmoid()); }
+Tensor Tensor::log() const { return Wrap(A(*this).log()); }
+Tensor Tensor::max() const { return Wrap(A(*this).max()); }
+Tensor Tensor::min() const { return Wrap(A(*this).min()); }
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+  return Wrap(A(*this).clamp(At(lo), At(hi)));
+}
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  A(*this).clamp_(At(lo), At(hi));
+  return *this;
+}
+Tensor& Tensor::relu_() { A(*this).relu_(); return *this; }
+Tensor Tensor::matmul(const Tensor& o) const { return Wrap(A(*this).matmul(A(o))); }
+Tensor Tensor::mm(const Tensor& o) const { return Wrap(A(*this).mm(A(o))); }
+Tensor Tensor::bmm(const Tensor& o) const { return Wrap(A(*this).bmm(A(o))); }
+Tensor Tensor::softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return Wrap(A(*this).softmax(dim, At(dtype)));
+}
+Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return Wrap(A(*this).log_softmax(dim, At(dtype)));
+}
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  return Wrap(A(*this).slice(dim, At(start), At(end), step));
+}
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return Wrap(A(*this).index_select(dim, A(index))); }
+Tensor Tensor::expand_as(const Tensor& o) const { return Wrap(A(*this).expand_as(A(o))); }
+Tensor Tensor::view_as(const Tensor& o) const { return Wrap(A(*this).view_as(A(o))); }
+Tensor Tensor::reshape_as(const Tensor& o) const { return Wrap(A(*this).reshape_as(A(o))); }
 
 Tensor empty(IntArrayRef size, TensorOptions o) { return Wrap(torch::empty(At(size), At(o))); }
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions o) {
@@ -262,6 +328,44 @@ Tensor abs(const Tensor& t) { return Wrap(torch::abs(A(t))); }
 Tensor relu(const Tensor& t) { return Wrap(torch::relu(A(t))); }
 Tensor mean(const Tensor& t) { return Wrap(torch::mean(A(t))); }
 Tensor sum(const Tensor& t) { return Wrap(torch::sum(A(t))); }
+Tensor tanh(const Tensor& t) { return Wrap(torch::tanh(A(t))); }
+Tensor sigmoid(const Tensor& t) { return Wrap(torch::sigmoid(A(t))); }
+Tensor log(const Tensor& t) { return Wrap(torch::log(A(t))); }
+Tensor clamp(const Tensor& t, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return Wrap(torch::clamp(A(t), At(lo), At(hi)));
+}
+Tensor softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
+  return Wrap(torch::softmax(A(t), dim, At(dtype)));
+}
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
+  return Wrap(torch::log_softmax(A(t), dim, At(dtype)));
+}
+Tensor matmul(const Tensor& a, const Tensor& b) { return Wrap(torch::matmul(A(a), A(b))); }
+Tensor mm(const Tensor& a, const Tensor& b) { return Wrap(torch::mm(A(a), A(b))); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return Wrap(torch::bmm(A(a), A(b))); }
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha) {
+  return Wrap(torch::addmm(A(self), A(m1), A(m2), At(beta), At(alpha)));
+}
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) { return Wrap(torch::cat(At(tensors), dim)); }
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) { return Wrap(torch::stack(At(tensors), dim)); }
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  return Wrap(torch::linear(A(input), A(weight), At(bias)));
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return Wrap(torch::conv2d(A(input), A(weight), At(bias), At(stride), At(padding), At(dilation), groups));
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  return Wrap(torch::conv2d(A(input), A(weight), At(bias), At(stride), c10::string_view(padding.data(), padding.size()),
+                            At(dilation), groups));
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return Wrap(torch::conv_transpose2d(A(input), A(weight), At(bias), At(stride), At(padding), At(output_padding),
+                                      groups, At(dilation)));
+}
 
 #define KVAULT_LITE_OPERATOR(op)                                                                  \
   Tensor operator op(const Tensor& a, const Tensor& b) { return Wrap(A(a) op A(b)); }             \
@@ -273,12 +377,22 @@ KVAULT_LITE_OPERATOR(*)
 KVAULT_LITE_OPERATOR(/)
 #undef KVAULT_LITE_OPERATOR
 
-void Fail(const char* file, int line, const char* condition, const std::string& message) {
+void Fail(const char* file, int line, const char* condition, const std::string& message, FailKind kind) {
   (void)file;
   (void)line;
-  if (!message.empty()) TORCH_CHECK(false, message);
-  TORCH_CHECK(false, "Expected ", condition, " to be true, but got false.");
+  const std::string text =
+      message.empty() ? c10::str("Expected ", condition, " to be true, but got false.") : message;
+  switch (kind) {
+    case FailKind::kValue: TORCH_CHECK_VALUE(false, text);
+    case FailKind::kIndex: TORCH_CHECK_INDEX(false, text);
+    case FailKind::kType: TORCH_CHECK_TYPE(false, text);
+    case FailKind::kNotImplemented: TORCH_CHECK_NOT_IMPLEMENTED(false, text);
+    case FailKind::kError: break;
+  }
+  TORCH_CHECK(false, text);
 }
+
+void Warn(const std::string& message) { TORCH_WARN(message); }
 
 #ifdef KVAULT_LITE_CUDA
 void CheckCuda(int error, const char* file, int line) {
@@ -292,6 +406,8 @@ CUDAStream getCurrentCUDAStream(int device_index) {
   return CUDAStream(s.stream(), s.device_index());
 }
 cudaDeviceProp* getCurrentDeviceProperties() { return at::cuda::getCurrentDeviceProperties(); }
+cudaDeviceProp* getDeviceProperties(int64_t device) { return at::cuda::getDeviceProperties(device); }
+cublasHandle_t getCurrentCUDABlasHandle() { return at::cuda::getCurrentCUDABlasHandle(); }
 int current_device() { return c10::cuda::current_device(); }
 
 CUDAGuard::CUDAGuard(Device device) : guard_(new c10::cuda::CUDAGuard(At(device))) {}
@@ -399,6 +515,9 @@ std::unique_ptr<Loaded> MakeLoaded(Arg a) {
     case Arg::kInt64Triple:
       return std::make_unique<
           LoadedAs<std::tuple<int64_t, int64_t, int64_t>, std::tuple<int64_t, int64_t, int64_t>, Same>>();
+    case Arg::kIntVector: return std::make_unique<LoadedAs<std::vector<int>, std::vector<int>, Same>>();
+    case Arg::kFloatVector: return std::make_unique<LoadedAs<std::vector<float>, std::vector<float>, Same>>();
+    case Arg::kDoubleVector: return std::make_unique<LoadedAs<std::vector<double>, std::vector<double>, Same>>();
   }
   throw std::logic_error("kvault_lite: unknown parameter kind " + std::to_string(static_cast<int>(a)));
 }
@@ -427,6 +546,9 @@ std::string TypeName(Arg a) {
     case Arg::kInt64Pair: return "Tuple[int, int]";
     case Arg::kIntTriple:
     case Arg::kInt64Triple: return "Tuple[int, int, int]";
+    case Arg::kIntVector: return "List[int]";
+    case Arg::kFloatVector:
+    case Arg::kDoubleVector: return "List[float]";
   }
   return "?";
 }

@@ -49,6 +49,9 @@ enum class Arg : int {
   kIntTriple = 19,         // std::tuple<int, int, int>
   kInt64Pair = 20,         // std::tuple<int64_t, int64_t>
   kInt64Triple = 21,       // std::tuple<int64_t, int64_t, int64_t>
+  kIntVector = 22,         // std::vector<int>
+  kFloatVector = 23,       // std::vector<float>
+  kDoubleVector = 24,      // std::vector<double>
 };
 
 // What a bound function returned, for lite.cc to convert as pybind11 would.
@@ -115,6 +118,9 @@ template <> struct ArgOf<std::tuple<int, int>> { static constexpr Arg value = Ar
 template <> struct ArgOf<std::tuple<int, int, int>> { static constexpr Arg value = Arg::kIntTriple; };
 template <> struct ArgOf<std::tuple<int64_t, int64_t>> { static constexpr Arg value = Arg::kInt64Pair; };
 template <> struct ArgOf<std::tuple<int64_t, int64_t, int64_t>> { static constexpr Arg value = Arg::kInt64Triple; };
+template <> struct ArgOf<std::vector<int>> { static constexpr Arg value = Arg::kIntVector; };
+template <> struct ArgOf<std::vector<float>> { static constexpr Arg value = Arg::kFloatVector; };
+template <> struct ArgOf<std::vector<double>> { static constexpr Arg value = Arg::kDoubleVector; };
 
 template <class A>
 using Bare = std::remove_cv_t<std::remove_reference_t<A>>;
@@ -133,6 +139,8 @@ template <> struct Returnable<bool> : std::true_type {};
 template <> struct Returnable<std::string> : std::true_type {};
 template <class T> struct Returnable<std::vector<T>> : Returnable<T> {};
 template <class... T> struct Returnable<std::tuple<T...>> : std::bool_constant<(Returnable<Bare<T>>::value && ...)> {};
+template <class A, class B>
+struct Returnable<std::pair<A, B>> : std::bool_constant<Returnable<Bare<A>>::value && Returnable<Bare<B>>::value> {};
 
 inline Value ToValue(Tensor t) { Value v; v.kind = Value::Kind::kTensor; v.tensor = std::move(t); return v; }
 inline Value ToValue(std::vector<Tensor> t) { Value v; v.kind = Value::Kind::kTensorList; v.tensors = std::move(t); return v; }
@@ -147,6 +155,14 @@ Value ToValue(std::vector<T> l) {
   Value v;
   v.kind = Value::Kind::kList;
   for (auto&& e : l) v.items.push_back(ToValue(T(std::move(e))));
+  return v;
+}
+template <class A, class B>
+Value ToValue(std::pair<A, B> p) {  // a tuple, as pybind11 returns it
+  Value v;
+  v.kind = Value::Kind::kTuple;
+  v.items.push_back(ToValue(std::move(p.first)));
+  v.items.push_back(ToValue(std::move(p.second)));
   return v;
 }
 template <class... T>

@@ -18,6 +18,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -296,6 +297,21 @@ class TensorOptions {
 inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
 inline TensorOptions device(Device d) { return TensorOptions().device(d); }
 
+// What PyTorch's deprecated x.type() gives, as far as candidates use it: its scalar
+// type (scalarType(), and as the dispatch macros' first argument) and is_cuda(). Like
+// PyTorch's, it is no ScalarType: `x.type() == at::kFloat` does not compile.
+class DeprecatedTypeProperties {
+ public:
+  DeprecatedTypeProperties(ScalarType scalar_type, DeviceType device_type)
+      : scalar_type_(scalar_type), device_type_(device_type) {}
+  ScalarType scalarType() const { return scalar_type_; }
+  bool is_cuda() const { return device_type_ == DeviceType::CUDA; }
+
+ private:
+  ScalarType scalar_type_;
+  DeviceType device_type_;
+};
+
 // A tensor: exactly PyTorch's at::Tensor in memory (one reference-counted pointer),
 // every member forwarded to PyTorch by lite.cc.
 class Tensor {
@@ -342,6 +358,9 @@ class Tensor {
   }
   template <class T>
   const T* const_data_ptr() const { return data_ptr<T>(); }
+  // PyTorch's deprecated name of data_ptr<T>.
+  template <class T>
+  T* data() const { return data_ptr<T>(); }
   template <class T>
   T* mutable_data_ptr() const { return data_ptr<T>(); }
   template <class T>
@@ -385,6 +404,13 @@ class Tensor {
   }
   template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
   PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() && = delete;
+  // PyTorch's deprecated name of generic_packed_accessor (64-bit indices by default).
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() const& {
+    return generic_packed_accessor<T, N, PtrTraits, index_t>();
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() && = delete;
 
   Tensor contiguous() const;
   Tensor clone() const;
@@ -419,9 +445,8 @@ class Tensor {
   Tensor abs() const;
   // x[i]: x.select(0, i), as PyTorch's operator[].
   Tensor operator[](int64_t index) const { return select(0, index); }
-  // PyTorch's deprecated x.type(), as far as candidates use it: the dispatch macros'
-  // first argument.
-  ScalarType type() const { return scalar_type(); }
+  // PyTorch's deprecated x.type() (DeprecatedTypeProperties above).
+  DeprecatedTypeProperties type() const { return DeprecatedTypeProperties(scalar_type(), device().type()); }
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   Tensor operator-() const;
   Tensor& operator+=(const Tensor& o);
@@ -433,6 +458,45 @@ class Tensor {
   Tensor& operator*=(Scalar o);
   Tensor& operator/=(Scalar o);
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  // PyTorch's operations that LLM-written files call beside their kernels, with
+  // PyTorch's parameters and defaults.
+  Tensor add(const Tensor& other, Scalar alpha = 1) const;
+  Tensor add(Scalar other, Scalar alpha = 1) const;
+  Tensor sub(const Tensor& other, Scalar alpha = 1) const;
+  Tensor sub(Scalar other, Scalar alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(Scalar other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(Scalar other) const;
+  Tensor& add_(const Tensor& other, Scalar alpha = 1);
+  Tensor& add_(Scalar other, Scalar alpha = 1);
+  Tensor& sub_(const Tensor& other, Scalar alpha = 1);
+  Tensor& sub_(Scalar other, Scalar alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(Scalar other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(Scalar other);
+  Tensor pow(Scalar exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor log() const;
+  Tensor max() const;
+  Tensor min() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& relu_();
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& mat2) const;
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt, std::optional<int64_t> end = std::nullopt,
+               int64_t step = 1) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape_as(const Tensor& other) const;
 
  private:
   void* TypedData(ScalarType expected) const;
@@ -465,6 +529,27 @@ Tensor abs(const Tensor& t);
 Tensor relu(const Tensor& t);
 Tensor mean(const Tensor& t);
 Tensor sum(const Tensor& t);
+Tensor tanh(const Tensor& t);
+Tensor sigmoid(const Tensor& t);
+Tensor log(const Tensor& t);
+Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta = 1, Scalar alpha = 1);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {});
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// (PyTorch's padding by name, "same" or "valid": `{0, 0}` as padding is ambiguous there, and here.)
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {},
+                        IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                        int64_t groups = 1, IntArrayRef dilation = 1);
 
 // PyTorch's arithmetic operators on tensors.
 Tensor operator+(const Tensor& a, const Tensor& b);
@@ -481,8 +566,16 @@ Tensor operator*(Scalar a, const Tensor& b);
 Tensor operator/(Scalar a, const Tensor& b);
 
 // TORCH_CHECK's failure: throws PyTorch's c10::Error with `message` (the condition's
-// text when the message is empty), as PyTorch's macro does.
-[[noreturn]] void Fail(const char* file, int line, const char* condition, const std::string& message);
+// text when the message is empty), as PyTorch's macro does; TORCH_CHECK_VALUE's and
+// the like's, PyTorch's error of that kind.
+enum class FailKind : int8_t { kError, kValue, kIndex, kType, kNotImplemented };
+[[noreturn]] void Fail(const char* file, int line, const char* condition, const std::string& message,
+                       FailKind kind = FailKind::kError);
+// TORCH_WARN: PyTorch's warning with `message`.
+void Warn(const std::string& message);
+// The dispatch macros' first argument: a ScalarType, or what x.type() gives.
+inline ScalarType DispatchType(ScalarType t) { return t; }
+inline ScalarType DispatchType(const DeprecatedTypeProperties& t) { return t.scalarType(); }
 // C10_CUDA_CHECK's failure for a nonzero cudaError_t (as an int).
 void CheckCuda(int error, const char* file, int line);
 
@@ -512,6 +605,11 @@ std::string Str(const A&... a) {
   std::string s;
   (detail::Append(s, a), ...);
   return s;
+}
+// Str of at least one argument.
+template <class A, class... R>
+std::string StrOfSome(const A& a, const R&... r) {
+  return Str(a, r...);
 }
 
 }  // namespace kvault_lite

@@ -147,6 +147,62 @@ torch::Tensor accessed(torch::Tensor x, int64_t which) {  // x: 2-D float, any s
   return out;
 }
 
+// PyTorch's operations beside kernels, their deprecated spellings (data<T>, type(),
+// packed_accessor) and the newer dispatch macros.
+std::vector<torch::Tensor> ops(torch::Tensor x, torch::Tensor w) {  // x: 2 x 3 x 4, w: 4 x 5 (float)
+  auto m = x.select(0, 0);                                        // 3 x 4
+  auto img = x.unsqueeze(0);                                      // 1 x 2 x 3 x 4
+  auto k = torch::ones({2, 2, 2, 2}) / 8;
+  std::vector<torch::Tensor> out = {
+      x.add(1), x.add(x, 2), x.sub(0.5), x.sub(x, 3), x.mul(x), x.mul(2), x.div(x + 5), x.div(4),
+      x.pow(2), x.pow(x.abs()), x.tanh(), x.sigmoid(), (x + 2).log(), x.max(), x.min(),
+      x.clamp(-0.5, 0.5), x.clamp(0), x.clamp(c10::nullopt, 0.25), m.matmul(w), m.mm(w), x.bmm(x.transpose(1, 2)),
+      x.softmax(-1), x.log_softmax(1), x.softmax(2, torch::kDouble), x.slice(2, 1, 3), x.slice(1, 1), x.slice(2, 0, 4, 2),
+      x.index_select(2, torch::ones({2}, torch::kLong)), m.expand_as(x), x.view_as(m.expand({4, 3, 4}).narrow(0, 0, 2)),
+      x.reshape_as(x.view({6, 4})), torch::tanh(x), torch::sigmoid(x), torch::log(x + 2), torch::clamp(x, -1, 0.5),
+      torch::softmax(x, 1), torch::log_softmax(x, -1), torch::matmul(x, w), torch::mm(m, w), torch::bmm(x, x.transpose(1, 2)),
+      torch::addmm(torch::ones({5}), m, w), torch::addmm(torch::ones({5}), m, w, 0.5, 2), torch::cat({x, x}, 1),
+      torch::cat(std::vector<torch::Tensor>{m, m}), torch::stack({m, m}, 2), torch::linear(m, w.t()),
+      torch::linear(m, w.t(), torch::ones({5})), torch::conv2d(img, k), torch::conv2d(img, k, torch::ones({2}), 1, 1),
+      torch::conv2d(img, k, {}, {1, 2}, {1, 0}, 1, 1), torch::conv2d(img, torch::ones({2, 2, 3, 3}), {}, 1, "same"),
+      torch::conv_transpose2d(img, k),
+      torch::conv_transpose2d(img, k, torch::ones({2}), {2, 2}, {1, 1}, {1, 1}, 1, 1)};
+  auto y = x.clone();
+  y.add_(x).add_(1, 2).sub_(x, 0.5).sub_(1).mul_(x).mul_(2).div_(x.abs() + 1).div_(3).clamp_(-1, 1).relu_();
+  out.push_back(y);
+  out.push_back(torch::full({1}, static_cast<double>(x.contiguous().data<float>()[5])));
+  auto xc = x.contiguous();
+  auto p = xc.packed_accessor<float, 3>();
+  out.push_back(torch::full({1}, static_cast<double>(p.size(2) + p.stride(0))));
+  out.push_back(torch::full({1}, static_cast<double>(x.type().is_cuda() * 10 + (x.type().scalarType() == torch::kFloat))));
+  AT_DISPATCH_FLOATING_TYPES(x.type(), "ops", [&] { out.push_back(torch::full({1}, static_cast<double>(sizeof(scalar_t)))); });
+  AT_DISPATCH_SWITCH(x.scalar_type(), "ops_switch",
+                     AT_DISPATCH_CASE(at::ScalarType::Int, [&] { out.push_back(torch::zeros({1})); })
+                         AT_DISPATCH_CASE_FLOATING_TYPES_AND_HALF([&] { out.push_back(torch::full({1}, sizeof(scalar_t) * 3.0)); }));
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, x.scalar_type(), "ops3",
+                             [&] { out.push_back(torch::full({1}, sizeof(scalar_t) * 5.0)); });
+  AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, x.to(torch::kBool).scalar_type(), "ops_ints",
+                                 [&] { out.push_back(torch::full({1}, sizeof(scalar_t) * 7.0)); });
+  return out;
+}
+
+// The checks that raise other errors than RuntimeError.
+void fail_as(torch::Tensor x, int64_t which) {
+  TORCH_CHECK_VALUE(which != 0, "value ", which);
+  TORCH_CHECK_INDEX(which != 1, "index ", x.dim());
+  TORCH_CHECK_TYPE(which != 2, "type");
+  TORCH_CHECK_NOT_IMPLEMENTED(which != 3, "not implemented");
+}
+
+// Lists of ints, floats and doubles, back as a pair.
+std::pair<std::vector<int>, double> lists(std::vector<int> a, std::vector<float> b, const std::vector<double>& c) {
+  double s = 0;
+  for (float v : b) s += v;
+  for (double v : c) s += v * 10;
+  a.push_back(static_cast<int>(a.size()));
+  return {a, s};
+}
+
 // Keyword arguments and defaults (py::arg), bound below.
 torch::Tensor scaled(torch::Tensor x, double scale, c10::optional<torch::Tensor> bias) {
   return bias.has_value() ? x * scale + *bias : x * scale;
@@ -166,4 +222,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("mixed", &mixed, "a tuple");
   m.def("ints", &ints);
   m.def("fail_wrapped", torch::wrap_pybind_function(fail), "fail, bound as load_inline binds it");
+  m.def("ops", &ops);
+  m.def("fail_as", &fail_as);
+  m.def("lists", &lists);
 }
