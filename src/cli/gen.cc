@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/gen_output.h"
 #include "cli/lanes.h"
+#include "engine/candidate_build.h"
 #include "llm/answer.h"
 #include "llm/openai_client.h"
 #include "util/files.h"
@@ -153,6 +154,12 @@ int RunGen(const GenFlags& flags) {
   if (!format) return Misuse(format.error());
   sel.format = format->first;
   sel.lang = format->second;
+  // Every answer in a language this backend cannot run would be `unsupported`: said
+  // before the first LLM call, not after the budget is spent.
+  if (std::string why = BackendMismatch(sel.lang, options->backend); !why.empty())
+    return Misuse("--lang " + flags.lang + " cannot be verified on backend " +
+                  std::string(ToString(options->backend)) + ": " + why +
+                  "; run gen where that backend is (--backend), or ask for a language this one runs");
   sel.hardware = flags.hardware.empty() ? DefaultHardware(options->backend) : flags.hardware;
   auto prompts = agent::LoadPromptSet(sel);
   if (!prompts) return Misuse(prompts.error());

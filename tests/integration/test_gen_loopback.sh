@@ -51,6 +51,7 @@ misuse "ftp://" --suite "$TMP/suite" --endpoint ftp://127.0.0.1/v1 --lang cpp
 misuse "--preset paper" --suite "$TMP/suite" --endpoint http://127.0.0.1:9/v1 --lang cpp --preset paper --iterations 2
 misuse "--baseline" --suite "$TMP/suite" --endpoint http://127.0.0.1:9/v1 --lang cpp --mode kernel2kernel
 misuse "no-such-dir" --endpoint http://127.0.0.1:9/v1 --lang cpp --suite "$TMP/no-such-dir"
+misuse "cannot be verified on backend cpu" --suite "$TMP/suite" --endpoint http://127.0.0.1:9/v1 --lang hip
 
 start_server "$TMP/calls.jsonl"
 gen --run ci > "$TMP/out.jsonl" 2> "$TMP/err.txt"
