@@ -7,6 +7,7 @@ cannot be read as UTF-8 text (misuse, said before anything is sent).
 """
 import argparse
 import json
+import os
 import sys
 
 from .client import Client
@@ -38,6 +39,7 @@ def main(argv=None):
     if args.command == "verify":
         try:
             request["task_source"] = _read(args.task)
+            request["task_name"] = os.path.splitext(os.path.basename(args.task))[0]  # as eval names it
             request["code" if args.code else "completion"] = _read(args.code or args.completion)
         except (OSError, UnicodeDecodeError) as e:
             parser.error("cannot read a file as UTF-8 text: %s" % e)

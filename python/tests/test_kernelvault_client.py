@@ -432,6 +432,7 @@ def test_the_command_line_says_which_file_it_cannot_read(fake, tmp_path, capsys)
         assert exited.value.code == 2 and "cannot read a file" in capsys.readouterr().err
     assert not fake.bodies("POST", "/v1/verify")          # nothing was sent
     assert main(["--url", fake.url, "verify", "--task", str(task), "--completion", str(task)]) == 0
+    assert fake.bodies("POST", "/v1/verify")[-1]["task_name"] == "task"  # the file's stem, as eval names it
 
 
 def test_the_command_line_probe_of_a_dead_server_answers_at_once(capsys):
