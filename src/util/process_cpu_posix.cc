@@ -15,22 +15,24 @@
 namespace kvault {
 namespace {
 
-// The children's user and system time a process has reaped (/proc/<pid>/stat fields 16
-// and 17, after the command's closing parenthesis), in nanoseconds.
-int64_t ReapedChildrenNs(pid_t pid) {
+// A process's user and system time (/proc/<pid>/stat fields 14 and 15, after the
+// command's closing parenthesis) and its reaped children's (16 and 17), in
+// nanoseconds; false when the file cannot be read.
+bool StatTimesNs(pid_t pid, int64_t* own, int64_t* children) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
+  if (close == std::string::npos) return false;
   std::istringstream rest(stat.substr(close + 1));
   std::string field;
-  long long cutime = 0, cstime = 0;
-  // Fields 3..15 precede cutime (16) and cstime (17).
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
+  long long utime = 0, stime = 0, cutime = 0, cstime = 0;
+  for (int i = 3; i <= 13 && rest >> field; ++i) {  // fields 3..13 precede utime (14)
   }
-  if (!(rest >> cutime >> cstime)) return 0;
+  if (!(rest >> utime >> stime >> cutime >> cstime)) return false;
   static const long ticks = std::max(1L, ::sysconf(_SC_CLK_TCK));
-  return (cutime + cstime) * (1000000000LL / ticks);
+  *own = (utime + stime) * (1000000000LL / ticks);
+  *children = (cutime + cstime) * (1000000000LL / ticks);
+  return true;
 }
 
 void ReadThreads(pid_t pid, std::map<pid_t, int64_t>* threads) {
@@ -54,10 +56,15 @@ ProcessCpu ReadProcessCpu(const std::vector<pid_t>& pids) {
   ProcessCpu cpu;
   for (pid_t pid : pids) {
     if (pid <= 0) continue;
+    int64_t own = 0, children = 0;
+    if (!StatTimesNs(pid, &own, &children)) continue;
+    // The process clock counts to the nanosecond; a zombie (exited, not yet reaped) has
+    // none, but its stat still holds what it ran.
     clockid_t clock;
     timespec ts{};
-    if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &ts) != 0) continue;
-    cpu.processes_ns[pid] = static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec + ReapedChildrenNs(pid);
+    if (::clock_getcpuclockid(pid, &clock) == 0 && ::clock_gettime(clock, &ts) == 0)
+      own = static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+    cpu.processes_ns[pid] = own + children;
     ReadThreads(pid, &cpu.threads_ns);
   }
   return cpu;
@@ -70,7 +77,10 @@ double OtherThreadsMs(const ProcessCpu& before, const ProcessCpu& after) {
   };
   int64_t total = 0, busiest = 0;
   for (const auto& [pid, ns] : after.processes_ns) total += delta(before.processes_ns, pid, ns);
-  for (const auto& [tid, ns] : after.threads_ns) busiest = std::max(busiest, delta(before.threads_ns, tid, ns));
+  // Only a thread that was there before can be the request loop: a thread or a process
+  // born in the window (a zombie's task included) is counted whatever it ran.
+  for (const auto& [tid, ns] : after.threads_ns)
+    if (before.threads_ns.count(tid)) busiest = std::max(busiest, delta(before.threads_ns, tid, ns));
   return static_cast<double>(std::max<int64_t>(0, total - busiest)) / 1e6;
 }
 

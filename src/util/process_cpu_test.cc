@@ -4,7 +4,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <atomic>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 namespace kvault {
@@ -26,16 +31,18 @@ void SpinFor(double ms) {
 // busiest live thread does not.
 TEST(ProcessCpuTest, CountsEveryThreadButTheBusiest) {
   const std::vector<pid_t> self{::getpid()};
-  std::atomic<bool> stop{false};
-  std::atomic<bool> spun{false};
-  const ProcessCpu before = ReadProcessCpu(self);
-  std::thread exited([] { SpinFor(40); });
-  exited.join();
-  std::thread busiest([&] {
+  std::atomic<bool> go{false}, spun{false}, stop{false};
+  std::thread busiest([&] {  // there before the first reading, as a request loop is
+    while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     SpinFor(120);
     spun = true;
     while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const ProcessCpu before = ReadProcessCpu(self);
+  std::thread exited([] { SpinFor(40); });
+  exited.join();
+  go = true;
   while (!spun) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const ProcessCpu after = ReadProcessCpu(self);
   stop = true;
@@ -45,6 +52,32 @@ TEST(ProcessCpuTest, CountsEveryThreadButTheBusiest) {
   const double others = OtherThreadsMs(before, after);
   EXPECT_GE(others, 39.0);   // the exited thread's 40 ms and what the main thread used
   EXPECT_LT(others, 100.0);  // not the busiest thread's 120 ms
+}
+
+char StateOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
+}
+
+// A child that exits unreaped (a zombie) keeps what it ran in its stat, and, born in the
+// window, is never the thread left out.
+TEST(ProcessCpuTest, AZombieChildCounts) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    SpinFor(60);
+    ::_exit(0);
+  }
+  const ProcessCpu before = ReadProcessCpu({::getpid()});
+  for (int i = 0; i < 400 && StateOf(child) != 'Z'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(StateOf(child), 'Z');
+  const ProcessCpu after = ReadProcessCpu({::getpid(), child});
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_EQ(after.processes_ns.count(child), 1u);
+  EXPECT_GE(OtherThreadsMs(before, after), 40.0);  // clock ticks of 10 ms
 }
 
 TEST(ProcessCpuTest, ProcessesThatCannotBeReadAreSkipped) {
