@@ -231,11 +231,18 @@ def _tensor_class():
     return dict(vars(torch.Tensor))
 
 
+def _runs_code(value):
+    """Whether a class attribute runs code when used: a function or another callable, a
+    descriptor (property, static or class method). Data (`__doc__`, and
+    `__annotations__`, which merely reading it adds to the class) does not."""
+    return callable(value) or hasattr(type(value), "__get__") and not isinstance(value, (str, bytes, dict))
+
+
 def _tensor_class_changes(before):
     now = vars(torch.Tensor)
     return ["torch.Tensor.%s" % name for name in sorted(set(before) | set(now))
             if now.get(name, _EMPTY_CELL) is not before.get(name, _EMPTY_CELL)
-            and name not in ("__dict__", "__weakref__")]
+            and (_runs_code(now.get(name)) or _runs_code(before.get(name)))]
 
 
 def _hook_changes(before, callbacks):

@@ -266,3 +266,22 @@ def test_the_collector_is_paused_from_a_flush_to_the_clock():
     finally:
         side.release()
         gc.enable()
+
+
+def test_data_added_to_torch_tensor_is_no_change():
+    """Reading `torch.Tensor.__annotations__` (typing, dataclasses, TorchScript) adds it
+    to the class: data, not code, so no change; a method defined there is one."""
+    import torch
+
+    from kvault_worker import integrity
+
+    snapshot = integrity.Snapshot()
+    snapshot.settle()
+    torch.Tensor.__annotations__
+    assert snapshot.changes() == []
+    torch.Tensor.__del__ = lambda self: None
+    try:
+        assert snapshot.changes() == ["torch.Tensor.__del__"]
+    finally:
+        del torch.Tensor.__del__
+    assert snapshot.changes() == []
