@@ -112,6 +112,22 @@ def test_the_tree_is_where_the_package_sits_beside_its_project_file(tmp_path, mo
     assert in_tree.kvault_env()["KVAULT_PYTHON"] == "/opt/py/bin/python"
 
 
+def test_a_gen_campaign_picks_its_tasks_as_kvault_gen_does(tmp_path):
+    # Each unit's `kvault gen` sees a suite of its one task: --tasks is the driver's
+    # (passed through, it matched nothing on every node and each unit failed).
+    from kernelvault.cluster.campaign import gen_tasks
+    from kernelvault.cluster.__main__ import main
+    for name in ("level1/19_ReLU", "level1/23_Softmax", "level2/5_Conv_ReLU"):
+        (tmp_path / (name + ".py")).parent.mkdir(exist_ok=True)
+        (tmp_path / (name + ".py")).write_text(TASK)
+    assert [n for n, _ in gen_tasks(tmp_path, "*ReLU*")] == ["19_ReLU", "5_Conv_ReLU"]
+    assert [n for n, _ in gen_tasks(tmp_path, "level1/*", max_tasks=1)] == ["19_ReLU"]
+    assert len(gen_tasks(tmp_path)) == 3
+    with pytest.raises(SystemExit) as misuse:  # before Ray is asked for anything
+        main(["gen", "--suite", str(tmp_path), "--tasks", "level1/*,gelu", "--run", "g", "--db", str(tmp_path / "g.db")])
+    assert misuse.value.code == 2
+
+
 @needs_ray
 def test_a_refused_connection_names_rays_token_authentication(tmp_path, monkeypatch):
     # Any local ray.init() leaves ~/.ray/auth_token; `ray start --head` then wants the

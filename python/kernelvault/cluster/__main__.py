@@ -56,6 +56,7 @@ def _parser():
     gen.add_argument("--suite", required=True)
     gen.add_argument("--run", default="default")
     gen.add_argument("--max-tasks", type=int)
+    gen.add_argument("--tasks", help="comma-separated wildcards of the tasks to generate for, as kvault gen's")
     sv = sub.add_parser("serve", help="the HTTP front for trainers (other flags: kvault serve's, for every node)")
     _common(sv)
     sv.add_argument("--host", default="127.0.0.1")
@@ -125,6 +126,12 @@ def main(argv=None):
     if extra and args.command not in ("gen", "serve"):
         parser.error("unknown flags: %s" % " ".join(extra))
     _check_folders(parser, args)
+    if args.command == "gen":  # a wildcard that matches no task is misuse, said before Ray starts
+        from .campaign import gen_tasks
+        try:
+            gen_tasks(args.suite, args.tasks)
+        except ValueError as e:
+            parser.error(str(e))
     import ray
     if not ray.is_initialized():
         try:

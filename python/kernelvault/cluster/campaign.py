@@ -16,6 +16,7 @@ An eval unit's request names its sample as `kvault eval` does (the candidate fil
 name), so byte-identical files are two samples and two rows, and `kvault score` counts
 the campaign's run exactly as it counts a single-host eval of the same folder.
 """
+import fnmatch
 import json
 import os
 import time
@@ -147,14 +148,33 @@ def run_eval(router, args, out):
     return Counter(journal.done().values())
 
 
+def gen_tasks(suite, patterns=None, max_tasks=None):
+    """The task files a gen campaign generates for, by unit name (the file's stem),
+    in name order: those whose name below the suite (`level1/19_ReLU`) matches one of
+    the comma-separated wildcards of `patterns`, as `kvault gen --tasks` picks them
+    (`*` crosses the `/`), then the first `max_tasks`. ValueError for a wildcard that
+    matches no task, as kvault says."""
+    suite = Path(suite)
+    tasks = {p.stem: p for p in suite.rglob("*.py")}
+    if patterns:
+        named = {name: p.relative_to(suite).with_suffix("").as_posix() for name, p in tasks.items()}
+        wanted = [w.strip() for w in patterns.split(",") if w.strip()]
+        for w in wanted:
+            if not any(fnmatch.fnmatchcase(n, w) for n in named.values()):
+                raise ValueError("--tasks %s matches no task of the suite" % w)
+        tasks = {name: p for name, p in tasks.items() if any(fnmatch.fnmatchcase(named[name], w) for w in wanted)}
+    return sorted(tasks.items())[:max_tasks or None]
+
+
 def run_gen(router, args, gen_flags, out):
     """The gen campaign: one `kvault gen` per task on a node (its own lanes), the
-    attempts it recorded imported into the driver's store. -> {"solved"/...: count}."""
+    attempts it recorded imported into the driver's store. -> {"solved"/...: count}.
+    The node's gen sees a suite of its one task: --tasks and --max-tasks pick the
+    units here (gen_tasks), never on the node."""
     import ray
     journal = Journal(args.db, args.run, "gen")
-    tasks = {p.stem: p for p in Path(args.suite).rglob("*.py")}
-    units = journal.units(lambda: [{"unit": name, "task_path": str(path.resolve())}
-                                   for name, path in sorted(tasks.items())][:args.max_tasks or None])
+    tasks = gen_tasks(args.suite, args.tasks, args.max_tasks)
+    units = journal.units(lambda: [{"unit": name, "task_path": str(path.resolve())} for name, path in tasks])
     # A task whose `kvault gen` failed (an LLM call that failed, exit 3) is generated
     # again, with --resume where its node kept its store; a finished one is not.
     done = {unit: status for unit, status in journal.done().items() if status == "finished"}
