@@ -63,6 +63,8 @@ std::vector<std::string> CredentialPaths() {
 
 namespace {
 
+constexpr uint64_t kCompileFileBytes = 512ull << 20;
+
 // What the host's sandbox helper can apply (probed once per launcher).
 HostCapabilities ProbedHost(const std::string& launcher) {
   HostCapabilities host;
@@ -116,6 +118,10 @@ Result<std::vector<std::string>> SandboxBuildCommand(const EngineOptions& option
   policy.private_scratch_bytes = 0;
   policy.limits.address_space_bytes = 0;
   policy.limits.data_bytes = policy.compile_data_bytes;
+  // What it writes ends in the compile cache, kept for every client: a 1 GiB module (a
+  // static array) passed and stayed there. An honest one is a few MB to a few hundred.
+  if (policy.limits.file_size_bytes == 0 || policy.limits.file_size_bytes > kCompileFileBytes)
+    policy.limits.file_size_bytes = kCompileFileBytes;
   policy.env_set = {{"HOME", policy.private_dir}, {"TMPDIR", policy.private_dir}};
   auto plan = PlanSandbox(policy, ProbedHost(options.sandbox_launcher), ::geteuid() == 0);
   if (!plan) return Error{plan.error()};

@@ -175,12 +175,14 @@ TEST_F(WorkerSandboxTest, AReferenceWorkerWritesOnlyItsLanesFolder) {
 }
 
 // A compile of candidate code: no address-space limit (compilers reserve freely), a
-// heap limit (`#include "/dev/zero"` grew cc1plus without bound), the plan carries it.
-TEST_F(WorkerSandboxTest, ACompileGetsAHeapLimitAndNoAddressSpaceLimit) {
+// heap limit (`#include "/dev/zero"` grew cc1plus without bound) and a bounded file size
+// (what it writes stays in the cache), in the plan.
+TEST_F(WorkerSandboxTest, ACompileGetsHeapAndFileLimitsButNoAddressSpaceLimit) {
   EngineOptions o;
   o.cache_dir = root_ + "/cache";
   o.sandbox.mode = SandboxMode::kAuto;
   o.sandbox.limits.address_space_bytes = 4ull << 30;
+  o.sandbox.limits.file_size_bytes = 16ull << 30;
   o.sandbox.compile_data_bytes = 3ull << 30;
   o.sandbox_launcher = Launcher(true);
   Mkdirs("scratch");
@@ -193,6 +195,12 @@ TEST_F(WorkerSandboxTest, ACompileGetsAHeapLimitAndNoAddressSpaceLimit) {
   ASSERT_TRUE(policy) << policy.error();
   EXPECT_EQ(policy->limits.data_bytes, 3ull << 30);
   EXPECT_EQ(policy->limits.address_space_bytes, 0u);
+  // What it writes is kept in the cache: at most 512 MiB a file, less if workers get less.
+  EXPECT_EQ(policy->limits.file_size_bytes, 512ull << 20);
+  o.sandbox.limits.file_size_bytes = 64ull << 20;
+  argv = SandboxBuildCommand(o, root_ + "/src/a.cpp", {"g++"}, {root_ + "/scratch", root_ + "/staged"});
+  ASSERT_TRUE(argv) << argv.error();
+  EXPECT_EQ(PolicyFromJson(Json::parse(argv->at(2)))->limits.file_size_bytes, 64ull << 20);
   // Workers get no heap limit (CUDA maps what it writes privately).
   auto [w, env] = Plan(/*candidate=*/true, /*all_layers=*/true);
   EXPECT_EQ(w.limits.data_bytes, 0u);

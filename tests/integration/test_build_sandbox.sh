@@ -47,28 +47,31 @@ for r in refs hidden; do
   echo "sandboxed $r: compile_error, nothing quoted"
 done
 
-# examples/adversarial/builds: a source that includes /dev/zero outside an #if 0.
-# cc1plus reads it into a buffer it doubles without end (a GB a second; unbounded
-# before, the host ran out of memory). The compile's heap limit
-# (KVAULT_SANDBOX_MEMORY_MB) ends it as the candidate's compile_error, at a buffer
-# under 2 GiB. The outer address-space limit only keeps a regression from taking the
-# machine with it (it would stop cc1plus at 4-8 GiB, which the check below refuses).
+# examples/adversarial/builds, what a compile could do to the host:
+# - relu.include-zero-live includes /dev/zero outside an #if 0: cc1plus reads it into a
+#   buffer it doubles without end (a GB a second; unbounded before, the host ran out
+#   of memory). The compile's heap limit (KVAULT_SANDBOX_MEMORY_MB) stops it at a
+#   buffer under 2 GiB. The outer address-space limit only keeps a regression from
+#   taking the machine with it (it would stop cc1plus at 4-8 GiB, which is refused).
+# - relu.big-module writes a module of 1 GiB, which passed and stayed in the cache: the
+#   compile's file size limit (here 64 MiB, to fail in seconds) stops the assembler.
 adv="$KVAULT_SOURCE_ROOT/examples/adversarial"
 (ulimit -v 8000000
- KVAULT_SANDBOX_MEMORY_MB=1536 "$KVAULT" eval --suite "$adv/tasks" --candidates "$adv/builds" --backend cpu \
-   --jobs 1 --no-timing --db "$TMP/builds.db" --json > "$TMP/builds.json" 2> "$TMP/builds.err") ||
-  fail "eval of builds/ exited $?: $(tail -c 600 "$TMP/builds.err")"
+ KVAULT_SANDBOX_MEMORY_MB=1536 KVAULT_SANDBOX_FILE_MB=64 "$KVAULT" eval --suite "$adv/tasks" \
+   --candidates "$adv/builds" --backend cpu --jobs 1 --no-timing --db "$TMP/builds.db" --json \
+   > "$TMP/builds.json" 2> "$TMP/builds.err") || fail "eval of builds/ exited $?: $(tail -c 600 "$TMP/builds.err")"
 python3 "$KVAULT_SOURCE_ROOT/tests/integration/check_manifest.py" --backend cpu "$adv/adversarial.json" \
   "builds=$TMP/builds.json" || fail "builds/ does not match the manifest"
-python3 - "$TMP/builds.db" <<'PY' || fail "/dev/zero: cc1plus was not stopped by its heap limit"
+python3 - "$TMP/builds.db" <<'PY' || fail "a compile was not stopped by its limits"
 import re, sqlite3, sys
-rows = sqlite3.connect(sys.argv[1]).execute("SELECT candidate_path, diagnostics FROM attempts").fetchall()
-assert rows
-for path, diagnostics in rows:
-    m = re.search(r"out of memory allocating (\d+) bytes", diagnostics)
-    assert m and int(m.group(1)) < 2 << 30, (path, diagnostics[:300])
+rows = dict(sqlite3.connect(sys.argv[1]).execute("SELECT candidate_path, diagnostics FROM attempts").fetchall())
+zero = [d for p, d in rows.items() if p.endswith("relu.include-zero-live.py")]
+big = [d for p, d in rows.items() if p.endswith("relu.big-module.cpp")]
+m = re.search(r"out of memory allocating (\d+) bytes", zero[0] if zero else "")
+assert m and int(m.group(1)) < 2 << 30, zero
+assert big and re.search(r"File size limit exceeded|SIGXFSZ|signal 25", big[0]), big
 PY
-echo "sandboxed /dev/zero: compile_error, cc1plus stopped by its heap limit"
+echo "sandboxed builds: cc1plus stopped by its heap limit, the assembler by its file size limit"
 
 # The control: unconfined, the compiler reads the file and quotes it.
 verify "$TMP/open.json" "$TMP/relu_refs.cpp" KVAULT_SANDBOX=off
