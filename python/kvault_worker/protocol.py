@@ -147,7 +147,8 @@ def main():
 
         session = Session()
     except ImportError as e:
-        session = UnusableSession("%s cannot import what the worker needs: %s" % (sys.executable, e))
+        session = UnusableSession("%s cannot import what the worker needs: %s (set KVAULT_PYTHON to a Python "
+                                  "with PyTorch; `kvault doctor` shows what it finds)" % (sys.executable, e))
     else:
         from kvault_worker.integrity import SNAPSHOT
         SNAPSHOT.watch("channel", channel)
