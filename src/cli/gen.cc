@@ -235,7 +235,10 @@ int RunGen(const GenFlags& flags) {
             << prompts->format.name << " on backend " << ToString(options->backend) << ", model "
             << flags.model << ", " << loop->offsprings << " offspring(s) x " << loop->iterations
             << " iteration(s), prompts " << prompts->version << ", run '" << flags.run << "'"
-            << (flags.resume ? " (resumed)" : "") << "\n";
+            << (!flags.resume        ? ""
+                : existing->empty() ? " (--resume, but the store has nothing of this run yet: starting it)"
+                                    : " (resumed)")
+            << "\n";
   InstallStopHandlers();
   auto summaries = agent::RunGeneration(tasks, *prompts, settings, seams, &g_stop,
                                         [&](const agent::GenProgress& p) { PrintGenProgress(std::cerr, p); });
