@@ -1,5 +1,6 @@
 #include "candidate/inline_unit.h"
 
+#include <optional>
 #include <regex>
 
 #include "candidate/source_language.h"
@@ -69,6 +70,35 @@ Result<CheckedFlags> CheckFlags(const Json& call) {
 bool IsIncludeLine(const std::string& line) {
   static const std::regex kInclude(R"(\s*#\s*include\s*[<"][^>"]*[>"]\s*)");
   return std::regex_match(line, kInclude);
+}
+
+// cpp_sources that bind by hand beside cuda_sources, as models write them without
+// functions=: declarations and one PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { ... }
+// block of code only (no directive, no raw string). `module` is the block's text,
+// `rest` the source without it (which must then only declare).
+struct ModuleSplit {
+  std::string rest, module;
+};
+std::optional<ModuleSplit> SplitModule(const std::string& cpp) {
+  static const std::regex kModule(R"(\bPYBIND11_MODULE\s*\(\s*TORCH_EXTENSION_NAME\s*,\s*[A-Za-z_]\w*\s*\)\s*\{)");
+  const std::string code = CodeOnly(cpp);  // the same length: positions are the source's
+  std::smatch m;
+  if (!std::regex_search(code, m, kModule)) return std::nullopt;
+  const size_t begin = static_cast<size_t>(m.position(0));
+  size_t end = std::string::npos;
+  int depth = 0;
+  for (size_t i = begin + static_cast<size_t>(m.length(0)) - 1; i < code.size() && end == std::string::npos; ++i) {
+    if (code[i] == '{') ++depth;
+    if (code[i] == '}' && --depth == 0) end = i + 1;
+  }
+  if (end == std::string::npos || code.find("PYBIND11_MODULE", end) != std::string::npos) return std::nullopt;
+  const std::string block = cpp.substr(begin, end - begin);
+  for (const std::string& line : Split(code.substr(begin, end - begin), '\n')) {
+    const size_t at = line.find_first_not_of(" \t\r");
+    if (at != std::string::npos && line[at] == '#') return std::nullopt;
+  }
+  if (block.find("R\"") != std::string::npos) return std::nullopt;
+  return ModuleSplit{cpp.substr(0, begin) + cpp.substr(end), block};
 }
 
 }  // namespace
@@ -155,9 +185,17 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
     unit.extra_link_flags = flags->ldflags;
     return unit;
   }
-  for (const std::string& s : *cpp)
-    if (!DeclaresOnly(s))
+  // A PYBIND11_MODULE of cpp_sources (no functions= to bind) binds what they declare,
+  // as the generated bindings do: it follows cuda.cu's text like them.
+  std::vector<std::string> modules;
+  for (const std::string& s : *cpp) {
+    std::string rest = s;
+    if (auto split = bindings->empty() ? SplitModule(s) : std::nullopt)
+      modules.push_back(split->module), rest = split->rest;
+    if (!DeclaresOnly(rest))
       return Error{"cpp_sources define code beside cuda_sources: PyTorch compiles the two apart"};
+  }
+  if (modules.size() > 1) return Error{"cpp_sources hold more than one PYBIND11_MODULE"};
   // main.cpp holds declarations and the bindings only: its host flags change nothing
   // they mean, but a flag that could (a define, an include path) is PyTorch's to apply.
   for (const std::string& f : flags->cflags)
@@ -170,6 +208,7 @@ Result<InlineUnit> InlineUnitFor(const Json& call) {
     for (const std::string& line : IncludeLines(s)) unit_lines.push_back(line);
   unit_lines.insert(unit_lines.end(), {"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"});
   unit_lines.insert(unit_lines.end(), cuda->begin(), cuda->end());
+  unit_lines.insert(unit_lines.end(), modules.begin(), modules.end());
   unit_lines.insert(unit_lines.end(), bindings->begin(), bindings->end());
   unit.language = "cuda";
   unit.source = Join(unit_lines, "\n");

@@ -26,7 +26,8 @@ struct InlineUnit {
 // #include lines, cuda.cu's text, then the bindings, compiled by nvcc with
 // extra_cuda_cflags: only when cpp_sources only declare (no braces, no directive but
 // #include and #pragma once), so that one unit means what the two mean (the
-// declarations are what cuda.cu defines). The flags are normalised and checked
+// declarations are what cuda.cu defines); a PYBIND11_MODULE block of theirs, when the
+// call names no functions, follows cuda.cu's text as the generated bindings would. The flags are normalised and checked
 // (toolchain/candidate_flags.h). Error (the call is left to PyTorch's own
 // load_inline, and says why) for anything else: arguments the engine does not build
 // (extra_include_paths, with_cuda contradicting the sources, no Python module, any

@@ -63,6 +63,44 @@ TEST(InlineUnit, DeclaringCppSourcesAndCudaSourcesAreOneUnitForNvcc) {
             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\nm.def(\"f\", f, \"the doc\");\n}");
 }
 
+// Models that bind by hand write PYBIND11_MODULE into cpp_sources beside their
+// declarations and name no functions: the block follows cuda.cu's text, as the
+// generated bindings do. Anything more in cpp_sources is still PyTorch's to build.
+TEST(InlineUnit, APybindModuleInCppSourcesFollowsTheCudaSources) {
+  const std::string module =
+      "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+      "  m.def(\"forward\", &f, \"f {doc}\", py::arg(\"x\"));  // }\n}";
+  Json call = Call(Json::array({"#include <vector>\ntorch::Tensor f(torch::Tensor x, float s = 1.0f);\n" + module + "\n"}),
+                   Json::array({"torch::Tensor f(torch::Tensor x, float s) { return x; }"}));
+  call["functions"] = nullptr;
+  auto unit = InlineUnitFor(call);
+  ASSERT_TRUE(unit) << unit.error();
+  EXPECT_EQ(unit->source,
+            "#include <torch/extension.h>\n#include <vector>\n"
+            "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+            "torch::Tensor f(torch::Tensor x, float s) { return x; }\n" + module);
+  auto why = [&](const std::string& cpp, Json functions = nullptr) {
+    Json c = call;
+    c["cpp_sources"] = Json::array({cpp});
+    c["functions"] = std::move(functions);
+    auto u = InlineUnitFor(c);
+    return u ? std::string("built") : u.error();
+  };
+  // Code beside the block, a directive in it, two blocks, or bindings of functions= too.
+  EXPECT_NE(why("int g() { return 1; }\n" + module).find("define code"), std::string::npos);
+  EXPECT_NE(why("#define N 4\n" + module).find("define code"), std::string::npos);
+  EXPECT_NE(why("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n#ifdef X\n m.def(\"f\", &f);\n#endif\n}").find("define code"),
+            std::string::npos);
+  EXPECT_NE(why(module + "\n" + module).find("define code"), std::string::npos);
+  EXPECT_NE(why(module, Json::array({Json::array({"f", "f"})})).find("define code"), std::string::npos);
+  EXPECT_NE(why("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f);").find("define code"), std::string::npos);
+  Json two = call;
+  two["cpp_sources"] = Json::array({module, module});
+  auto u = InlineUnitFor(two);
+  ASSERT_FALSE(u);
+  EXPECT_NE(u.error().find("more than one PYBIND11_MODULE"), std::string::npos);
+}
+
 TEST(InlineUnit, WhatIsLeftToPyTorchsOwnBuild) {
   const Json cuda = Json::array({"__global__ void k() {}"});
   auto why = [](const Json& call) {

@@ -1,5 +1,6 @@
 # KernelBench files in the habits of model-written CUDA (examples/kernelbench/*.llm-*.py
-# meant for the cuda backend; some bind by hand with py::arg, one leaves its GEMM to
+# meant for the cuda backend; some bind by hand with py::arg, one in cpp_sources beside
+# cuda_sources, one leaves its GEMM to
 # torch::matmul and dispatches on the deprecated x.type(), one uses AT_DISPATCH_SWITCH,
 # packed accessors and a std::vector<int> parameter) on a machine with nvcc and no GPU:
 # `verify --compile-only` notes their load_inline calls in a device-less worker and
@@ -10,7 +11,7 @@ command -v "${KVAULT_NVCC:-nvcc}" >/dev/null || skip "nvcc not installed"
 need_torch
 ex="$KVAULT_SOURCE_ROOT/examples"
 for file in relu.llm-habits softmax.llm-habits matmul.llm-cuda-pybind linear_relu.llm-cuda-hybrid \
-  row_sum.llm-cuda-dispatch; do
+  row_sum.llm-cuda-dispatch vector_add.llm-cpp-pybind; do
   c="$ex/kernelbench/$file.py"
   "$KVAULT" verify --task "$ex/suite/${file%%.*}.py" --candidate "$c" --backend cuda --arch sm_90 \
     --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
