@@ -1,5 +1,6 @@
 #include "serve/connection_gate.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -17,9 +18,43 @@
 
 #include "serve/error_kind.h"
 
+namespace kvault::serve {
+void CountHeadCutOff();  // a connection closed for its head's size, in cut_off()
+}  // namespace kvault::serve
+
 namespace {
 // The socket this thread accepted last (-1: none since the queue took the last one).
 thread_local int last_accepted = -1;
+
+// The head (request line and headers) a gated connection's thread is reading: its
+// bytes so far and the last bytes read, to find its end ("\r\n\r\n") across reads.
+struct HeadRead {
+  size_t bytes = 0;
+  size_t limit = 0;  // 0: not a gated connection's thread
+  bool done = false;
+  std::string tail;
+};
+thread_local HeadRead head;
+
+// False once the head passes its limit. Bytes after its end (the body) do not count.
+bool CountHead(const char* data, size_t n) {
+  if (head.limit == 0 || head.done) return true;
+  std::string seen = head.tail + std::string(data, n);
+  size_t end = seen.find("\r\n\r\n");
+  size_t end_len = 4;
+  if (const size_t lf = seen.find("\n\n"); lf != std::string::npos && (end == std::string::npos || lf < end)) {
+    end = lf;
+    end_len = 2;
+  }
+  if (end != std::string::npos) {
+    head.done = true;
+    head.bytes += end + end_len - std::min(head.tail.size(), end + end_len);
+  } else {
+    head.bytes += n;
+    head.tail = seen.substr(seen.size() - std::min<size_t>(seen.size(), 3));
+  }
+  return head.bytes <= head.limit;
+}
 }  // namespace
 
 // The C library's accept calls, noting the socket for ConnectionGate's queue (its
@@ -32,6 +67,22 @@ extern "C" int accept4(int fd, struct sockaddr* addr, socklen_t* len, int flags)
 }
 
 extern "C" int accept(int fd, struct sockaddr* addr, socklen_t* len) { return accept4(fd, addr, len, 0); }
+
+// The C library's recv (cpp-httplib reads requests with it), counting the head a gated
+// connection's thread reads: past GateSettings::max_head_bytes the read fails as a reset
+// connection, which cpp-httplib closes. 5 million header lines (40 MB sent in 12 s)
+// held 480 MB of the server's memory before (cpp-httplib bounds a line, not their
+// number). Same behaviour otherwise: the system call itself.
+extern "C" ssize_t recv(int fd, void* buf, size_t len, int flags) {
+  const ssize_t n = ::syscall(SYS_recvfrom, fd, buf, len, flags, nullptr, nullptr);
+  if (n > 0 && !(flags & MSG_PEEK) && !CountHead(static_cast<const char*>(buf), static_cast<size_t>(n))) {
+    kvault::serve::CountHeadCutOff();  // before the client can see the connection end
+    ::shutdown(fd, SHUT_RDWR);
+    errno = ECONNRESET;
+    return -1;
+  }
+  return n;
+}
 
 namespace kvault::serve {
 
@@ -146,10 +197,13 @@ class GateQueue : public httplib::TaskQueue {
     const uint64_t id = s.next_id++;
     s.conns.emplace(id, c);
     ++s.running;
-    s.threads.emplace_back([state = state_, id, fn = std::move(fn)] {
+    s.threads.emplace_back([state = state_, id, limit = s.settings.max_head_bytes, fn = std::move(fn)] {
       current_state = state.get();
       current_id = id;
+      head = HeadRead{};
+      head.limit = limit;
       fn();
+      head.limit = 0;
       current_state = nullptr;
       std::lock_guard<std::mutex> lock(state->mu);
       auto it = state->conns.find(id);
@@ -184,9 +238,21 @@ void Mark(bool reading) {
   if (it == s->conns.end()) return;
   it->second.reading = reading;
   if (reading) it->second.deadline = Clock::now() + s->settings.read_deadline;
+  // The next request's head is counted anew; a request being handled has read its own.
+  const size_t limit = head.limit;
+  head = HeadRead{};
+  head.limit = limit;
+  head.done = !reading;
 }
 
 }  // namespace
+
+void CountHeadCutOff() {
+  ConnectionGate::State* s = current_state;
+  if (!s) return;
+  std::lock_guard<std::mutex> lock(s->mu);
+  ++s->cut_off;
+}
 
 ConnectionGate::ConnectionGate(GateSettings settings) : state_(std::make_shared<State>(settings)) {
   state_->watchdog = std::thread([s = state_.get()] { s->Watch(); });

@@ -9,7 +9,11 @@
 //     closes it;
 //   - gives the reading of each request (head and body) a total deadline: a
 //     connection still reading past it is shut down. The wait for a verification is
-//     not reading: handlers call Handling() once the body is in.
+//     not reading: handlers call Handling() once the body is in;
+//   - bounds each request's head (line and headers, `max_head_bytes`): cpp-httplib
+//     bounds a line but not their number, and keeps every header in memory. Counted
+//     in this file's recv() (the C library's, interposed), and a connection past it
+//     is closed.
 //
 //   ConnectionGate gate({.max_connections = 1024, .read_deadline = 60s});
 //   server.new_task_queue = [&] { return gate.NewQueue(); };
@@ -31,6 +35,7 @@ struct GateSettings {
   size_t max_connections = 1024;                  // connections served at once
   std::chrono::milliseconds read_deadline{60000};  // reading one request, head and body
   int retry_after_s = 5;                          // of the 503 beyond max_connections
+  size_t max_head_bytes = 64 << 10;               // a request's line and headers
 };
 
 class ConnectionGate {
