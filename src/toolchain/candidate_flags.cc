@@ -31,10 +31,10 @@ const std::regex& GxxFlag() {
   return re;
 }
 
-// -Wl,..., -Wa,..., -Wp,... and their bare spellings pass options to the linker,
-// assembler and preprocessor: never a warning option.
+// -Wl,..., -Wa,..., -Wp,... pass options to the linker, assembler and preprocessor:
+// never a warning option (-Wpedantic, -Waddress and -Wlogical-op are warnings).
 bool PassesToAnotherProgram(const std::string& flag) {
-  return flag.rfind("-Wl", 0) == 0 || flag.rfind("-Wa", 0) == 0 || flag.rfind("-Wp", 0) == 0;
+  return flag.rfind("-Wl,", 0) == 0 || flag.rfind("-Wa,", 0) == 0 || flag.rfind("-Wp,", 0) == 0;
 }
 
 bool GxxAllowed(const std::string& flag) {

@@ -24,6 +24,9 @@ TEST(CandidateFlags, WhatLlmFilesPassIsNormalised) {
   EXPECT_EQ(Compile(Tool::kNvcc, {"-O3 --use_fast_math", "-O3"}), (Argv{"-O3", "--use_fast_math"}));
   EXPECT_EQ(Compile(Tool::kCxx, {"-std=c++17", "-fopenmp", "-march=native", "-DBLOCK=256", "-Wno-unused"}),
             (Argv{"-std=c++17", "-fopenmp", "-march=native", "-DBLOCK=256", "-Wno-unused"}));
+  // Warnings whose names start like -Wl, -Wa and -Wp are warnings.
+  EXPECT_EQ(Compile(Tool::kCxx, {"-Wpedantic", "-Waddress", "-Wlogical-op"}),
+            (Argv{"-Wpedantic", "-Waddress", "-Wlogical-op"}));
 }
 
 TEST(CandidateFlags, NvccOptionsWithTheirValues) {
