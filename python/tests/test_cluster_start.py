@@ -155,6 +155,34 @@ def test_a_refused_connection_names_rays_token_authentication(tmp_path, monkeypa
     assert str(tmp_path / ".ray/auth_token") in str(with_token.value), with_token.value
 
 
+@needs_ray
+def test_ctrl_c_ends_the_front_and_a_campaign_without_a_traceback(tmp_path, monkeypatch, capsys):
+    import signal
+    import ray
+    from kernelvault.cluster import __main__ as cli, campaign, front
+
+    def interrupted(*_, **__):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    monkeypatch.setattr(cli, "_router", lambda *_: None)
+    monkeypatch.setattr(cli, "_wait_for_nodes", lambda _: None)
+    monkeypatch.setattr(front, "serve_front", interrupted)
+    monkeypatch.setattr(campaign, "run_eval", interrupted)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert cli.main(["serve", "--port", "0"]) == 0                       # as kvault serve exits
+        assert "the front stopped" in capsys.readouterr().err
+        assert signal.getsignal(signal.SIGTERM) is cli._interrupted            # SIGTERM ends it the same way
+        (tmp_path / "suite").mkdir()
+        (tmp_path / "cands").mkdir()
+        assert cli.main(["eval", "--suite", str(tmp_path / "suite"), "--candidates", str(tmp_path / "cands"),
+                         "--db", str(tmp_path / "c.db")]) == 130               # as kvault eval exits
+        assert "run the same command again" in capsys.readouterr().err
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def test_a_serve_that_exits_at_start_says_why(tmp_path, monkeypatch):
     fake = tmp_path / "kvault"
     fake.write_text("#!/bin/sh\necho 'kvault: no CUDA device on this host' >&2\nexit 2\n")

@@ -9,7 +9,9 @@
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 
 EVAL_VALUE_FLAGS = ("--arch", "--run-timeout", "--load-timeout", "--compile-timeout", "--compile-jobs")
 
@@ -139,6 +141,27 @@ def main(argv=None):
         except ConnectionError as e:
             raise SystemExit("kernelvault.cluster: no Ray cluster answered at --address %s: %s (start one with "
                              "`ray start --head`, docs/cluster.md)%s" % (args.address, e, _ray_token_hint())) from None
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupted)  # Ray's own handler prints a stack trace and dies
+    try:
+        return _run(args, extra)
+    except KeyboardInterrupt:
+        if args.command == "serve":
+            print("kernelvault.cluster: the front stopped; node services keep running (`stop` ends them)",
+                  file=sys.stderr)
+            return 0
+        print("kernelvault.cluster: interrupted; what was recorded stays, run the same command again to continue",
+              file=sys.stderr)
+        return 130
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _run(args, extra):
+    """The command, once Ray is connected."""
+    import ray
     out = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     from . import campaign, front, placement
     if args.command == "stop":
