@@ -41,6 +41,8 @@ or candidate code runs) of:
   dispatches it, where no clock looks (`kernel_changes`, about 0.1 s, so checked
   after `load`, warm-up, graph capture and timing; the operators of every sample's own
   path, SAMPLE_PATH_OPS, after every flush and sample too);
+- the loaded task's functions that draw a case's inputs (`watch_task`): their code,
+  defaults and closure cells, and the callables and modules of their globals;
 - the worker's objects on the timing path (`guard`): the timed side, the flush
   buffer's owner, a graph and its input sets may not change class nor gain an
   instance attribute that hides a method, and the attributes named when guarded
@@ -396,6 +398,8 @@ class Snapshot:
         self.gc_callbacks = list(gc.callbacks)
         self.kernels = {}  # operator -> its kernels when settled (_dispatcher_kernels)
         self.tensor_class = _tensor_class()
+        self.task_functions = {}  # id -> (name, _Function): the loaded task's case functions
+        self.task_globals = {}    # id -> (their globals, {name: callable or module})
 
     def settle(self):
         """Records the worker's own definitions and the precision switches as they are
@@ -428,6 +432,24 @@ class Snapshot:
         copy = dict(handlers) if isinstance(handlers, dict) else None
         self.watched[name] = (obj, handlers if copy is not None else None, copy)
 
+    def watch_task(self, functions):
+        """Watches the task's functions that draw a case's inputs (`get_inputs`,
+        `get_init_inputs`): their code, defaults and closure cells, and the callables and
+        modules of their module's globals. The worker calls them before a sample's clock
+        starts, and what they look up is the task's, not PyTorch's: a stand-in for the
+        task's `torch` whose `randn` computed the answer as it drew the inputs
+        (`relu.task-globals`). Replaces what was watched before."""
+        self.unwatch_task()
+        for fn in functions:
+            for f in _functions_of(fn):
+                self.task_functions[id(f)] = ("the task's %s" % f.__qualname__, _Function(f))
+                space = f.__globals__
+                self.task_globals[id(space)] = (space, {k: v for k, v in space.items()
+                                                        if callable(v) or isinstance(v, types.ModuleType)})
+
+    def unwatch_task(self):
+        self.task_functions, self.task_globals = {}, {}
+
     def guard(self, name, obj, attrs=()):
         """Guards a worker object on the timing path (its class, no instance attribute
         hiding a method, the fingerprints of `attrs` as they are now) for as long as it
@@ -451,6 +473,9 @@ class Snapshot:
             if len(now) != size:  # a member added (one that hides a base class's, say)
                 changed += ["%s.%s" % (name, m) for m in sorted(_members(klass).keys() - members.keys())]
         changed += [name for name, f in self.functions.values() if f.changed()]
+        changed += [name for name, f in self.task_functions.values() if f.changed()]
+        for space, values in self.task_globals.values():
+            changed += ["the task's %s" % k for k, v in values.items() if space.get(k, _EMPTY_CELL) is not v]
         for name, (obj, handlers, copy) in self.watched.items():
             changed += ["%s.%s" % (name, attr) for attr in _hidden_methods(obj)]
             if getattr(obj, "handlers", handlers) is not handlers or (

@@ -79,6 +79,13 @@ PATCHES = {
     "tensor-dunder": """
         torch.Tensor.__getattribute__ = torch._C._TensorBase.__getattribute__
 """,
+    # What the task's get_inputs looks up: a stand-in for the task module's `torch`.
+    "task-globals": """
+        import gc, types
+        for f in gc.get_objects():
+            if isinstance(f, types.FunctionType) and f.__name__ == "get_inputs" and "Model" in f.__globals__:
+                f.__globals__["torch"] = types.SimpleNamespace(randn=f.__globals__["torch"].randn)
+""",
     # A kernel of one of PyTorch's operators replaced through the dispatcher (the
     # flush's fill_): no Python name changes at all.
     "dispatcher-kernel": """

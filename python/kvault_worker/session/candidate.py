@@ -17,6 +17,7 @@ from kvault_worker.candidates import NATIVE, load_candidate, release_candidate
 from kvault_worker.checked_run import captured, check_integrity, checked_run
 from kvault_worker.digest import reported_input_digest
 from kvault_worker.errors import INTERNAL, RUNTIME_ERROR, attributed, bad_request
+from kvault_worker.integrity import SNAPSHOT
 from kvault_worker.native import OutputLayout
 from kvault_worker.session.state import NewSide, SessionState, TimedCase, write_output
 from kvault_worker.tasks import load_task, release_task
@@ -47,6 +48,8 @@ class CandidateRole(SessionState):
         path = fields.absolute_path(request, "task")
         self._drop_candidate()
         task = load_task(path)
+        # Before any candidate code: the task draws every sample's inputs in this worker.
+        SNAPSHOT.watch_task([f for case in task.cases for f in (case.get_inputs, case.get_init_inputs)])
         try:
             policy = op_policy.resolve(request.get("policy"), task.meta.policy)
         except ValueError as e:
@@ -147,6 +150,7 @@ class CandidateRole(SessionState):
         self.pending_writes = None
         release_candidate(self.candidate)
         release_task(self.task)
+        SNAPSHOT.unwatch_task()
         self.candidate = self.task = self.policy = None
         gc.collect()
         if self.device is not None:
