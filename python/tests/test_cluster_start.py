@@ -114,14 +114,18 @@ def test_the_tree_is_where_the_package_sits_beside_its_project_file(tmp_path, mo
 
 def test_a_gen_campaign_picks_its_tasks_as_kvault_gen_does(tmp_path):
     # Each unit's `kvault gen` sees a suite of its one task: --tasks is the driver's
-    # (passed through, it matched nothing on every node and each unit failed).
+    # (passed through, it matched nothing on every node and each unit failed), and the
+    # unit is named as kvault names the task (by its stem, `19_ReLU` scored as no task
+    # of KernelBench's `level1/19_ReLU`).
     from kernelvault.cluster.campaign import gen_tasks
     from kernelvault.cluster.__main__ import main
     for name in ("level1/19_ReLU", "level1/23_Softmax", "level2/5_Conv_ReLU"):
         (tmp_path / (name + ".py")).parent.mkdir(exist_ok=True)
         (tmp_path / (name + ".py")).write_text(TASK)
-    assert [n for n, _ in gen_tasks(tmp_path, "*ReLU*")] == ["19_ReLU", "5_Conv_ReLU"]
-    assert [n for n, _ in gen_tasks(tmp_path, "level1/*", max_tasks=1)] == ["19_ReLU"]
+    (tmp_path / "level1" / "_helper.py").write_text("")                   # not a task, as for kvault
+    # Named as kvault names them, so the campaign's records score against the suite.
+    assert [n for n, _ in gen_tasks(tmp_path, "*ReLU*")] == ["level1/19_ReLU", "level2/5_Conv_ReLU"]
+    assert [n for n, _ in gen_tasks(tmp_path, "level1/*", max_tasks=1)] == ["level1/19_ReLU"]
     assert len(gen_tasks(tmp_path)) == 3
     with pytest.raises(SystemExit) as misuse:  # before Ray is asked for anything
         main(["gen", "--suite", str(tmp_path), "--tasks", "level1/*,gelu", "--run", "g", "--db", str(tmp_path / "g.db")])

@@ -19,6 +19,7 @@ the campaign's run exactly as it counts a single-host eval of the same folder.
 import fnmatch
 import json
 import os
+import re
 import time
 import uuid
 from collections import Counter
@@ -148,29 +149,48 @@ def run_eval(router, args, out):
     return Counter(journal.done().values())
 
 
-def gen_tasks(suite, patterns=None, max_tasks=None):
-    """The task files a gen campaign generates for, by unit name (the file's stem),
-    in name order: those whose name below the suite (`level1/19_ReLU`) matches one of
-    the comma-separated wildcards of `patterns`, as `kvault gen --tasks` picks them
-    (`*` crosses the `/`), then the first `max_tasks`. ValueError for a wildcard that
-    matches no task, as kvault says."""
+def _natural(name):
+    """Sort key of a name with numbers compared as numbers (`2_x` before `10_x`)."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
+
+
+def suite_tasks(suite):
+    """The suite's task files by task name, as `kvault` names them (DiscoverSuite): the
+    `*.py` files of the folder (`relu`); when it has none, those of its sub-folders
+    (`level1/19_ReLU`, KernelBench's layout). Names starting with `_` or `.` are not
+    tasks. In name order, numbers as numbers."""
+    def files(folder):
+        return [p for p in folder.iterdir() if p.is_file() and p.suffix == ".py" and not p.name.startswith(("_", "."))]
     suite = Path(suite)
-    tasks = {p.stem: p for p in suite.rglob("*.py")}
+    tasks = {p.stem: p for p in files(suite)}
+    if not tasks:
+        for folder in suite.iterdir():
+            if folder.is_dir() and not folder.name.startswith(("_", ".")):
+                tasks.update({folder.name + "/" + p.stem: p for p in files(folder)})
+    return dict(sorted(tasks.items(), key=lambda item: _natural(item[0])))
+
+
+def gen_tasks(suite, patterns=None, max_tasks=None):
+    """The task files a gen campaign generates for, [(task name, path)] in name order
+    (suite_tasks): those whose name matches one of the comma-separated wildcards of
+    `patterns`, as `kvault gen --tasks` picks them (`*` crosses the `/`), then the
+    first `max_tasks`. ValueError for a wildcard that matches no task, as kvault says."""
+    tasks = suite_tasks(suite)
     if patterns:
-        named = {name: p.relative_to(suite).with_suffix("").as_posix() for name, p in tasks.items()}
         wanted = [w.strip() for w in patterns.split(",") if w.strip()]
         for w in wanted:
-            if not any(fnmatch.fnmatchcase(n, w) for n in named.values()):
+            if not any(fnmatch.fnmatchcase(name, w) for name in tasks):
                 raise ValueError("--tasks %s matches no task of the suite" % w)
-        tasks = {name: p for name, p in tasks.items() if any(fnmatch.fnmatchcase(named[name], w) for w in wanted)}
-    return sorted(tasks.items())[:max_tasks or None]
+        tasks = {name: p for name, p in tasks.items() if any(fnmatch.fnmatchcase(name, w) for w in wanted)}
+    return list(tasks.items())[:max_tasks or None]
 
 
 def run_gen(router, args, gen_flags, out):
     """The gen campaign: one `kvault gen` per task on a node (its own lanes), the
     attempts it recorded imported into the driver's store. -> {"solved"/...: count}.
-    The node's gen sees a suite of its one task: --tasks and --max-tasks pick the
-    units here (gen_tasks), never on the node."""
+    The node's gen sees a suite of its one task, at its path below the suite (so its
+    records carry the suite's name for it, `level1/19_ReLU`): --tasks and --max-tasks
+    pick the units here (gen_tasks), never on the node."""
     import ray
     journal = Journal(args.db, args.run, "gen")
     tasks = gen_tasks(args.suite, args.tasks, args.max_tasks)

@@ -161,9 +161,12 @@ class NodeService:
         task was tried here before) -> (exit code, the task's attempts as export rows,
         the end of gen's stderr)."""
         suite = tempfile.mkdtemp(prefix="kvault-gen-", dir=self.folder)
-        with open(os.path.join(suite, task_name + ".py"), "w") as f:
+        # At its path below the campaign's suite (`level1/19_ReLU`): gen names it so.
+        path = os.path.join(suite, *task_name.split("/")) + ".py"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
             f.write(task_source)
-        db = os.path.join(self.folder, "gen-%s.db" % task_name)
+        db = os.path.join(self.folder, "gen-%s.db" % task_name.replace("/", "__"))
         again = ["--resume"] if os.path.exists(db) else []
         code, _, err = self.run_command(["gen", "--suite", suite, "--db", db, "--run", run] + again + list(gen_flags))
         rows = [line for line in self._rows([], db=db) if json.loads(line).get("run") == run] \
