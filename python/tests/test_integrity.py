@@ -292,3 +292,33 @@ def test_data_added_to_torch_tensor_is_no_change():
     finally:
         del torch.Tensor.__del__
     assert snapshot.changes() == []
+
+
+# Weak references, with callbacks, to the worker's copies of kept samples: the copy of
+# sample 0 is dropped at the start of the next round's sample 0, before its clock.
+WEAK = """
+import sys, weakref, torch, torch.nn as nn
+REFS = []
+class ModelNew(nn.Module):
+    def forward(self, x):
+        frame = sys._getframe()
+        while frame is not None and frame.f_code.co_name != "time_sample":
+            frame = frame.f_back
+        if frame is not None:
+            for kept in frame.f_locals["timed"].kept_samples.values():
+                REFS.append(weakref.ref(kept, lambda ref: None))
+        return torch.relu(x)
+"""
+
+
+def test_a_weak_reference_to_a_kept_sample_is_a_policy_violation(worker, tmp_path):
+    task = write_file(tmp_path, "task.py", TASK)
+    cand = write_file(tmp_path, "cand.py", WEAK)
+    assert worker.call("load", task=task, candidate={"format": "kernelbench", "path": cand})["ok"]
+    assert worker.call("time_start", side="candidate", case=1, seed=1000, warmup_ms=0, flush=False)["ok"]
+    for seed, keep in ((5, 0), (6, 1)):
+        sample = worker.call("time_sample", method="monotonic_clock", seed=seed, keep_as=keep)
+        assert sample["ok"], sample
+    sample = worker.call("time_sample", method="monotonic_clock", seed=7, keep_as=0)
+    assert sample["ok"] is False and sample["kind"] == "policy_violation", sample
+    assert "weak reference" in sample["message"], sample

@@ -9,13 +9,15 @@ timed samples go to files (`out`) or are kept on the device (`keep_as`) until th
 engine, after the round, asks for the ones it compares (time_output), handed over
 the same way.
 """
+import weakref
+
 from kvault_worker import execution
 from kvault_worker import request_fields as fields
 from kvault_worker.aliasing import output_aliases
 from kvault_worker.checked_run import captured, check_integrity, device_copy
 from kvault_worker.device import device_info, l2_bytes
 from kvault_worker.digest import input_digest
-from kvault_worker.errors import RUNTIME_ERROR, attributed, bad_request
+from kvault_worker.errors import POLICY_VIOLATION, RUNTIME_ERROR, WorkerError, attributed, bad_request
 from kvault_worker.integrity import SAMPLE_PATH_OPS
 from kvault_worker.session.state import SessionState, write_output
 from kvault_worker.tensorfile import Captured, capture
@@ -122,8 +124,13 @@ class TimedRequests(SessionState):
         keep = fields.integer(request, "keep_as", minimum=0, maximum=MAX_KEPT_SAMPLES - 1) \
             if "keep_as" in request else None
         side = timed.side
-        if keep is not None:
-            timed.kept_samples.pop(keep, None)  # last round's: its memory is free for this sample
+        if keep is not None:  # last round's: its memory is free for this sample
+            dropped = timed.kept_samples.pop(keep, None)
+            if side.kind == RUNTIME_ERROR and _weakly_referenced(dropped):
+                raise WorkerError(POLICY_VIOLATION, "a weak reference to the worker's copy of a timed sample's "
+                                  "output: its callback would run as the copy is dropped, before the next "
+                                  "sample's clock")
+            del dropped
         sample, output, inputs, modified = side.sample(method, s, check_call)
         # The output is copied first, right when the sample ends: work a thread of the
         # candidate's finishes after the call returned is not in it.
@@ -247,3 +254,18 @@ class TimedRequests(SessionState):
         if self.timed is None or self.timed.side is None:
             raise bad_request("no timed case: send time_start first")
         return self.timed
+
+
+def _weakly_referenced(value):
+    """Whether anything holds a weak reference to `value` or a tensor in it (a kept
+    sample: a tensor, or a tuple or list of them). The worker makes none: one is the
+    candidate's, whose callback would run where the worker drops the copy, before a
+    sample's clock, with the sample's seed in the worker's frame."""
+    items = value if isinstance(value, (tuple, list)) else [value]
+    for item in [value] + list(items):
+        try:
+            if weakref.getweakrefcount(item):
+                return True
+        except TypeError:
+            pass
+    return False
