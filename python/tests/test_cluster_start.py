@@ -132,6 +132,29 @@ def test_a_gen_campaign_picks_its_tasks_as_kvault_gen_does(tmp_path):
     assert misuse.value.code == 2
 
 
+def test_an_eval_campaign_matches_candidates_as_kvault_eval_does(tmp_path):
+    # KernelBench's sample names and level sub-folders: a campaign of them had no unit.
+    from kernelvault.cluster.campaign import eval_units
+    from kernelvault.cluster.__main__ import main
+    suite, cands = tmp_path / "suite", tmp_path / "cands"
+    for name in ("level1/19_ReLU", "level1/2_Matmul"):
+        (suite / (name + ".py")).parent.mkdir(parents=True, exist_ok=True)
+        (suite / (name + ".py")).write_text(TASK)
+    (cands / "level1").mkdir(parents=True)
+    for name in ("level_1_problem_19_sample_1_kernel.py", "level_1_problem_19_sample_0_kernel.py",
+                 "level_1_problem_7_sample_0_kernel.py", "level1/2_Matmul.cu", "19_ReLU.py", "notes.txt"):
+        (cands / name).write_text("x")
+    units = eval_units(suite, cands)
+    assert [(u["task"], u["unit"]) for u in units] == [
+        ("level1/2_Matmul", "level1/2_Matmul.cu"),
+        ("level1/19_ReLU", "level_1_problem_19_sample_0_kernel.py"),
+        ("level1/19_ReLU", "level_1_problem_19_sample_1_kernel.py")]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit) as misuse:  # nothing to verify: said before Ray is asked
+        main(["eval", "--suite", str(suite), "--candidates", str(tmp_path / "empty"), "--db", str(tmp_path / "c.db")])
+    assert misuse.value.code == 2
+
+
 @needs_ray
 def test_a_refused_connection_names_rays_token_authentication(tmp_path, monkeypatch):
     # Any local ray.init() leaves ~/.ray/auth_token; `ray start --head` then wants the
@@ -180,6 +203,8 @@ def test_ctrl_c_ends_the_front_and_a_campaign_without_a_traceback(tmp_path, monk
         assert signal.getsignal(signal.SIGTERM) is cli._interrupted            # SIGTERM ends it the same way
         (tmp_path / "suite").mkdir()
         (tmp_path / "cands").mkdir()
+        (tmp_path / "suite" / "relu.py").write_text(TASK)
+        (tmp_path / "cands" / "relu.cpp").write_text("x")
         assert cli.main(["eval", "--suite", str(tmp_path / "suite"), "--candidates", str(tmp_path / "cands"),
                          "--db", str(tmp_path / "c.db")]) == 130               # as kvault eval exits
         assert "run the same command again" in capsys.readouterr().err

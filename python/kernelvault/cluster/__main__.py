@@ -128,12 +128,18 @@ def main(argv=None):
     if extra and args.command not in ("gen", "serve"):
         parser.error("unknown flags: %s" % " ".join(extra))
     _check_folders(parser, args)
-    if args.command == "gen":  # a wildcard that matches no task is misuse, said before Ray starts
+    # Misuse said before Ray starts, as kvault says it: a wildcard that matches no task,
+    # a folder of candidates none of which is a sample of a task of the suite.
+    if args.command == "gen":
         from .campaign import gen_tasks
         try:
             gen_tasks(args.suite, args.tasks)
         except ValueError as e:
             parser.error(str(e))
+    if args.command == "eval":
+        from .campaign import eval_units
+        if not eval_units(args.suite, args.candidates):
+            parser.error("no candidate in %s matches a task of %s" % (args.candidates, args.suite))
     import ray
     if not ray.is_initialized():
         try:

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..client import problem_of
 from .recorder import Recorder
 
-LANGUAGES = {".cpp": "cpp", ".cc": "cpp", ".cu": "cuda", ".hip": "hip"}  # else detected by serve
+LANGUAGES = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".cu": "cuda", ".hip": "hip"}  # else detected by serve
 CHUNK = 512          # units submitted to the router at once
 POLL_S = 2.0
 
@@ -73,16 +73,67 @@ class Journal:
             f.write(json.dumps({"unit": unit, "status": status}) + "\n")
 
 
+def _natural(name):
+    """Sort key of a name with numbers compared as numbers (`2_x` before `10_x`)."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
+
+
+def suite_tasks(suite):
+    """The suite's task files by task name, as `kvault` names them (DiscoverSuite): the
+    `*.py` files of the folder (`relu`); when it has none, those of its sub-folders
+    (`level1/19_ReLU`, KernelBench's layout). Names starting with `_` or `.` are not
+    tasks. In name order, numbers as numbers."""
+    def files(folder):
+        return [p for p in folder.iterdir() if p.is_file() and p.suffix == ".py" and not p.name.startswith(("_", "."))]
+    suite = Path(suite)
+    tasks = {p.stem: p for p in files(suite)}
+    if not tasks:
+        for folder in suite.iterdir():
+            if folder.is_dir() and not folder.name.startswith(("_", ".")):
+                tasks.update({folder.name + "/" + p.stem: p for p in files(folder)})
+    return dict(sorted(tasks.items(), key=lambda item: _natural(item[0])))
+
+
+_KERNELBENCH_SAMPLE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.[^.]+")
+
+
+def _task_of(file_name, prefix, tasks, by_problem):
+    """The suite task a candidate file is a sample of, as `kvault eval` matches them
+    (MatchCandidates): KernelBench's `level_1_problem_19_sample_0_kernel.py` (in the
+    folder itself) is problem 19 of level1; else `<stem>[.<label>].<ext>`, the stem
+    prefixed by the sub-folder it sits in (`level1/19_ReLU.cu`). None for no task."""
+    kernelbench = _KERNELBENCH_SAMPLE.fullmatch(file_name)
+    if kernelbench and not prefix:
+        return by_problem.get((int(kernelbench.group(1)), int(kernelbench.group(2))))
+    stem = prefix + file_name.split(".")[0]
+    return stem if stem in tasks else None
+
+
 def eval_units(suite, candidates):
-    """One unit per candidate file named <task>[.<label>].<ext> whose task is in the suite."""
-    tasks = {p.stem: p for p in Path(suite).rglob("*.py")}
-    units = []
-    for path in sorted(Path(candidates).iterdir()):
-        task = path.name.split(".")[0]
-        if path.is_file() and task in tasks:
-            units.append({"unit": path.name, "task": task, "task_path": str(tasks[task].resolve()),
-                          "candidate": str(path.resolve()), "key": "kc-" + uuid.uuid4().hex})
-    return units
+    """One unit per candidate file (.cpp .cc .cxx .cu .hip .py) of the folder or its
+    sub-folders whose task is in the suite (_task_of), in the order kvault eval takes
+    them: by task, then path, numbers as numbers."""
+    tasks = suite_tasks(suite)
+    by_problem = {}
+    for name in tasks:
+        numbered = re.match(r"level(\d+)/(\d+)_", name)
+        if numbered:
+            by_problem.setdefault((int(numbered.group(1)), int(numbered.group(2))), name)
+    found = []
+    for entry in Path(candidates).iterdir():
+        if entry.name.startswith("."):
+            continue
+        files = [(entry, "")] if entry.is_file() else \
+            [(f, entry.name + "/") for f in entry.iterdir() if f.is_file()] if entry.is_dir() else []
+        for path, prefix in files:
+            if path.name.startswith(".") or path.suffix not in tuple(LANGUAGES) + (".py",):
+                continue
+            task = _task_of(path.name, prefix, tasks, by_problem)
+            if task is not None:
+                found.append((task, prefix + path.name, path))
+    found.sort(key=lambda item: (_natural(item[0]), _natural(item[1])))
+    return [{"unit": unit, "task": task, "task_path": str(tasks[task].resolve()), "candidate": str(path.resolve()),
+             "key": "kc-" + uuid.uuid4().hex} for task, unit, path in found]
 
 
 def eval_request(unit, args):
@@ -147,27 +198,6 @@ def run_eval(router, args, out):
         raise SystemExit("campaign %s: %d unit(s) not verified, sent again when the campaign is started again; "
                          "the first: %s" % (args.run, len(unverified), unverified[0]))
     return Counter(journal.done().values())
-
-
-def _natural(name):
-    """Sort key of a name with numbers compared as numbers (`2_x` before `10_x`)."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
-
-
-def suite_tasks(suite):
-    """The suite's task files by task name, as `kvault` names them (DiscoverSuite): the
-    `*.py` files of the folder (`relu`); when it has none, those of its sub-folders
-    (`level1/19_ReLU`, KernelBench's layout). Names starting with `_` or `.` are not
-    tasks. In name order, numbers as numbers."""
-    def files(folder):
-        return [p for p in folder.iterdir() if p.is_file() and p.suffix == ".py" and not p.name.startswith(("_", "."))]
-    suite = Path(suite)
-    tasks = {p.stem: p for p in files(suite)}
-    if not tasks:
-        for folder in suite.iterdir():
-            if folder.is_dir() and not folder.name.startswith(("_", ".")):
-                tasks.update({folder.name + "/" + p.stem: p for p in files(folder)})
-    return dict(sorted(tasks.items(), key=lambda item: _natural(item[0])))
 
 
 def gen_tasks(suite, patterns=None, max_tasks=None):
