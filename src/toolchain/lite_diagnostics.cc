@@ -18,6 +18,7 @@ enum class Kind {
   kRedeclared,     // a name the source declares twice
   kTypeMismatch,   // const, pointer and conversion errors on a line of builtin types only
   kBuiltinMember,  // a member CUDA's built-in vector types lack (blockIdx.w)
+  kHostLaunch,     // <<<...>>> on a host function: the lite headers, as PyTorch's, declare no kernel
 };
 
 struct Pattern {
@@ -59,6 +60,7 @@ const Pattern kPatterns[] = {
      Kind::kTypeMismatch},
     {R"re(^class "(u?int[234]|u?char[234]|u?short[234]|u?long[234]|u?longlong[234]|float[234]|double[234]|dim3)" has no member "\w+"$)re",
      Kind::kBuiltinMember},
+    {R"re(^a host function call cannot be configured$)re", Kind::kHostLaunch},
 };
 
 // Words a line of builtin types may hold besides its own variables.
@@ -280,6 +282,7 @@ LiteFailureJudgement JudgeLiteFailure(std::string_view diagnostics, std::string_
           return Doubt("line " + std::to_string(at->line) + ": a type error beside '" + name + "'");
         break;
       case Kind::kBuiltinMember:
+      case Kind::kHostLaunch:
         break;
     }
     if (j.why.empty()) j.why = "line " + std::to_string(at->line) + ": " + Truncate(at->message, 200);

@@ -76,6 +76,11 @@ TEST(LiteDiagnosticsTest, TypeErrorsOnLinesOfBuiltinTypesAreOwn) {
   auto nvcc = Judge("cu_const.cu");
   EXPECT_TRUE(nvcc.own) << nvcc.why;
   EXPECT_EQ(nvcc.why, "line 7: expression must be a modifiable lvalue");
+  // A host function launched with <<<...>>>: neither the lite headers nor PyTorch's
+  // declare a kernel a source could mean instead.
+  auto launch = Judge("cu_launch.cu");
+  EXPECT_TRUE(launch.own) << launch.why;
+  EXPECT_EQ(launch.why, "line 15: a host function call cannot be configured");
 }
 
 // Anything that may be a name the lite headers lack: the full build decides.
