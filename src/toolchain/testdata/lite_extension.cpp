@@ -1,6 +1,9 @@
 // The lite extension build's tensor API against PyTorch's (RealCompilerTest): every
 // member and function include_lite/ declares, built both ways and called the same.
 #include <torch/extension.h>
+#include <ATen/AccumulateType.h>
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 
 #include <string>
@@ -186,6 +189,32 @@ std::vector<torch::Tensor> ops(torch::Tensor x, torch::Tensor w) {  // x: 2 x 3 
   return out;
 }
 
+// at::acc_type (CPU and CUDA) and at::opmath_type of each type, as size * 10 + whether
+// floating, and a sum accumulated the way dispatching kernels do.
+template <class T>
+int64_t Code() {
+  return static_cast<int64_t>(sizeof(T)) * 10 + std::is_floating_point_v<T>;
+}
+template <class T>
+std::vector<int64_t> Codes() {
+  return {Code<at::acc_type<T, true>>(), Code<at::acc_type<T, false>>(), Code<at::opmath_type<T>>()};
+}
+std::vector<double> acc(torch::Tensor x) {
+  std::vector<double> out;
+  for (const auto& codes : {Codes<at::Half>(), Codes<at::BFloat16>(), Codes<float>(), Codes<double>(), Codes<int8_t>(),
+                            Codes<uint8_t>(), Codes<char>(), Codes<int16_t>(), Codes<int32_t>(), Codes<int64_t>(),
+                            Codes<bool>()})
+    out.insert(out.end(), codes.begin(), codes.end());
+  AT_DISPATCH_ALL_TYPES(x.scalar_type(), "acc", [&] {
+    using acc_t = at::acc_type<scalar_t, false>;
+    auto xc = x.contiguous();
+    acc_t total = 0;
+    for (int64_t i = 0; i < xc.numel(); ++i) total += static_cast<acc_t>(xc.data_ptr<scalar_t>()[i]);
+    out.push_back(static_cast<double>(total));
+  });
+  return out;
+}
+
 // The checks that raise other errors than RuntimeError.
 void fail_as(torch::Tensor x, int64_t which) {
   TORCH_CHECK_VALUE(which != 0, "value ", which);
@@ -225,4 +254,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("ops", &ops);
   m.def("fail_as", &fail_as);
   m.def("lists", &lists);
+  m.def("acc", &acc);
 }
