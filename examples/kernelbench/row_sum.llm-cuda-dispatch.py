@@ -1,6 +1,7 @@
 """KernelBench-format candidate for suite/row_sum.py (CUDA) in the habits of
 model-written files that reach for PyTorch's newer helpers: AT_DISPATCH_SWITCH over
-AT_DISPATCH_CASE_FLOATING_TYPES_AND_HALF, packed_accessor32 with RestrictPtrTraits, a
+AT_DISPATCH_CASE_FLOATING_TYPES_AND_HALF, at::acc_type from <ATen/AccumulateType.h>,
+packed_accessor32 with RestrictPtrTraits, a
 c10::cuda::CUDAGuard, at::cuda::getCurrentCUDAStream, C10_CUDA_KERNEL_LAUNCH_CHECK,
 at::empty with x.options(), TORCH_CHECK_VALUE, a std::vector<int> launch
 configuration and a std::vector<torch::Tensor> result, bound by hand with py::arg.
@@ -16,12 +17,13 @@ source = r"""
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAException.h>
+#include <ATen/AccumulateType.h>
 #include <vector>
 
 template <typename scalar_t>
 __global__ void row_sum_kernel(const at::PackedTensorAccessor32<scalar_t, 2, at::RestrictPtrTraits> x,
                                at::PackedTensorAccessor32<scalar_t, 1, at::RestrictPtrTraits> out) {
-    using acc_t = typename std::conditional<std::is_same<scalar_t, double>::value, double, float>::type;
+    using acc_t = at::acc_type<scalar_t, true>;
     extern __shared__ unsigned char smem_raw[];
     acc_t* smem = reinterpret_cast<acc_t*>(smem_raw);
     const int row = blockIdx.x;
@@ -48,7 +50,7 @@ std::vector<torch::Tensor> row_sum(torch::Tensor x, std::vector<int> launch) {
     cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     AT_DISPATCH_SWITCH(xc.scalar_type(), "row_sum_kernel",
         AT_DISPATCH_CASE_FLOATING_TYPES_AND_HALF([&] {
-            using acc_t = typename std::conditional<std::is_same<scalar_t, double>::value, double, float>::type;
+            using acc_t = at::acc_type<scalar_t, true>;
             row_sum_kernel<scalar_t><<<xc.size(0), threads, threads * sizeof(acc_t), stream>>>(
                 xc.packed_accessor32<scalar_t, 2, at::RestrictPtrTraits>(),
                 out.packed_accessor32<scalar_t, 1, at::RestrictPtrTraits>());
