@@ -20,6 +20,7 @@
 
 namespace kvault::serve {
 void CountHeadCutOff();  // a connection closed for its head's size, in cut_off()
+void NoteRead(bool head_ended, size_t body_bytes);  // progress of the connection's request
 }  // namespace kvault::serve
 
 namespace {
@@ -36,9 +37,21 @@ struct HeadRead {
 };
 thread_local HeadRead head;
 
-// False once the head passes its limit. Bytes after its end (the body) do not count.
-bool CountHead(const char* data, size_t n) {
-  if (head.limit == 0 || head.done) return true;
+// What one read brought: whether the head is still within its limit, whether it
+// ended in this read, and the bytes after its end (the body; they do not count).
+struct Counted {
+  bool within = true;
+  bool head_ended = false;
+  size_t body = 0;
+};
+
+Counted CountHead(const char* data, size_t n) {
+  Counted c;
+  if (head.limit == 0) return c;
+  if (head.done) {
+    c.body = n;
+    return c;
+  }
   std::string seen = head.tail + std::string(data, n);
   size_t end = seen.find("\r\n\r\n");
   size_t end_len = 4;
@@ -48,12 +61,16 @@ bool CountHead(const char* data, size_t n) {
   }
   if (end != std::string::npos) {
     head.done = true;
-    head.bytes += end + end_len - std::min(head.tail.size(), end + end_len);
+    c.head_ended = true;
+    const size_t used = std::min(n, end + end_len - std::min(head.tail.size(), end + end_len));
+    head.bytes += used;
+    c.body = n - used;
   } else {
     head.bytes += n;
     head.tail = seen.substr(seen.size() - std::min<size_t>(seen.size(), 3));
   }
-  return head.bytes <= head.limit;
+  c.within = head.bytes <= head.limit;
+  return c;
 }
 }  // namespace
 
@@ -75,12 +92,15 @@ extern "C" int accept(int fd, struct sockaddr* addr, socklen_t* len) { return ac
 // number). Same behaviour otherwise: the system call itself.
 extern "C" ssize_t recv(int fd, void* buf, size_t len, int flags) {
   const ssize_t n = ::syscall(SYS_recvfrom, fd, buf, len, flags, nullptr, nullptr);
-  if (n > 0 && !(flags & MSG_PEEK) && !CountHead(static_cast<const char*>(buf), static_cast<size_t>(n))) {
+  if (n <= 0 || (flags & MSG_PEEK)) return n;
+  const Counted c = CountHead(static_cast<const char*>(buf), static_cast<size_t>(n));
+  if (!c.within) {
     kvault::serve::CountHeadCutOff();  // before the client can see the connection end
     ::shutdown(fd, SHUT_RDWR);
     errno = ECONNRESET;
     return -1;
   }
+  if (c.head_ended || c.body > 0) kvault::serve::NoteRead(c.head_ended, c.body);
   return n;
 }
 
@@ -93,8 +113,20 @@ struct ConnectionGate::State {
     int guard = -1;  // a duplicate of the socket: its number cannot be reused while kept
     bool reading = true;
     bool cut = false;
-    Clock::time_point deadline;
+    bool head_done = false;     // the request's head is read (its body may be reading)
+    uint64_t body_bytes = 0;    // of the request's body, read so far
+    Clock::time_point deadline;  // read_deadline: the request's head and body in all
+    Clock::time_point since;     // the request began (head), or its head ended (body)
   };
+
+  // When `c`, still reading, falls behind given `slack`: a head `slack` after it
+  // began, a body `slack` plus a second per min_body_rate bytes after its head ended.
+  Clock::time_point BehindAt(const Conn& c, std::chrono::milliseconds slack) const {
+    auto at = c.since + slack;
+    if (c.head_done)
+      at += std::chrono::microseconds(c.body_bytes * 1000000 / std::max<size_t>(1, settings.min_body_rate));
+    return at;
+  }
 
   GateSettings settings;
   mutable std::mutex mu;
@@ -102,7 +134,8 @@ struct ConnectionGate::State {
   std::map<uint64_t, Conn> conns;
   uint64_t next_id = 1;
   size_t running = 0;  // connection threads not yet finished
-  size_t refused = 0, cut_off = 0;
+  size_t closing = 0;  // of them, shut down (their slots are free again)
+  size_t refused = 0, cut_off = 0, evicted = 0;
   bool stopping = false;
   bool warned = false;
   std::vector<std::thread> threads;
@@ -119,14 +152,42 @@ struct ConnectionGate::State {
     }
   }
 
-  // Shuts down each connection reading past `now`'s deadline. REQUIRES: mu held.
+  // Shuts a reading connection down: its thread's read ends, cpp-httplib closes it.
+  // REQUIRES: mu held.
+  void Cut(Conn& c) {
+    ::shutdown(c.guard, SHUT_RDWR);
+    c.cut = true;
+    ++closing;
+    ++cut_off;
+  }
+
+  // Shuts down each connection reading past one of its deadlines at `now` (all of
+  // them at Clock::time_point::max()). REQUIRES: mu held.
   void CutReading(Clock::time_point now) {
     for (auto& [id, c] : conns) {
-      if (!c.reading || c.cut || c.guard < 0 || now < c.deadline) continue;
-      ::shutdown(c.guard, SHUT_RDWR);  // its thread's read ends; cpp-httplib closes it
-      c.cut = true;
-      ++cut_off;
+      if (!c.reading || c.cut || c.guard < 0) continue;
+      if (now < c.deadline && now < BehindAt(c, settings.head_deadline)) continue;
+      Cut(c);
     }
+  }
+
+  // Shuts down the reading connection furthest behind at `now`, if one is behind
+  // by evict_grace; false if none is. REQUIRES: mu held.
+  bool EvictSlowest(Clock::time_point now) {
+    Conn* slowest = nullptr;
+    Clock::time_point slowest_at;
+    for (auto& [id, c] : conns) {
+      if (!c.reading || c.cut || c.guard < 0) continue;
+      const auto at = BehindAt(c, settings.evict_grace);
+      if (at <= now && (!slowest || at < slowest_at)) {
+        slowest = &c;
+        slowest_at = at;
+      }
+    }
+    if (!slowest) return false;
+    Cut(*slowest);
+    ++evicted;
+    return true;
   }
 
   // Joins the threads that finished. REQUIRES: mu not held.
@@ -184,7 +245,12 @@ class GateQueue : public httplib::TaskQueue {
       s.warned = true;
       std::fprintf(stderr, "kvault serve: cannot see the sockets of connections; reads have no total deadline\n");
     }
-    if (s.running >= s.settings.max_connections) {
+    // Connections shut down but not yet finished hold a thread a moment longer, not a
+    // slot: a quarter more than the bound may run at once (a flood of new connections
+    // closes old ones faster than their threads end).
+    const size_t closing_room = std::max<size_t>(1, s.settings.max_connections / 4);
+    if (s.running >= s.settings.max_connections + closing_room ||
+        (s.running - s.closing >= s.settings.max_connections && !s.EvictSlowest(Clock::now()))) {
       ++s.refused;
       lock.unlock();
       if (sock >= 0) Refuse(sock, s.settings.retry_after_s);
@@ -193,7 +259,8 @@ class GateQueue : public httplib::TaskQueue {
     }
     ConnectionGate::State::Conn c;
     c.guard = sock >= 0 ? ::fcntl(sock, F_DUPFD_CLOEXEC, 0) : -1;
-    c.deadline = Clock::now() + s.settings.read_deadline;
+    c.since = Clock::now();
+    c.deadline = c.since + s.settings.read_deadline;
     const uint64_t id = s.next_id++;
     s.conns.emplace(id, c);
     ++s.running;
@@ -209,6 +276,7 @@ class GateQueue : public httplib::TaskQueue {
       auto it = state->conns.find(id);
       if (it != state->conns.end()) {
         if (it->second.guard >= 0) ::close(it->second.guard);
+        if (it->second.cut) --state->closing;
         state->conns.erase(it);
       }
       --state->running;
@@ -237,7 +305,12 @@ void Mark(bool reading) {
   auto it = s->conns.find(current_id);
   if (it == s->conns.end()) return;
   it->second.reading = reading;
-  if (reading) it->second.deadline = Clock::now() + s->settings.read_deadline;
+  if (reading) {
+    it->second.since = Clock::now();
+    it->second.deadline = it->second.since + s->settings.read_deadline;
+    it->second.head_done = false;
+    it->second.body_bytes = 0;
+  }
   // The next request's head is counted anew; a request being handled has read its own.
   const size_t limit = head.limit;
   head = HeadRead{};
@@ -246,6 +319,21 @@ void Mark(bool reading) {
 }
 
 }  // namespace
+
+void NoteRead(bool head_ended, size_t body_bytes) {
+  ConnectionGate::State* s = current_state;
+  if (!s) return;
+  std::lock_guard<std::mutex> lock(s->mu);
+  auto it = s->conns.find(current_id);
+  if (it == s->conns.end()) return;
+  auto& c = it->second;
+  if (head_ended && !c.head_done) {
+    c.head_done = true;
+    c.since = Clock::now();
+    c.body_bytes = 0;
+  }
+  c.body_bytes += body_bytes;
+}
 
 void CountHeadCutOff() {
   ConnectionGate::State* s = current_state;
@@ -279,6 +367,12 @@ void ConnectionGate::CloseReading() {
 void ConnectionGate::Handling() { Mark(false); }
 void ConnectionGate::Reading() { Mark(true); }
 
+void ConnectionGate::HeadRead() {
+  if (head.limit == 0 || head.done) return;
+  head.done = true;
+  NoteRead(true, 0);
+}
+
 size_t ConnectionGate::open() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->running;
@@ -292,6 +386,11 @@ size_t ConnectionGate::refused() const {
 size_t ConnectionGate::cut_off() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->cut_off;
+}
+
+size_t ConnectionGate::evicted() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->evicted;
 }
 
 }  // namespace kvault::serve

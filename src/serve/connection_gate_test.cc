@@ -17,22 +17,33 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// An httplib server on a free loopback port behind a gate, with one route that
-// marks its request read, and a slow one that also waits.
+// An httplib server on a free loopback port behind a gate, marking its requests as
+// kvault serve does (read once the head is, or for a POST once the body is), with
+// one route that answers at once and two that wait as a verification does.
 class GatedServer {
  public:
   explicit GatedServer(GateSettings settings) : gate_(settings) {
     server_.new_task_queue = [this] { return gate_.NewQueue(); };
     server_.set_read_timeout(60);  // each read's own bound: longer than any deadline here
-    server_.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-      ConnectionGate::Handling();
+    server_.set_pre_routing_handler([](const httplib::Request& q, httplib::Response&) {
+      if (q.method == "POST")
+        ConnectionGate::HeadRead();
+      else
+        ConnectionGate::Handling();
       return httplib::Server::HandlerResponse::Unhandled;
     });
     server_.set_logger([](const httplib::Request&, const httplib::Response&) { ConnectionGate::Reading(); });
     server_.Get("/ok", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok", "text/plain"); });
-    server_.Post("/ok", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok", "text/plain"); });
+    server_.Post("/ok", [](const httplib::Request&, httplib::Response& r) {
+      ConnectionGate::Handling();
+      r.set_content("ok", "text/plain");
+    });
     server_.Get("/wait", [](const httplib::Request&, httplib::Response& r) {
       std::this_thread::sleep_for(1500ms);  // a verification: not reading, no deadline
+      r.set_content("done", "text/plain");
+    });
+    server_.Get("/long", [](const httplib::Request&, httplib::Response& r) {
+      std::this_thread::sleep_for(3s);
       r.set_content("done", "text/plain");
     });
     int listening = -1;
@@ -137,7 +148,7 @@ TEST(ConnectionGate, AHeadPastItsBoundIsClosedAndABodyDoesNotCount) {
 }
 
 TEST(ConnectionGate, AWaitingHandlerIsNotCutOff) {
-  GatedServer s({.max_connections = 8, .read_deadline = 500ms});
+  GatedServer s({.max_connections = 8, .read_deadline = 500ms, .head_deadline = 500ms});
   const int fd = Connect(s.port());
   ASSERT_GE(fd, 0);
   Send(fd, "GET /wait HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
@@ -150,7 +161,9 @@ TEST(ConnectionGate, AWaitingHandlerIsNotCutOff) {
 }
 
 TEST(ConnectionGate, SlowClientsDoNotDelayOthersAndTheExcessIsRefused) {
-  GatedServer s({.max_connections = 40, .read_deadline = 30000ms});
+  // No slow one is closed for room here (evict_grace): beyond the bound, 503.
+  GatedServer s({.max_connections = 40, .read_deadline = 30000ms, .head_deadline = 30000ms,
+                 .evict_grace = 30000ms});
   std::vector<int> slow;
   for (int i = 0; i < 39; ++i) {
     const int fd = Connect(s.port());
@@ -182,6 +195,65 @@ TEST(ConnectionGate, SlowClientsDoNotDelayOthersAndTheExcessIsRefused) {
   EXPECT_EQ(s.gate().refused(), 1u);
   ::close(fd);
   ::close(held);
+  for (int f : slow) ::close(f);
+}
+
+// A head or a body that trickles (a byte every 200 ms: each read is quick) is closed
+// at its own deadline, long before read_deadline.
+TEST(ConnectionGate, AHeadOrABodyThatTricklesIsClosedAtItsDeadline) {
+  GatedServer s({.max_connections = 8, .read_deadline = 30000ms, .head_deadline = 1000ms});
+  auto trickle = [&](const std::string& first) {
+    const int fd = Connect(s.port());
+    const auto start = std::chrono::steady_clock::now();
+    bool closed = false;
+    for (int i = 0; i < 40 && !closed; ++i) {
+      Send(fd, i == 0 ? first : "X");
+      ReadUntilClosed(fd, 200ms, &closed);
+    }
+    ::close(fd);
+    EXPECT_TRUE(closed) << first;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  EXPECT_LT(trickle("GET /ok HTTP/1.1\r\n"), 3.0);
+  EXPECT_EQ(s.gate().cut_off(), 1u);
+  // 64 KiB/s is owed after the head: 1 s plus a 15 µs per byte sent.
+  EXPECT_LT(trickle("POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"), 3.0);
+  EXPECT_EQ(s.gate().cut_off(), 2u);
+}
+
+// Twice the bound of slow clients (a partial head, then a byte now and then): a
+// request sent at once is still served at once, each new connection closing the
+// slowest head; a request being handled (its head read, waiting as a verification
+// does) is never closed to make room, though it is the oldest connection.
+TEST(ConnectionGate, SlowHeadsMakeRoomForAnHonestRequestButNotAWaitingOne) {
+  constexpr int kBound = 16;
+  GatedServer s({.max_connections = kBound, .read_deadline = 30000ms, .head_deadline = 30000ms,
+                 .evict_grace = 300ms});
+  const int waiting = Connect(s.port());
+  Send(waiting, "GET /long HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  while (s.gate().open() < 1) std::this_thread::sleep_for(5ms);
+  std::vector<int> slow;
+  for (int i = 0; i < 2 * kBound; ++i) {
+    const int fd = Connect(s.port());
+    ASSERT_GE(fd, 0);
+    Send(fd, "GET /ok HTTP/1.1\r\n");
+    slow.push_back(fd);
+    std::this_thread::sleep_for(30ms);
+  }
+  std::this_thread::sleep_for(350ms);  // the newest slow heads are past evict_grace too
+  for (int f : slow) Send(f, "X");     // trickling, not idle
+  const auto start = std::chrono::steady_clock::now();
+  const int fd = Connect(s.port());
+  Send(fd, "GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  const std::string answer = ReadUntilClosed(fd, 5s, &closed);
+  EXPECT_NE(answer.find("200 OK"), std::string::npos) << answer;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  EXPECT_GE(s.gate().evicted(), static_cast<size_t>(kBound));
+  ::close(fd);
+  const std::string waited = ReadUntilClosed(waiting, 10s, &closed);
+  EXPECT_NE(waited.find("done"), std::string::npos) << waited;
+  ::close(waiting);
   for (int f : slow) ::close(f);
 }
 

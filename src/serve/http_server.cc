@@ -215,7 +215,9 @@ struct HttpServer::Impl {
            "\n# TYPE kvault_connections_refused_total counter\nkvault_connections_refused_total " +
            std::to_string(gate.refused()) +
            "\n# TYPE kvault_connections_cut_total counter\nkvault_connections_cut_total " +
-           std::to_string(gate.cut_off()) + "\n";
+           std::to_string(gate.cut_off()) +
+           "\n# TYPE kvault_connections_evicted_total counter\nkvault_connections_evicted_total " +
+           std::to_string(gate.evicted()) + "\n";
   }
 
   // The body's size as the client declared it (POST routes read the body into a copy
@@ -265,6 +267,7 @@ struct HttpServer::Impl {
     request_start = Clock::now();
     // A request without a body is read once its head is; POST routes say so after the body.
     if (req.method != "POST") ConnectionGate::Handling();
+    else ConnectionGate::HeadRead();  // its body's own deadline starts
     // Health answers everyone (load balancers probe without credentials), but tells a
     // caller without the token only whether the server is up (HealthAnswer).
     if (req.path == "/health" || req.path == "/v1/health" || Authorized(req))
@@ -576,10 +579,11 @@ Result<int> HttpServer::Bind() {
   } else if (!impl_->server.bind_to_port(host, port)) {
     return Error{"cannot bind " + host + ":" + std::to_string(port) + " (in use, or not an address of this host)"};
   }
-  // Every connection holds a socket: room for the most the gate serves at once.
+  // Every connection holds a socket and the gate's duplicate of it: room for the most
+  // the gate runs at once (the bound and a quarter more, closing).
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0) {
-    const rlim_t want = static_cast<rlim_t>(impl_->settings.max_connections) * 2 + 512;
+    const rlim_t want = static_cast<rlim_t>(impl_->settings.max_connections) * 3 + 512;
     if (files.rlim_cur < want) {
       files.rlim_cur = std::min(want, files.rlim_max);
       (void)::setrlimit(RLIMIT_NOFILE, &files);

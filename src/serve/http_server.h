@@ -23,8 +23,9 @@ struct HttpSettings {
   std::string token;          // "" = none (allowed on loopback only: the CLI checks)
   size_t max_body_bytes = 32u << 20;
   // Connections served at once (a waiting verify holds one; each has a thread); one
-  // beyond gets 503 at once. Reading a request (head and body) has `read_deadline` in
-  // all; a connection still reading past it is closed (serve/connection_gate.h).
+  // beyond closes the slowest still reading its request, or gets 503 at once if none
+  // is behind. Reading a request (head and body) has `read_deadline` in all, its head
+  // 10 s; a connection still reading past one is closed (serve/connection_gate.h).
   size_t max_connections = 1024;
   std::chrono::milliseconds read_deadline{60000};
   RequestDefaults defaults;
