@@ -914,6 +914,9 @@ bool Verifier::BuildInlineModules(Attempt& a) {
     const bool built = Build(unit_source, a.v, &path, &module, unit->extra_flags, unit->extra_link_flags);
     Json note{{"digest", unit->digest}, {"built", built}, {"lite_ext", a.v.build.is_object() && a.v.build.value("lite_ext", false)}};
     if (a.v.build.is_object() && a.v.build.value("lite_verdict", false)) note["lite_verdict"] = true;
+    // Why this unit did not take the lite way: the build object keeps the last unit's.
+    if (!note["lite_ext"].get<bool>() && a.v.build.is_object() && a.v.build.contains("lite_ext_note"))
+      note["lite_ext_note"] = a.v.build["lite_ext_note"];
     notes.push_back(std::move(note));
     if (!built) return noted(false);  // a.v holds the compile error, timeout or infra_error
     a.inline_modules.push_back(Json{{field::kDigest, unit->digest}, {field::kPath, path}, {field::kModule, module}});

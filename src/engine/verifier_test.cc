@@ -281,6 +281,49 @@ TEST_F(InlineRecordTest, AFileWithoutACallIsNotedAgainWithItsModelConstructed) {
   EXPECT_EQ(v.build["inline"][0]["built"], false);  // left to PyTorch: its include folder
 }
 
+// Each unit's entry says why it was not built the lite way (the build object holds the
+// last unit's build only): a file's first unit built the full way keeps its reason.
+TEST_F(InlineRecordTest, EachUnitNotBuiltTheLiteWaySaysWhy) {
+  Json full = Call(), lite = Call();
+  full["extra_include_paths"] = lite["extra_include_paths"] = Json::array();
+  full["functions"] = lite["functions"] = Json::array({Json::array({"f", "f"})});
+  full["digest"] = std::string(64, 'a');
+  lite["digest"] = std::string(64, 'b');
+  lite["cpp_sources"] = Json::array({"int g();"});
+  record_ = [&](const Json&) { return FakeWorker::Ok(Json{{"calls", Json::array({full, lite})}}); };
+  auto noting = extra_script_;
+  extra_script_ = [noting](FakeWorker& w) {  // a worker that names PyTorch's build
+    noting(w);
+    w.Handle("hello", [](const Json&) {
+      return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
+                                 {"device", {{"name", "cpu"}, {"arch", "x86_64"}}},
+                                 {"build", {{"include_paths", {"/torch/include"}}, {"library_paths", {"/torch/lib"}},
+                                            {"libraries", {"torch"}}, {"python_include", "/py"},
+                                            {"cxx_standard", "c++17"}}}});
+    });
+  };
+  Verifier verifier(options_, Factory());
+  int builds = 0;
+  verifier.SetBuilder([&](const BuildRequest&, std::chrono::milliseconds) -> Result<BuildResult> {
+    BuildResult r;
+    r.ok = true;
+    r.artifact = dir_->path() + "/kv_unit.so";
+    r.module_name = "kv_unit";
+    if (builds++ == 0) r.lite_ext_note = "the lite headers did not compile it (line 3: no member)";
+    else r.lite_ext = true;
+    return r;
+  });
+  Verification v = verifier.Verify(task_, candidate_);
+  EXPECT_EQ(builds, 2) << v.message;
+  ASSERT_TRUE(v.build.contains("inline")) << v.build.dump();
+  ASSERT_EQ(v.build["inline"].size(), 2u) << v.build.dump();
+  EXPECT_EQ(v.build["inline"][0]["lite_ext"], false);
+  EXPECT_EQ(v.build["inline"][0]["lite_ext_note"], "the lite headers did not compile it (line 3: no member)");
+  EXPECT_EQ(v.build["inline"][1]["lite_ext"], true);
+  EXPECT_FALSE(v.build["inline"][1].contains("lite_ext_note"));
+  EXPECT_FALSE(v.build.contains("lite_ext_note"));  // the last unit's build: the lite way
+}
+
 // The file's own code runs while its calls are noted, before its verification's memory
 // lease: it attends the device's gate (DeviceGate::Attend), so that it waits for another
 // lane's stage run with the device's memory to itself, and that stage waits for it.
