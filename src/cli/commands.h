@@ -64,6 +64,7 @@ struct EvalFlags {
   std::string run = kDefaultRun;
   std::optional<std::string> db;
   bool force = false;
+  bool list = false;  // print the jobs (task, candidate, format) instead of verifying
 };
 int RunEval(const EvalFlags& flags);
 

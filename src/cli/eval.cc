@@ -1,16 +1,57 @@
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
+#include "candidate/candidate.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/lanes.h"
 #include "cli/report.h"
 #include "engine/batch.h"
 #include "engine/worker_sandbox.h"
+#include "util/json.h"
 
 namespace kvault::cli {
+namespace {
+
+// `eval --list`: the jobs as eval would verify them, in its order, one line each
+// (`task<TAB>candidate<TAB>format`), or with --json one document (docs/cli.md). A
+// candidate is read to tell its format and language; one that cannot be loaded is
+// listed all the same, with its extension's language and why (its parse_error).
+void PrintEvalUnits(std::ostream& out, const EvalFlags& flags, const std::vector<EvalJob>& jobs) {
+  namespace fs = std::filesystem;
+  Json units = Json::array();
+  for (const EvalJob& job : jobs) {
+    const fs::path path(job.candidate_path);
+    Json unit = {{"task", job.task.name}, {"task_path", job.task.path}, {"candidate", job.candidate_path},
+                 {"sample", path.filename().string()},  // EvalJob::sample's default, as eval records it
+                 {"format", nullptr}, {"language", nullptr}};
+    if (auto c = LoadCandidate(job.candidate_path)) {
+      unit["format"] = std::string(ToString(c->format));
+      unit["language"] = c->language;
+    } else {
+      const std::string ext = path.extension().string();
+      const std::string language = ext == ".py" ? "python" : ExtensionLanguage(ext);
+      if (!language.empty()) unit["language"] = language;
+      unit["load_error"] = c.error();
+    }
+    if (!flags.common.json)
+      out << job.task.name << "\t" << job.candidate_path << "\t"
+          << (unit["format"].is_null() ? "unknown" : unit["format"].get<std::string>()) << "\n";
+    units.push_back(std::move(unit));
+  }
+  if (flags.common.json) {
+    std::error_code ec;
+    out << DumpJson({{"suite", fs::absolute(flags.suite, ec).string()},
+                     {"candidates", fs::absolute(flags.candidates, ec).string()},
+                     {"units", std::move(units)}})
+        << std::endl;
+  }
+}
+
+}  // namespace
 
 int RunEval(const EvalFlags& flags) {
   InterruptGuard interrupt;  // before any thread or child starts
@@ -44,6 +85,10 @@ int RunEval(const EvalFlags& flags) {
   for (const auto& m : *matches)
     for (const TaskFile& t : *picked)
       if (t.name == m.task) jobs.push_back({.task = t, .candidate_path = m.path, .sample = ""});  // sample: the file name
+  if (flags.list) {  // nothing verified, nothing opened but the files
+    PrintEvalUnits(std::cout, flags, jobs);
+    return kExitOk;
+  }
 
   int options_exit = kExitOk;
   auto options = MakeOptions(flags.common, false, &options_exit);

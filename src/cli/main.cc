@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   eval->add_option("--run", ef.run, "run name in the store (Default: default)");
   eval->add_option("--db", ef.db, "store path (Default: $KVAULT_DB, else ./kvault.db)");
   eval->add_flag("--force", ef.force, "re-verify candidates the store already has");
+  eval->add_flag("--list", ef.list,
+                 "print each candidate matched to a task (with --json: one document) and verify nothing");
   AddCommon(eval, ef.common);
 
   kvault::cli::ScoreFlags sf, cf, rf;

@@ -125,6 +125,12 @@ cp "$TMP/samples/relu.sample_2.py" "$TMP/kbruns/level_1_problem_19_sample_0_kern
 cp "$TMP/cand.py" "$TMP/kbruns/level_1_problem_19_sample_1_kernel.py"
 cp "$TMP/cand.py" "$TMP/kbruns/level_1_problem_20_sample_0_kernel.py"
 echo "notes" > "$TMP/kbruns/notes.txt"
+# --list: the same match, nothing verified, no store opened.
+"$KVAULT" eval --suite "$TMP/kb" --candidates "$TMP/kbruns" --db "$TMP/list.db" --list --json > "$TMP/kbl.json" \
+  2> "$TMP/e.txt" || fail "eval --list: $(cat "$TMP/e.txt")"
+[ "$(json_get "$TMP/kbl.json" '[(u["task"], u["sample"], u["format"]) for u in j["units"]]')" = \
+  "[('level1/19_ReLU', 'level_1_problem_19_sample_0_kernel.py', 'kernelbench'), ('level1/19_ReLU', 'level_1_problem_19_sample_1_kernel.py', 'kernelbench')]" ] &&
+  [ ! -e "$TMP/list.db" ] && grep -q "notes.txt (not a candidate" "$TMP/e.txt" || fail "eval --list: $(cat "$TMP/kbl.json")"
 "$KVAULT" eval --suite "$TMP/kb" --candidates "$TMP/kbruns" --backend cpu --no-timing --db "$TMP/s.db" \
   --run kb --json > "$TMP/kb.json" 2> "$TMP/e.txt" || fail "eval of KernelBench's layout: $(cat "$TMP/e.txt")"
 [ "$(json_get "$TMP/kb.json" '[(a["task"], a["status"]) for a in j["attempts"]]')" = \
