@@ -132,27 +132,80 @@ def test_a_gen_campaign_picks_its_tasks_as_kvault_gen_does(tmp_path):
     assert misuse.value.code == 2
 
 
-def test_an_eval_campaign_matches_candidates_as_kvault_eval_does(tmp_path):
-    # KernelBench's sample names and level sub-folders: a campaign of them had no unit.
-    from kernelvault.cluster.campaign import eval_units
-    from kernelvault.cluster.__main__ import main
+# Each layout: the suite's tasks, the candidate files, and the units expected, (task,
+# unit id), in kvault eval's order (by task, then path, numbers as numbers).
+LAYOUTS = {
+    "kernelbench": (("level1/19_ReLU", "level1/2_Matmul"),
+                    ("level_1_problem_19_sample_10_kernel.py", "level_1_problem_19_sample_2_kernel.py",
+                     "level_1_problem_7_sample_0_kernel.py", "level1/2_Matmul.cu", "19_ReLU.py", "notes.txt"),
+                    [("level1/2_Matmul", "level1/2_Matmul.cu"),
+                     ("level1/19_ReLU", "level_1_problem_19_sample_2_kernel.py"),
+                     ("level1/19_ReLU", "level_1_problem_19_sample_10_kernel.py")]),
+    "plain": (("relu", "softmax", "gelu"),
+              ("relu.sample_10.py", "relu.sample_2.py", "relu.cpp", "softmax.cu", "other.py", ".relu.py"),
+              [("relu", "relu.cpp"), ("relu", "relu.sample_2.py"), ("relu", "relu.sample_10.py"),
+               ("softmax", "softmax.cu")]),
+}
+
+
+def _kvault_or_skip():
+    try:
+        return paths.kvault_binary()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_an_eval_campaigns_units_are_kvault_evals_list(tmp_path, layout, capsys):
+    # The campaign verifies what `kvault eval` of the folder would: its units are the
+    # engine's match of candidates to tasks, not a copy of the rule.
+    from kernelvault.cluster.__main__ import _parser, main
+    from kernelvault.cluster.campaign import eval_request, eval_units
+    kvault = _kvault_or_skip()
+    tasks, files, expected = LAYOUTS[layout]
     suite, cands = tmp_path / "suite", tmp_path / "cands"
-    for name in ("level1/19_ReLU", "level1/2_Matmul"):
+    for name in tasks:
         (suite / (name + ".py")).parent.mkdir(parents=True, exist_ok=True)
         (suite / (name + ".py")).write_text(TASK)
-    (cands / "level1").mkdir(parents=True)
-    for name in ("level_1_problem_19_sample_1_kernel.py", "level_1_problem_19_sample_0_kernel.py",
-                 "level_1_problem_7_sample_0_kernel.py", "level1/2_Matmul.cu", "19_ReLU.py", "notes.txt"):
-        (cands / name).write_text("x")
-    units = eval_units(suite, cands)
-    assert [(u["task"], u["unit"]) for u in units] == [
-        ("level1/2_Matmul", "level1/2_Matmul.cu"),
-        ("level1/19_ReLU", "level_1_problem_19_sample_0_kernel.py"),
-        ("level1/19_ReLU", "level_1_problem_19_sample_1_kernel.py")]
+    for name in files:
+        (cands / name).parent.mkdir(parents=True, exist_ok=True)
+        (cands / name).write_text("class ModelNew: pass\n" if name.endswith(".py") else "x")
+    argv = ["eval", "--suite", str(suite), "--candidates", str(cands), "--db", str(tmp_path / "c.db")]
+    args = _parser().parse_args(argv)
+    units = eval_units(args)
+    listed = json.loads(subprocess.run([kvault, "eval", "--suite", str(suite), "--candidates", str(cands),
+                                        "--list", "--json"], capture_output=True, text=True, check=True).stdout)
+    fields = ("task", "task_path", "candidate", "sample", "language")
+    assert [tuple(u[f] for f in fields) for u in units] == [tuple(u[f] for f in fields) for u in listed["units"]]
+    assert [(u["task"], u["unit"]) for u in units] == expected
+    assert all(u["candidate"] == str(cands / u["unit"]) and u["task_path"] == str(suite / (u["task"] + ".py"))
+               for u in units), units
+    assert len({u["key"] for u in units}) == len(units)
+    assert [eval_request(u, args).get("language") for u in units] == [
+        {".cu": "cuda", ".cpp": "cpp", ".py": "python"}[Path(u["unit"]).suffix] for u in units]
+    assert "kvault eval: skipped" in capsys.readouterr().err    # kvault's word on the files left out
+    # Misuse as kvault eval says it, before Ray is asked (exit 2): nothing matches, or
+    # a wildcard that matches no task; --tasks keeps the tasks it names.
     (tmp_path / "empty").mkdir()
-    with pytest.raises(SystemExit) as misuse:  # nothing to verify: said before Ray is asked
-        main(["eval", "--suite", str(suite), "--candidates", str(tmp_path / "empty"), "--db", str(tmp_path / "c.db")])
-    assert misuse.value.code == 2
+    for extra, said in (([], "kvault eval: no candidate in %s matches a task of" % (tmp_path / "empty")),
+                        (["--tasks", "nosuch"], "nosuch")):
+        with pytest.raises(SystemExit) as misuse:
+            main(argv[:4] + [str(tmp_path / "empty")] + argv[5:] + extra)
+        assert misuse.value.code == 2
+        assert said in capsys.readouterr().err
+    first = expected[0][0]
+    assert [u["task"] for u in eval_units(_parser().parse_args(argv + ["--tasks", first]))] == \
+        [t for t, _ in expected if t == first]
+
+
+def test_a_driver_without_kvault_says_so_before_ray(tmp_path, monkeypatch):
+    from kernelvault.cluster.__main__ import main
+    _suite_and_candidates(tmp_path)
+    monkeypatch.setenv("KVAULT_BIN", str(tmp_path / "missing/kvault"))
+    with pytest.raises(SystemExit, match="kernelvault.cluster: KVAULT_BIN=.*missing/kvault is not an executable"):
+        main(["eval", "--suite", str(tmp_path / "suite"), "--candidates", str(tmp_path / "candidates"),
+              "--db", str(tmp_path / "c.db")])
+    assert not (tmp_path / "c.db.campaigns").exists()
 
 
 @needs_ray
@@ -335,10 +388,11 @@ def _suite_and_candidates(folder):
         shutil.copy(ROOT / "examples/native/cpu" / name, folder / "candidates" / ("tiny_" + name))
 
 
-def _campaign(folder, env, monkeypatch, timeout_s):
+def _campaign(folder, env, monkeypatch, timeout_s, driver_env=None):
     """`python -m kernelvault.cluster eval` of the two candidates on a one-node local
     Ray started with `env` -> (its exit: 0 or the SystemExit message, the node's id).
-    A campaign still running after timeout_s fails the test."""
+    `driver_env`: set once Ray's processes have started, for the driver alone. A
+    campaign still running after timeout_s fails the test."""
     import ray
 
     from kernelvault.cluster.__main__ import main
@@ -351,6 +405,8 @@ def _campaign(folder, env, monkeypatch, timeout_s):
             "--db", str(folder / "campaign.db"), "--backend", "cpu", "--no-timing", "--policy", "custom_kernel",
             "--run", "one"]
     ray.init(address="local", num_cpus=1, namespace="test-cluster-start", include_dashboard=False, log_to_driver=False)
+    for name, value in (driver_env or {}).items():
+        monkeypatch.setenv(name, value)
     answer = {}
 
     def run():
@@ -372,8 +428,10 @@ def _campaign(folder, env, monkeypatch, timeout_s):
 @needs_ray
 def test_a_campaign_whose_node_has_no_kvault_ends_naming_the_node(tmp_path, monkeypatch):
     _suite_and_candidates(tmp_path)
+    kvault = _kvault_or_skip()  # the driver's, which lists the units; the node has none
     missing = tmp_path / "missing/kvault"
-    message, node_id = _campaign(tmp_path, {"KVAULT_BIN": str(missing)}, monkeypatch, timeout_s=60)
+    message, node_id = _campaign(tmp_path, {"KVAULT_BIN": str(missing)}, monkeypatch, timeout_s=60,
+                                 driver_env={"KVAULT_BIN": kvault})
     assert isinstance(message, str) and message.startswith("campaign one: no node of the cluster can verify: "), message
     assert "node %s" % node_id[:12] in message and "KVAULT_BIN=%s is not an executable file" % missing in message
     assert not (tmp_path / "campaign.db.campaigns/one/done.jsonl").exists()   # nothing marked: all sent again

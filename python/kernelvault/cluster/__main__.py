@@ -44,6 +44,7 @@ def _parser():
     _common(ev)
     ev.add_argument("--suite", required=True)
     ev.add_argument("--candidates", required=True)
+    ev.add_argument("--tasks", help="comma-separated wildcards of the tasks whose candidates to verify, as kvault eval's")
     ev.add_argument("--run", default="default")
     ev.add_argument("--jobs", type=_jobs, help="lanes per device of every node's serve, or auto (Default: serve's)")
     ev.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda", "hip"])
@@ -136,10 +137,11 @@ def main(argv=None):
             gen_tasks(args.suite, args.tasks)
         except ValueError as e:
             parser.error(str(e))
+    # The eval campaign's units are kvault's (`kvault eval --list`), its misuse kvault's.
+    units = None
     if args.command == "eval":
         from .campaign import eval_units
-        if not eval_units(args.suite, args.candidates):
-            parser.error("no candidate in %s matches a task of %s" % (args.candidates, args.suite))
+        units = eval_units(args)
     import ray
     if not ray.is_initialized():
         try:
@@ -150,7 +152,7 @@ def main(argv=None):
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupted)  # Ray's own handler prints a stack trace and dies
     try:
-        return _run(args, extra)
+        return _run(args, extra, units)
     except KeyboardInterrupt:
         if args.command == "serve":
             print("kernelvault.cluster: the front stopped; node services keep running (`stop` ends them)",
@@ -165,8 +167,8 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
-def _run(args, extra):
-    """The command, once Ray is connected."""
+def _run(args, extra, units):
+    """The command, once Ray is connected; `units`: an eval campaign's (eval_units)."""
     import ray
     out = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     from . import campaign, front, placement
@@ -182,7 +184,7 @@ def _run(args, extra):
             print(json.dumps(ray.get(router.stats.remote()), indent=1))
         return 0
     if args.command == "eval":
-        counts = campaign.run_eval(_router(args, _serve_args_of_eval(args)), args, out)
+        counts = campaign.run_eval(_router(args, _serve_args_of_eval(args)), args, out, units)
     elif args.command == "gen":
         router = _router(args, ["--no-timing"])  # nodes' services only place the gen runs
         _wait_for_nodes(router)

@@ -20,15 +20,17 @@ import fnmatch
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
 from pathlib import Path
 
 from ..client import problem_of
+from .paths import kvault_binary, kvault_env
 from .recorder import Recorder
 
-LANGUAGES = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".cu": "cuda", ".hip": "hip"}  # else detected by serve
 CHUNK = 512          # units submitted to the router at once
 POLL_S = 2.0
 
@@ -94,46 +96,42 @@ def suite_tasks(suite):
     return dict(sorted(tasks.items(), key=lambda item: _natural(item[0])))
 
 
-_KERNELBENCH_SAMPLE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.[^.]+")
+def eval_units(args):
+    """The eval campaign's units, as `kvault eval --list --json` lists them (docs/cli.md):
+    the engine matches the candidates of --candidates to the tasks of --suite (and
+    --tasks), so a campaign verifies what `kvault eval` of the same folder would, in
+    its order. One unit per candidate: its path below --candidates (the unit's id),
+    task, task file, sample name and language, and the idempotency key it is always
+    sent with. kvault's stderr (the files it skipped) passes through. Misuse as kvault
+    says it (no candidate matches, a wildcard that matches no task): SystemExit(2)
+    after kvault's message; no kvault or a listing that fails: SystemExit saying so."""
+    command = [_kvault_or_exit(), "eval", "--suite=" + args.suite, "--candidates=" + args.candidates,
+               "--backend=" + args.backend, "--list", "--json"]
+    if getattr(args, "tasks", None):
+        command.append("--tasks=" + args.tasks)
+    listed = subprocess.run(command, capture_output=True, text=True, env=kvault_env())
+    sys.stderr.write(listed.stderr)
+    if listed.returncode == 2:
+        raise SystemExit(2)
+    try:
+        if listed.returncode != 0:
+            raise ValueError("exit %d" % listed.returncode)
+        units = json.loads(listed.stdout)["units"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise SystemExit("kernelvault.cluster: `%s` did not list the units (%s): %s"
+                         % (" ".join(command), e, listed.stdout[-300:])) from None
+    folder = os.path.abspath(args.candidates)
+    return [{"unit": os.path.relpath(u["candidate"], folder), "task": u["task"], "task_path": u["task_path"],
+             "candidate": u["candidate"], "sample": u["sample"], "language": u["language"],
+             "key": "kc-" + uuid.uuid4().hex} for u in units]
 
 
-def _task_of(file_name, prefix, tasks, by_problem):
-    """The suite task a candidate file is a sample of, as `kvault eval` matches them
-    (MatchCandidates): KernelBench's `level_1_problem_19_sample_0_kernel.py` (in the
-    folder itself) is problem 19 of level1; else `<stem>[.<label>].<ext>`, the stem
-    prefixed by the sub-folder it sits in (`level1/19_ReLU.cu`). None for no task."""
-    kernelbench = _KERNELBENCH_SAMPLE.fullmatch(file_name)
-    if kernelbench and not prefix:
-        return by_problem.get((int(kernelbench.group(1)), int(kernelbench.group(2))))
-    stem = prefix + file_name.split(".")[0]
-    return stem if stem in tasks else None
-
-
-def eval_units(suite, candidates):
-    """One unit per candidate file (.cpp .cc .cxx .cu .hip .py) of the folder or its
-    sub-folders whose task is in the suite (_task_of), in the order kvault eval takes
-    them: by task, then path, numbers as numbers."""
-    tasks = suite_tasks(suite)
-    by_problem = {}
-    for name in tasks:
-        numbered = re.match(r"level(\d+)/(\d+)_", name)
-        if numbered:
-            by_problem.setdefault((int(numbered.group(1)), int(numbered.group(2))), name)
-    found = []
-    for entry in Path(candidates).iterdir():
-        if entry.name.startswith("."):
-            continue
-        files = [(entry, "")] if entry.is_file() else \
-            [(f, entry.name + "/") for f in entry.iterdir() if f.is_file()] if entry.is_dir() else []
-        for path, prefix in files:
-            if path.name.startswith(".") or path.suffix not in tuple(LANGUAGES) + (".py",):
-                continue
-            task = _task_of(path.name, prefix, tasks, by_problem)
-            if task is not None:
-                found.append((task, prefix + path.name, path))
-    found.sort(key=lambda item: (_natural(item[0]), _natural(item[1])))
-    return [{"unit": unit, "task": task, "task_path": str(tasks[task].resolve()), "candidate": str(path.resolve()),
-             "key": "kc-" + uuid.uuid4().hex} for task, unit, path in found]
+def _kvault_or_exit():
+    """paths.kvault_binary() on the driver; SystemExit saying what was tried when none."""
+    try:
+        return kvault_binary()
+    except FileNotFoundError as e:
+        raise SystemExit("kernelvault.cluster: %s" % e) from None
 
 
 def eval_request(unit, args):
@@ -141,11 +139,10 @@ def eval_request(unit, args):
     candidate file's name): identical files are two samples, two rows, as in eval."""
     request = {"task_source": Path(unit["task_path"]).read_text(), "task_name": unit["task"],
                "code": Path(unit["candidate"]).read_text(), "idempotency_key": unit["key"],
-               "sample": Path(unit["candidate"]).name,
+               "sample": unit.get("sample") or Path(unit["candidate"]).name,
                "run": args.run, "policy": args.policy, "reward": args.reward}
-    language = LANGUAGES.get(Path(unit["candidate"]).suffix)
-    if language:
-        request["language"] = language
+    if unit.get("language"):  # kvault's (format detection; the extension's for a file it cannot load)
+        request["language"] = unit["language"]
     return request
 
 
@@ -157,13 +154,14 @@ def _stop_if_unservable(router, args):
         raise SystemExit("campaign %s: %s" % (args.run, why))
 
 
-def run_eval(router, args, out):
+def run_eval(router, args, out, listed):
     """The eval campaign: every unit not done goes to the router; each result is
-    marked done once the router has recorded it. -> {status: count}; SystemExit
-    when units could not be verified (module doc)."""
+    marked done once the router has recorded it. `listed`: eval_units(args), the
+    units of a campaign not started before (a journal's own list is kept). ->
+    {status: count}; SystemExit when units could not be verified (module doc)."""
     import ray
     journal = Journal(args.db, args.run, "eval")
-    units = journal.units(lambda: eval_units(args.suite, args.candidates))
+    units = journal.units(lambda: listed)
     done = journal.done()
     todo = [u for u in units if u["unit"] not in done]
     out("campaign %s: %d unit(s), %d done before, %d to verify" % (args.run, len(units), len(done), len(todo)))
