@@ -1,6 +1,7 @@
 #include "engine/lane_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -244,6 +245,13 @@ std::optional<AttemptRecord> LanePool::Stored(const AttemptSpec& spec, Lane* lan
 
 // --- attempts ------------------------------------------------------------------------
 
+void CountBeforeTheClock(Verification& v, double lane_start_s, double lookup_s) {
+  v.seconds += lane_start_s + lookup_s;
+  if (!v.phases) return;  // ended before any stage: nothing to add to
+  if (lane_start_s > 0) v.phases->Add(Phase::kWorkerStart, lane_start_s);
+  if (lookup_s > 0) v.phases->Add(Phase::kDescribe, lookup_s);
+}
+
 LaneAttempt LanePool::Attempt(Lane& lane, const AttemptSpec& spec, const std::function<bool()>& keep) {
   LaneAttempt out;
   // What the lane does, for stall reports (RunBatch): from here until it returns.
@@ -255,8 +263,16 @@ LaneAttempt LanePool::Attempt(Lane& lane, const AttemptSpec& spec, const std::fu
     LaneActivity& activity;
     ~Ended() { activity.End(); }
   } ended{activity};
+  // Before the verification's own clock starts: the lane's workers (its first attempt
+  // only) and, under policy `task`, the task's describe for the store lookup. Both are
+  // counted in the attempt's phases below, so that no second of it goes unaccounted.
+  const auto began = std::chrono::steady_clock::now();
   (void)Start(lane);  // a lane whose workers do not start records infra_error attempts
-  if (auto stored = Stored(spec, &lane)) {
+  const auto started = std::chrono::steady_clock::now();
+  auto stored = Stored(spec, &lane);
+  const double lane_start_s = std::chrono::duration<double>(started - began).count();
+  const double lookup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (stored) {
     out.from_store = true;
     out.record = std::move(*stored);
     if (!spec.sample.empty() && out.record.task != spec.task.name) {
@@ -271,6 +287,7 @@ LaneAttempt LanePool::Attempt(Lane& lane, const AttemptSpec& spec, const std::fu
   const std::string choice = spec.policy.empty() ? options_.policy : spec.policy;
   lane.verifier->SetPolicy(choice);
   Verification v = VerifyLoaded(*lane.verifier, spec.task, spec.candidate);
+  CountBeforeTheClock(v, lane_start_s, lookup_s);
   EngineOptions options = options_;
   options.device_index = lane.device;
   out.record = MakeRecord(spec.run, spec.task, spec.candidate ? &*spec.candidate : nullptr, spec.candidate_path,

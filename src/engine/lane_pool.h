@@ -56,6 +56,12 @@ std::string RecordArch(const EngineOptions& options, const Json& with_device);
 Verification VerifyLoaded(Verifier& verifier, const TaskFile& task,
                           const Result<Candidate>& candidate);
 
+// Adds to `v` the seconds an attempt spent before the verifier's clock started:
+// `lane_start_s` (the lane's workers starting, on its first attempt) to
+// `worker_start`, `lookup_s` (the store lookup, which under policy `task` describes
+// the task in the lane's reference worker) to `describe`, and both to `seconds`.
+void CountBeforeTheClock(Verification& v, double lane_start_s, double lookup_s);
+
 // What of `options` decides a verdict beyond the task's and candidate's bytes: whether
 // performance cases are timed, and tolerances that override the task's (--tolerance,
 // --atol, --rtol): {"timing": bool, "rtol": number|null, "atol": number|null}.

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "util/files.h"
 #include "worker/fake_worker.h"
 #include "worker/protocol.h"
@@ -120,12 +123,14 @@ class LanePoolTest : public ::testing::Test {
   WorkerFactory Factory() {
     return [this](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
       auto w = std::make_unique<FakeWorker>();
-      w->Handle("hello", [](const Json&) {
+      w->Handle("hello", [this](const Json&) {
+        std::this_thread::sleep_for(hello_delay_);
         return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
                                    {"device", {{"name", "cpu"}, {"arch", "x86_64"}}}, {"build", Json::object()}});
       });
       w->Handle("describe", [this](const Json&) {
         ++describes_;
+        std::this_thread::sleep_for(describe_delay_);
         return FakeWorker::Ok(Json{{"task", {{"name", "relu"}, {"has_twin", false}, {"num_parameters", 0},
                                              {"cases", {{{"name", "default"}, {"correctness", true}, {"performance", true}}}},
                                              {"meta", {{"policy", task_policy_}}}}}});
@@ -155,7 +160,23 @@ class LanePoolTest : public ::testing::Test {
   Candidate candidate_;
   std::string task_policy_ = "custom_kernel";
   int describes_ = 0, loads_ = 0;
+  std::chrono::milliseconds hello_delay_{0}, describe_delay_{0};
 };
+
+TEST_F(LanePoolTest, TheLanesStartAndTheLookupsDescribeAreCountedInTheAttempt) {
+  // Under policy `task` the store lookup describes the task before the verifier's
+  // clock starts; the lane's first attempt also starts its workers then.
+  hello_delay_ = std::chrono::milliseconds(150);
+  describe_delay_ = std::chrono::milliseconds(300);
+  auto store = OpenWith({});
+  LaneAttempt a = Attempt(*store, "task");
+  ASSERT_TRUE(a.verification);
+  ASSERT_TRUE(a.verification->phases);
+  EXPECT_EQ(describes_, 1) << "described once, for the lookup";
+  EXPECT_GE(a.verification->phases->Seconds(Phase::kDescribe).value_or(0), 0.3);
+  EXPECT_GE(a.verification->phases->Seconds(Phase::kWorkerStart).value_or(0), 0.15);
+  EXPECT_GE(a.verification->seconds, 0.45);
+}
 
 TEST_F(LanePoolTest, TheSameContentIsTakenFromTheStore) {
   auto store = OpenWith({Row()});
