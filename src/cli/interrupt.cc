@@ -30,7 +30,7 @@ InterruptGuard::InterruptGuard() : flag_(&g_interrupted) {
     // killed as well, until the command has wound down and exits.
     const timespec tick{0, 50 * 1000 * 1000};
     for (;;) {
-      ChildProcess::KillAllGroups();
+      ChildProcess::StopAll();
       if (sigtimedwait(&set, nullptr, &tick) > 0) _exit(kExitInterrupted);
     }
   }).detach();

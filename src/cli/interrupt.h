@@ -8,11 +8,12 @@
 //   if (guard.stopped()) { say what was kept; return kExitInterrupted; }
 //
 // SIGINT and SIGTERM are blocked in every thread started after the guard and waited
-// for on a thread of its own. The first one sets the flag and kills the process group
-// of every child (util/child_process.h: KillAllGroups), every 50 ms until the process
-// exits, so work in flight ends at once and nothing new runs; what it would have
-// recorded must be dropped by the caller (it did not fail by itself). A second one
-// ends the process with exit code 130.
+// for on a thread of its own. The first one sets the flag, stops every new child from
+// starting and kills the process group of every child (util/child_process.h: StopAll),
+// every 50 ms until the process exits, so work in flight ends at once and nothing new
+// runs; what it would have recorded must be dropped by the caller (it did not fail by
+// itself), and a child the stop killed is not reported as failed (ChildProcess::
+// Stopping). A second one ends the process with exit code 130.
 // One per process.
 #include <atomic>
 

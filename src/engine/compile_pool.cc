@@ -1,5 +1,7 @@
 #include "engine/compile_pool.h"
 
+#include "util/child_process.h"
+
 namespace kvault {
 
 CompilePool::CompilePool(int threads, BuildFunction build, PrepareFunction prepare)
@@ -62,13 +64,17 @@ void CompilePool::Work() {
       queue_.pop_front();
       job->started = true;
     }
+    // A stopping process (an interrupted command) starts nothing more: a queued build
+    // ends as an Error for its lane, which the stop drops anyway.
+    const bool stopping = ChildProcess::Stopping();
     if (job->prepare) {  // what it makes is found by the builds that need it
-      prepare_(job->request, job->timeout);
+      if (!stopping) prepare_(job->request, job->timeout);
       std::lock_guard<std::mutex> lock(mu_);
       jobs_.erase(id);
       continue;
     }
-    Result<BuildResult> r = build_(job->request, job->timeout);
+    Result<BuildResult> r = stopping ? Result<BuildResult>(Error{"not built: stopping"})
+                                     : build_(job->request, job->timeout);
     {
       std::lock_guard<std::mutex> lock(mu_);
       job->result = std::move(r);

@@ -11,6 +11,8 @@
 //   verifier.SetBuilder(pool.Builder(BuildExtension));           // lanes take results
 //
 // Thread-safe. The destructor drops queued requests and waits for running builds.
+// Once the process is stopping (util/child_process.h: StopAll), a job a thread takes
+// is not run: a Prepare is dropped, a build's result is an Error.
 #include <chrono>
 #include <condition_variable>
 #include <deque>

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/child_process.h"
+
 namespace kvault {
 namespace {
 
@@ -138,6 +140,26 @@ TEST(CompilePool, DestroyingDropsQueuedWork) {
     for (int i = 0; i < 20; ++i) pool.Submit(Req("f" + std::to_string(i) + ".cpp"), milliseconds(1000));
   }
   EXPECT_LT(calls.load(), 20);
+}
+
+// Once the process is stopping (an interrupted command), queued work is not run.
+TEST(CompilePool, StartsNothingOnceStopping) {
+  std::atomic<int> builds{0}, prepares{0};
+  ChildProcess::StopAll();
+  {
+    CompilePool pool(
+        1, [&](const BuildRequest&, milliseconds) -> Result<BuildResult> { ++builds; return BuildResult{}; },
+        [&](const BuildRequest&, milliseconds) -> Status { ++prepares; return Status::Ok(); });
+    pool.Prepare(Req("like.cpp"), milliseconds(1000));
+    pool.Submit(Req("a.cpp"), milliseconds(1000));
+    auto a = pool.Take(Req("a.cpp"));
+    ASSERT_TRUE(a.has_value());
+    ASSERT_FALSE(a->ok());
+    EXPECT_NE(a->error().find("stopping"), std::string::npos) << a->error();
+  }
+  ChildProcess::ResetStopForTesting();
+  EXPECT_EQ(builds.load(), 0);
+  EXPECT_EQ(prepares.load(), 0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "engine/worker_outcome.h"
 #include "engine/worker_sandbox.h"
+#include "util/child_process.h"
 #include "util/env.h"
 #include "worker/protocol.h"
 
@@ -158,11 +159,11 @@ Result<WorkerConnection*> DeviceSession::Get(WorkerRole role) {
         // The device had no memory left for the fork's context: a state of the device
         // (other processes' memory), not of the zygote, whose next fork may well start.
         return Error{"the candidate's worker could not open the device: " + greeted.error()};
-      } else {
+      } else if (!ChildProcess::Stopping()) {  // an interrupted command's stop killed it: no news
         std::fprintf(stderr, "kvault: a worker forked by the zygote failed to start; "
                              "starting workers from scratch from now on: %s\n", greeted.error().c_str());
       }
-    } else {
+    } else if (!ChildProcess::Stopping()) {
       std::fprintf(stderr, "kvault: no worker zygote (%s); starting workers from scratch\n",
                    forked.error().c_str());
     }

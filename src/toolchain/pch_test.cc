@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "toolchain/build_key.h"
 #include "toolchain/fake_compiler_for_test.h"
+#include "util/child_process.h"
 #include "util/files.h"
 
 namespace kvault {
@@ -168,6 +171,32 @@ TEST_F(PchTest, ATimeoutIsNotRemembered) {
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().find("timeout"), std::string::npos) << again.error();
   EXPECT_EQ(cc.Calls(), 2);  // tried again: a timeout says nothing about the header
+}
+
+// An interrupted command's stop (ChildProcess::StopAll) kills the compiler in flight:
+// that is no failure of the header (not said, not kept), and while stopping no
+// preparation starts again.
+TEST_F(PchTest, AStoppedPreparationIsNoFailureAndNoneStartsWhileStopping) {
+  FakeCompiler cc(FakeCompiler::kHangs);
+  std::thread stop([&] {
+    for (int i = 0; i < 400 && cc.Calls() == 0; ++i) std::this_thread::sleep_for(milliseconds(25));
+    ChildProcess::StopAll();
+  });
+  ::testing::internal::CaptureStderr();
+  auto first = EnsurePrecompiledHeader(Request(), Setup(cc.path()), "g++ 9.9.9", Cache(), kTimeout);
+  auto again = EnsurePrecompiledHeader(Request(), Setup(cc.path()), "g++ 9.9.9", Cache(), kTimeout);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  stop.join();
+  ChildProcess::ResetStopForTesting();
+  ASSERT_FALSE(first.ok());
+  EXPECT_NE(first.error().find("stopped"), std::string::npos) << first.error();
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().find("stopped"), std::string::npos) << again.error();
+  EXPECT_EQ(cc.Calls(), 1);
+  EXPECT_EQ(said.find("failed"), std::string::npos) << said;
+  EXPECT_EQ(said.find("preparing"), said.rfind("preparing")) << said;  // announced once
+  std::string hex = PchKey(Request(), Setup(cc.path()), "g++ 9.9.9")->Hex();
+  EXPECT_FALSE(FileExists(Cache() + "/pch/" + hex.substr(0, 2) + "/" + hex + "/failed.json"));
 }
 
 TEST_F(PchTest, OnlyForGxx) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "util/child_process.h"
 #include "util/files.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -41,6 +42,10 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
   if (!lock) return Error{spec.what + " lock: " + lock.error()};
   if (auto done = settled(CountLookup::kNo)) return *done;
 
+  // A stopping process (an interrupted command) starts no preparation, and one its
+  // stop killed is neither announced as failed nor kept.
+  const auto stopped = [&] { return Error{"preparing " + spec.what + ": stopped"}; };
+  if (ChildProcess::Stopping()) return stopped();
   auto staged = cache.Stage();
   if (!staged) return Error{staged.error()};
   auto commands = spec.commands(staged->path());
@@ -71,6 +76,7 @@ Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::str
     run_spec.cwd = staged->path();
     auto run = RunCommand(run_spec, timeout);
     if (!cmd.argv.empty()) tool = std::filesystem::path(cmd.argv[0]).filename().string();
+    if ((!run || run->exit_code != 0) && ChildProcess::Stopping()) return stopped();
     if (!run) return Error{tool + " could not be started: " + run.error()};
     seconds += run->seconds;
     steps.push_back(Json{{"command", ShellQuote(cmd.argv)}, {"seconds", run->seconds},

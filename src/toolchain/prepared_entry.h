@@ -31,7 +31,9 @@ struct PreparedEntry {
 
 // The entry under <cache_root>/pch/, made on first use. Error, for the caller to build
 // without it: a command failed or ran past `timeout` (a compiler's failure is kept and
-// reported again by later calls: "failed before"), or the cache cannot be written.
+// reported again by later calls: "failed before"), or the cache cannot be written;
+// also when the process is stopping (util/child_process.h: StopAll), silently: nothing
+// is started then, and a command the stop killed is no failure (not said, not kept).
 Result<CacheEntry> EnsurePreparedEntry(const PreparedEntry& spec, const std::string& cache_root,
                                        std::chrono::milliseconds timeout);
 

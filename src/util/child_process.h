@@ -88,6 +88,15 @@ class ChildProcess {
   // Thread-safe.
   static void KillAllGroups();
 
+  // The process is stopping (an interrupted command): from the first call on, Spawn
+  // starts nothing (Error "not started: stopping"), and work that sees a child it
+  // started die of a signal asks Stopping() before calling that a failure, since the
+  // stop killed it. Then KillAllGroups. Process-wide, not undone; thread-safe.
+  static void StopAll();
+  static bool Stopping();
+  // Test hook: clears what StopAll set, so that one test binary can stop more than once.
+  static void ResetStopForTesting();
+
   // Blocks until the child terminates, reaps it and returns how it ended. Idempotent.
   ExitStatus Wait();
 

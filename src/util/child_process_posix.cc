@@ -30,6 +30,7 @@ namespace {
 // has terminated and before it is reaped, so its pid (the group id) cannot have been
 // reused while it is listed.
 std::mutex live_mu;
+std::atomic<bool> stopping{false};  // StopAll
 std::set<pid_t>& LiveChildren() {
   static std::set<pid_t> live;
   return live;
@@ -151,6 +152,7 @@ struct SpawnSetup {
 Result<ChildProcess> ChildProcess::Spawn(const Spec& spec) {
   if (spec.argv.empty()) return Error{"cannot start a command with an empty argv"};
   const std::string& name = spec.argv[0];
+  if (stopping.load()) return Error{"'" + name + "' not started: stopping"};
   std::vector<std::string> env = BuildEnvironment(spec);
   auto program = ResolveProgram(name, env);
   if (!program) return Error{program.error()};
@@ -263,6 +265,15 @@ void ChildProcess::KillAllGroups() {
     ::kill(pid, SIGKILL);
   }
 }
+
+void ChildProcess::StopAll() {
+  stopping.store(true);
+  KillAllGroups();
+}
+
+bool ChildProcess::Stopping() { return stopping.load(); }
+
+void ChildProcess::ResetStopForTesting() { stopping.store(false); }
 
 ExitStatus ChildProcess::Wait() {
   if (reaped_ || pid_ <= 0) return status_;
