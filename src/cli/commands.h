@@ -90,6 +90,7 @@ struct GenFlags {
   std::string prompts;            // Default: <source root>/prompts
   std::string prompt_version = "v1";
   std::string baseline;           // kernel2kernel: folder of baseline kernels
+  bool list = false;              // print the tasks gen would take (--tasks, --max-tasks) instead
 };
 int RunGen(const GenFlags& flags);
 

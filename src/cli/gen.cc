@@ -15,6 +15,7 @@
 #include "llm/answer.h"
 #include "llm/openai_client.h"
 #include "util/files.h"
+#include "util/json.h"
 
 namespace kvault::cli {
 namespace {
@@ -125,9 +126,27 @@ bool ReportFailedCalls(const std::vector<agent::GenTaskSummary>& summaries, cons
   return true;
 }
 
+// `gen --list`: the tasks gen would take, in its order, one line each
+// (`task<TAB>task file`), or with --json one document (docs/cli.md).
+void PrintGenTasks(std::ostream& out, const GenFlags& flags, const std::vector<TaskFile>& tasks) {
+  Json listed = Json::array();
+  for (const TaskFile& t : tasks) {
+    if (!flags.common.json) out << t.name << "\t" << t.path << "\n";
+    listed.push_back({{"task", t.name}, {"task_path", t.path}});
+  }
+  std::error_code ec;
+  if (flags.common.json)
+    out << DumpJson({{"suite", std::filesystem::absolute(flags.suite, ec).string()}, {"tasks", std::move(listed)}})
+        << std::endl;
+}
+
 }  // namespace
 
 int RunGen(const GenFlags& flags) {
+  if (!flags.list)  // CLI11 cannot require them but with --list
+    for (const auto& [flag, value] : {std::pair{"--endpoint", &flags.endpoint}, std::pair{"--model", &flags.model},
+                                      std::pair{"--lang", &flags.lang}})
+      if (value->empty()) return Misuse(std::string(flag) + " is required");
   auto suite = DiscoverSuite(flags.suite);
   if (!suite) return Misuse(suite.error());
   auto picked = FilterTasks(*suite, flags.tasks);
@@ -135,6 +154,10 @@ int RunGen(const GenFlags& flags) {
   std::vector<TaskFile> tasks = std::move(*picked);
   if (flags.max_tasks > 0 && tasks.size() > static_cast<size_t>(flags.max_tasks))
     tasks.resize(flags.max_tasks);
+  if (flags.list) {  // nothing called, nothing opened but the suite's files
+    PrintGenTasks(std::cout, flags, tasks);
+    return kExitOk;
+  }
   const bool whole_suite = tasks.size() == suite->size();
   auto loop = MakeLoopSettings(flags);
   if (!loop) return kExitMisuse;

@@ -10,11 +10,10 @@ CLI::App* AddGenCommand(CLI::App& app, GenFlags& f) {
   // Empty: by mode (GenPolicy in gen.cc); main.cc's --policy help says so.
   f.common.policy.clear();
   gen->add_option("--suite", f.suite, "folder of task files")->required();
-  gen->add_option("--endpoint", f.endpoint, "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-      ->required();
-  gen->add_option("--model", f.model, "model name sent to the server")->required();
-  gen->add_option("--lang", f.lang, "candidate language: cpp | cuda | hip | triton (| python for modu2func)")
-      ->required();
+  // --endpoint, --model and --lang are required but with --list (RunGen says so).
+  gen->add_option("--endpoint", f.endpoint, "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (required)");
+  gen->add_option("--model", f.model, "model name sent to the server (required)");
+  gen->add_option("--lang", f.lang, "candidate language: cpp | cuda | hip | triton (| python for modu2func) (required)");
   gen->add_option("--mode", f.mode, "torch2kernel | kernel2kernel | modu2func (Default: torch2kernel)")
       ->check(CLI::IsMember({"torch2kernel", "kernel2kernel", "modu2func"}));
   gen->add_option("--format", f.format, "candidate format: extension | native (Default: extension; triton for --lang triton; functional for modu2func)");
@@ -48,6 +47,8 @@ CLI::App* AddGenCommand(CLI::App& app, GenFlags& f) {
   gen->add_option("--prompts", f.prompts, "prompts folder (Default: <source root>/prompts)");
   gen->add_option("--prompt-version", f.prompt_version, "prompt version folder (Default: v1)");
   gen->add_option("--baseline", f.baseline, "kernel2kernel: folder of baseline kernels named <task>.<ext>");
+  gen->add_flag("--list", f.list,
+                "print the tasks gen would take (--tasks, --max-tasks; with --json: one document), call nothing");
   return gen;
 }
 

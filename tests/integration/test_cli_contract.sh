@@ -131,6 +131,13 @@ echo "notes" > "$TMP/kbruns/notes.txt"
 [ "$(json_get "$TMP/kbl.json" '[(u["task"], u["sample"], u["format"]) for u in j["units"]]')" = \
   "[('level1/19_ReLU', 'level_1_problem_19_sample_0_kernel.py', 'kernelbench'), ('level1/19_ReLU', 'level_1_problem_19_sample_1_kernel.py', 'kernelbench')]" ] &&
   [ ! -e "$TMP/list.db" ] && grep -q "notes.txt (not a candidate" "$TMP/e.txt" || fail "eval --list: $(cat "$TMP/kbl.json")"
+# gen --list: the suite's tasks as gen names them, no endpoint asked for, no store opened.
+[ "$("$KVAULT" gen --suite "$TMP/kb" --db "$TMP/list.db" --list)" = "level1/19_ReLU	$TMP/kb/level1/19_ReLU.py" ] &&
+  [ ! -e "$TMP/list.db" ] || fail "gen --list"
+"$KVAULT" gen --suite "$TMP/kb" --tasks nosuch --list > /dev/null 2> "$TMP/e.txt"
+[ $? = 2 ] && grep -q "nosuch matches no task" "$TMP/e.txt" || fail "gen --list --tasks nosuch: $(cat "$TMP/e.txt")"
+"$KVAULT" gen --suite "$TMP/kb" --model m --lang cpp 2> "$TMP/e.txt"
+[ $? = 2 ] && grep -q -- "--endpoint is required" "$TMP/e.txt" || fail "gen without --endpoint: $(cat "$TMP/e.txt")"
 "$KVAULT" eval --suite "$TMP/kb" --candidates "$TMP/kbruns" --backend cpu --no-timing --db "$TMP/s.db" \
   --run kb --json > "$TMP/kb.json" 2> "$TMP/e.txt" || fail "eval of KernelBench's layout: $(cat "$TMP/e.txt")"
 [ "$(json_get "$TMP/kb.json" '[(a["task"], a["status"]) for a in j["attempts"]]')" = \
