@@ -82,12 +82,40 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
     }
   };
 
+  // Every lane's workers start at once (each imports PyTorch: seconds on a GPU host),
+  // the other lanes' beside the first one's; they take jobs only once the first lane's
+  // workers answered and the builds ahead began.
+  enum class Go { kWait, kRun, kAbandon };
+  Go go = Go::kWait;  // guarded by mu
+  std::condition_variable going;
+  std::vector<std::thread> threads;
+  for (size_t l = 1; l < pool.size(); ++l)
+    threads.emplace_back([&, l] {
+      (void)pool.Start(pool.lane(l));  // a lane whose workers do not start records infra_error attempts
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        going.wait(lock, [&] { return go != Go::kWait; });
+        if (go == Go::kAbandon) return;
+      }
+      lane(pool.lane(l));
+    });
+  auto release_lanes = [&](Go what) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      go = what;
+    }
+    going.notify_all();
+  };
   // A worker that cannot start would fail every attempt as an infra_error: one
   // failure of the whole batch instead.
-  if (auto hello = pool.Start(pool.lane(0)); !hello)
+  if (auto hello = pool.Start(pool.lane(0)); !hello) {
+    release_lanes(Go::kAbandon);
+    for (auto& t : threads) t.join();
     return Error{"no worker could start on backend " + std::string(ToString(options.backend)) + ": " +
                  hello.error()};
+  }
   pool.StartAheadBuilds(settings.compile_jobs, AheadOfLanes(jobs, settings, pool), LanePool::Ahead::kKnownOnly);
+  release_lanes(Go::kRun);
   // While no attempt ends, what each busy lane is doing, now and then: a batch that
   // stalls says on what (a lease, the gate, a long run) instead of going silent.
   auto report_stalls = [&] {
@@ -114,8 +142,6 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
   };
   std::thread reporter;
   if (progress && settings.stall_report.count() > 0) reporter = std::thread(report_stalls);
-  std::vector<std::thread> threads;
-  for (size_t l = 1; l < pool.size(); ++l) threads.emplace_back(lane, std::ref(pool.lane(l)));
   lane(pool.lane(0));
   for (auto& t : threads) t.join();
   if (reporter.joinable()) {

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -93,6 +95,79 @@ TEST(RunBatch, AStalledLaneIsReportedWithItsStageAndWhatItWaitsFor) {
   ASSERT_GE(stalls.size(), 2u);
   EXPECT_NE(stalls[0].find("lane 0: relu <- s1.py: describe for "), std::string::npos) << stalls[0];
   EXPECT_NE(stalls[0].find("for the device gate (shared"), std::string::npos) << stalls[0];
+}
+
+// A batch of `jobs` relu candidates on `lanes` lanes of scripted workers.
+struct SmallBatch {
+  std::unique_ptr<TempDir> dir;
+  std::vector<EvalJob> jobs;
+  EngineOptions options;
+  std::unique_ptr<Store> store;
+
+  explicit SmallBatch(int jobs_count) {
+    auto made = TempDir::Create();
+    dir = std::make_unique<TempDir>(std::move(*made));
+    const std::string task_path = dir->path() + "/relu.py";
+    EXPECT_TRUE(WriteFileAtomic(task_path, "class Model: ...\n"));
+    for (int i = 0; i < jobs_count; ++i) {
+      const std::string path = dir->path() + "/s" + std::to_string(i) + ".py";
+      EXPECT_TRUE(WriteFileAtomic(path, "import torch\nclass ModelNew(torch.nn.Module):\n    pass  # " +
+                                            std::to_string(i) + "\n"));
+      jobs.push_back({.task = {"relu", task_path, "class Model: ...\n", "taskhash"}, .candidate_path = path,
+                      .sample = ""});
+    }
+    options.cache_dir = dir->path();
+    options.backend = Backend::kCpu;
+    options.policy = "custom_kernel";
+    options.device_index = 8;
+    auto opened = Store::Open(":memory:");
+    EXPECT_TRUE(opened);
+    store = std::move(*opened);
+  }
+};
+
+TEST(RunBatch, EveryLanesWorkersStartAtOnce) {
+  SmallBatch batch(3);
+  std::mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> hellos;
+  const WorkerFactory refusing = LoadRefusingWorkers();
+  EvalSettings settings;
+  settings.jobs = 3;
+  settings.factory = [&](const WorkerOptions& o) -> Result<std::unique_ptr<WorkerConnection>> {
+    auto made = refusing(o);
+    auto* w = static_cast<FakeWorker*>(made->get());
+    w->Handle("hello", [&](const Json&) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        hellos.push_back(std::chrono::steady_clock::now());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));  // PyTorch's import
+      return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
+                                 {"device", {{"name", "cpu"}, {"arch", "x86_64"}}}, {"build", Json::object()}});
+    });
+    return made;
+  };
+  auto records = RunBatch(batch.jobs, batch.options, settings, *batch.store, nullptr);
+  ASSERT_TRUE(records) << records.error();
+  for (const AttemptRecord& r : *records) EXPECT_EQ(r.status, "load_error");
+  ASSERT_GE(hellos.size(), 3u);
+  std::sort(hellos.begin(), hellos.end());
+  // One lane after another, the third lane's first worker would greet 400 ms after
+  // the first lane's.
+  EXPECT_LT(hellos[2] - hellos[0], std::chrono::milliseconds(300));
+}
+
+TEST(RunBatch, NoWorkerStartingIsOneFailureOfTheBatch) {
+  SmallBatch batch(3);
+  EvalSettings settings;
+  settings.jobs = 3;
+  settings.factory = [](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+    return Error{"no python here"};
+  };
+  auto records = RunBatch(batch.jobs, batch.options, settings, *batch.store, nullptr);
+  ASSERT_FALSE(records);
+  EXPECT_NE(records.error().find("no worker could start on backend cpu"), std::string::npos) << records.error();
+  EXPECT_NE(records.error().find("no python here"), std::string::npos) << records.error();
 }
 
 }  // namespace
