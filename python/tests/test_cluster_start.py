@@ -112,24 +112,51 @@ def test_the_tree_is_where_the_package_sits_beside_its_project_file(tmp_path, mo
     assert in_tree.kvault_env()["KVAULT_PYTHON"] == "/opt/py/bin/python"
 
 
-def test_a_gen_campaign_picks_its_tasks_as_kvault_gen_does(tmp_path):
-    # Each unit's `kvault gen` sees a suite of its one task: --tasks is the driver's
-    # (passed through, it matched nothing on every node and each unit failed), and the
-    # unit is named as kvault names the task (by its stem, `19_ReLU` scored as no task
-    # of KernelBench's `level1/19_ReLU`).
-    from kernelvault.cluster.campaign import gen_tasks
-    from kernelvault.cluster.__main__ import main
-    for name in ("level1/19_ReLU", "level1/23_Softmax", "level2/5_Conv_ReLU"):
-        (tmp_path / (name + ".py")).parent.mkdir(exist_ok=True)
-        (tmp_path / (name + ".py")).write_text(TASK)
-    (tmp_path / "level1" / "_helper.py").write_text("")                   # not a task, as for kvault
-    # Named as kvault names them, so the campaign's records score against the suite.
-    assert [n for n, _ in gen_tasks(tmp_path, "*ReLU*")] == ["level1/19_ReLU", "level2/5_Conv_ReLU"]
-    assert [n for n, _ in gen_tasks(tmp_path, "level1/*", max_tasks=1)] == ["level1/19_ReLU"]
-    assert len(gen_tasks(tmp_path)) == 3
-    with pytest.raises(SystemExit) as misuse:  # before Ray is asked for anything
-        main(["gen", "--suite", str(tmp_path), "--tasks", "level1/*,gelu", "--run", "g", "--db", str(tmp_path / "g.db")])
+# Each gen layout: the suite's files, and its tasks as kvault names them, in its order
+# (`_`-files are no tasks; in KernelBench's layout a task is named by its folder too,
+# so the campaign's records score against the suite).
+GEN_LAYOUTS = {
+    "kernelbench": (("level1/19_ReLU", "level1/2_Matmul", "level2/5_Conv_ReLU", "level1/_helper"),
+                    ["level1/2_Matmul", "level1/19_ReLU", "level2/5_Conv_ReLU"]),
+    "plain": (("relu", "softmax_10", "softmax_2", "_helper"), ["relu", "softmax_2", "softmax_10"]),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(GEN_LAYOUTS))
+def test_a_gen_campaigns_units_are_kvault_gens_list(tmp_path, layout, capsys):
+    # Each unit's `kvault gen` sees a suite of its one task: the driver picks the tasks
+    # (--tasks passed through would match nothing on a node) and names them, both as
+    # the engine does (`kvault gen --list`), not by a copy of its rules.
+    from kernelvault.cluster.__main__ import _parser, main
+    from kernelvault.cluster.campaign import gen_units
+    kvault = _kvault_or_skip()
+    files, expected = GEN_LAYOUTS[layout]
+    suite = tmp_path / "suite"
+    for name in files:
+        (suite / (name + ".py")).parent.mkdir(parents=True, exist_ok=True)
+        (suite / (name + ".py")).write_text(TASK)
+    argv = ["gen", "--suite", str(suite), "--run", "g", "--db", str(tmp_path / "g.db")]
+
+    def listed(*extra):
+        out = subprocess.run([kvault, "gen", "--suite", str(suite), "--list", "--json", *extra],
+                             capture_output=True, text=True, check=True).stdout
+        return [{"unit": t["task"], "task_path": t["task_path"]} for t in json.loads(out)["tasks"]]
+
+    units = gen_units(_parser().parse_args(argv))
+    assert units == listed()
+    assert units == [{"unit": name, "task_path": str(suite / (name + ".py"))} for name in expected]
+    # --tasks, then --max-tasks, as kvault gen takes them (in the suite's order).
+    for extra, names in ((["--tasks", "*_*"], [n for n in expected if "_" in n]),
+                         (["--tasks", expected[-1] + "," + expected[0], "--max-tasks", "1"], expected[:1])):
+        units = gen_units(_parser().parse_args(argv + extra))
+        assert units == listed(*extra) and [u["unit"] for u in units] == names
+    # Misuse as kvault gen says it (exit 2), before Ray is asked or a journal written.
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as misuse:
+        main(argv + ["--tasks", expected[0] + ",gelu"])
     assert misuse.value.code == 2
+    assert "kvault gen: --tasks gelu matches no task" in capsys.readouterr().err
+    assert not (tmp_path / "g.db.campaigns").exists()
 
 
 # Each layout: the suite's tasks, the candidate files, and the units expected, (task,

@@ -129,19 +129,13 @@ def main(argv=None):
     if extra and args.command not in ("gen", "serve"):
         parser.error("unknown flags: %s" % " ".join(extra))
     _check_folders(parser, args)
-    # Misuse said before Ray starts, as kvault says it: a wildcard that matches no task,
-    # a folder of candidates none of which is a sample of a task of the suite.
-    if args.command == "gen":
-        from .campaign import gen_tasks
-        try:
-            gen_tasks(args.suite, args.tasks)
-        except ValueError as e:
-            parser.error(str(e))
-    # The eval campaign's units are kvault's (`kvault eval --list`), its misuse kvault's.
+    # A campaign's units are kvault's (`kvault eval --list`, `kvault gen --list`), and so
+    # is its misuse, said before Ray starts: a wildcard that matches no task, a folder of
+    # candidates none of which is a sample of a task of the suite.
     units = None
-    if args.command == "eval":
-        from .campaign import eval_units
-        units = eval_units(args)
+    if args.command in ("eval", "gen"):
+        from .campaign import eval_units, gen_units
+        units = (eval_units if args.command == "eval" else gen_units)(args)
     import ray
     if not ray.is_initialized():
         try:
@@ -168,7 +162,7 @@ def _interrupted(signum, frame):
 
 
 def _run(args, extra, units):
-    """The command, once Ray is connected; `units`: an eval campaign's (eval_units)."""
+    """The command, once Ray is connected; `units`: a campaign's (eval_units, gen_units)."""
     import ray
     out = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     from . import campaign, front, placement
@@ -188,7 +182,7 @@ def _run(args, extra, units):
     elif args.command == "gen":
         router = _router(args, ["--no-timing"])  # nodes' services only place the gen runs
         _wait_for_nodes(router)
-        counts = campaign.run_gen(router, args, extra, out)
+        counts = campaign.run_gen(router, args, extra, out, units)
     else:
         token = open(args.token_file).read().strip() if args.token_file else os.environ.get("KVAULT_SERVE_TOKEN")
         router = _router(args, extra)

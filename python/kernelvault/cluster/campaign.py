@@ -16,10 +16,8 @@ An eval unit's request names its sample as `kvault eval` does (the candidate fil
 name), so byte-identical files are two samples and two rows, and `kvault score` counts
 the campaign's run exactly as it counts a single-host eval of the same folder.
 """
-import fnmatch
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -75,27 +73,6 @@ class Journal:
             f.write(json.dumps({"unit": unit, "status": status}) + "\n")
 
 
-def _natural(name):
-    """Sort key of a name with numbers compared as numbers (`2_x` before `10_x`)."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
-
-
-def suite_tasks(suite):
-    """The suite's task files by task name, as `kvault` names them (DiscoverSuite): the
-    `*.py` files of the folder (`relu`); when it has none, those of its sub-folders
-    (`level1/19_ReLU`, KernelBench's layout). Names starting with `_` or `.` are not
-    tasks. In name order, numbers as numbers."""
-    def files(folder):
-        return [p for p in folder.iterdir() if p.is_file() and p.suffix == ".py" and not p.name.startswith(("_", "."))]
-    suite = Path(suite)
-    tasks = {p.stem: p for p in files(suite)}
-    if not tasks:
-        for folder in suite.iterdir():
-            if folder.is_dir() and not folder.name.startswith(("_", ".")):
-                tasks.update({folder.name + "/" + p.stem: p for p in files(folder)})
-    return dict(sorted(tasks.items(), key=lambda item: _natural(item[0])))
-
-
 def eval_units(args):
     """The eval campaign's units, as `kvault eval --list --json` lists them (docs/cli.md):
     the engine matches the candidates of --candidates to the tasks of --suite (and
@@ -109,6 +86,33 @@ def eval_units(args):
                "--backend=" + args.backend, "--list", "--json"]
     if getattr(args, "tasks", None):
         command.append("--tasks=" + args.tasks)
+    units = _kvault_list(command, "units")
+    folder = os.path.abspath(args.candidates)
+    return [{"unit": os.path.relpath(u["candidate"], folder), "task": u["task"], "task_path": u["task_path"],
+             "candidate": u["candidate"], "sample": u["sample"], "language": u["language"],
+             "key": "kc-" + uuid.uuid4().hex} for u in units]
+
+
+def gen_units(args):
+    """The gen campaign's units, one per task, as `kvault gen --list --json` lists them
+    (docs/cli.md): the engine finds the suite's tasks and names them (`level1/19_ReLU`
+    in KernelBench's layout), and picks those of --tasks, then the first --max-tasks,
+    so a campaign generates for what `kvault gen` of the same suite would, in its order.
+    Each unit: the task's name (the unit's id) and its file. Misuse as kvault says it
+    (a wildcard that matches no task): SystemExit(2) after kvault's message; no kvault
+    or a listing that fails: SystemExit saying so."""
+    command = [_kvault_or_exit(), "gen", "--suite=" + args.suite, "--list", "--json"]
+    if getattr(args, "tasks", None):
+        command.append("--tasks=" + args.tasks)
+    if getattr(args, "max_tasks", None):
+        command.append("--max-tasks=%d" % args.max_tasks)
+    return [{"unit": t["task"], "task_path": t["task_path"]} for t in _kvault_list(command, "tasks")]
+
+
+def _kvault_list(command, key):
+    """The `key` list of the document a `kvault ... --list --json` command prints; its
+    stderr passes through. SystemExit(2) on kvault's misuse (after its message), a
+    SystemExit naming the command when it fails or prints no such list."""
     listed = subprocess.run(command, capture_output=True, text=True, env=kvault_env())
     sys.stderr.write(listed.stderr)
     if listed.returncode == 2:
@@ -116,14 +120,13 @@ def eval_units(args):
     try:
         if listed.returncode != 0:
             raise ValueError("exit %d" % listed.returncode)
-        units = json.loads(listed.stdout)["units"]
+        items = json.loads(listed.stdout)[key]
+        if not isinstance(items, list):
+            raise TypeError("%s is not a list" % key)
+        return items
     except (ValueError, KeyError, TypeError) as e:
-        raise SystemExit("kernelvault.cluster: `%s` did not list the units (%s): %s"
-                         % (" ".join(command), e, listed.stdout[-300:])) from None
-    folder = os.path.abspath(args.candidates)
-    return [{"unit": os.path.relpath(u["candidate"], folder), "task": u["task"], "task_path": u["task_path"],
-             "candidate": u["candidate"], "sample": u["sample"], "language": u["language"],
-             "key": "kc-" + uuid.uuid4().hex} for u in units]
+        raise SystemExit("kernelvault.cluster: `%s` did not list the %s (%s): %s"
+                         % (" ".join(command), key, e, listed.stdout[-300:])) from None
 
 
 def _kvault_or_exit():
@@ -198,31 +201,16 @@ def run_eval(router, args, out, listed):
     return Counter(journal.done().values())
 
 
-def gen_tasks(suite, patterns=None, max_tasks=None):
-    """The task files a gen campaign generates for, [(task name, path)] in name order
-    (suite_tasks): those whose name matches one of the comma-separated wildcards of
-    `patterns`, as `kvault gen --tasks` picks them (`*` crosses the `/`), then the
-    first `max_tasks`. ValueError for a wildcard that matches no task, as kvault says."""
-    tasks = suite_tasks(suite)
-    if patterns:
-        wanted = [w.strip() for w in patterns.split(",") if w.strip()]
-        for w in wanted:
-            if not any(fnmatch.fnmatchcase(name, w) for name in tasks):
-                raise ValueError("--tasks %s matches no task of the suite" % w)
-        tasks = {name: p for name, p in tasks.items() if any(fnmatch.fnmatchcase(name, w) for w in wanted)}
-    return list(tasks.items())[:max_tasks or None]
-
-
-def run_gen(router, args, gen_flags, out):
+def run_gen(router, args, gen_flags, out, listed):
     """The gen campaign: one `kvault gen` per task on a node (its own lanes), the
     attempts it recorded imported into the driver's store. -> {"solved"/...: count}.
     The node's gen sees a suite of its one task, at its path below the suite (so its
     records carry the suite's name for it, `level1/19_ReLU`): --tasks and --max-tasks
-    pick the units here (gen_tasks), never on the node."""
+    pick the units here (`listed`: gen_units(args), kept only for a campaign not
+    started before), never on the node."""
     import ray
     journal = Journal(args.db, args.run, "gen")
-    tasks = gen_tasks(args.suite, args.tasks, args.max_tasks)
-    units = journal.units(lambda: [{"unit": name, "task_path": str(path.resolve())} for name, path in tasks])
+    units = journal.units(lambda: listed)
     # A task whose `kvault gen` failed (an LLM call that failed, exit 3) is generated
     # again, with --resume where its node kept its store; a finished one is not.
     done = {unit: status for unit, status in journal.done().items() if status == "finished"}
