@@ -187,8 +187,9 @@ int RunServe(const ServeFlags& flags) {
     if (done) return;
     std::cerr << "kvault serve: ending the running verifications (not recorded; submit them again)\n";
     (*service)->Abort();
+    ChildProcess::StopAll();  // no build or worker starts from here on, none is called failed
     while (!done) {
-      ChildProcess::KillAllGroups();  // and those a lane starts meanwhile
+      ChildProcess::KillAllGroups();  // and those a lane started meanwhile
       next_signal(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
     }
   });
