@@ -8,30 +8,27 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
-#include <sstream>
 #include <string>
+
+#include "util/process_tree.h"
 
 namespace kvault {
 namespace {
 
-// A process's user and system time (/proc/<pid>/stat fields 14 and 15, after the
-// command's closing parenthesis) and its reaped children's (16 and 17), in
-// nanoseconds; false when the file cannot be read.
+// A process's user and system time (/proc/<pid>/stat fields 14 and 15) and its reaped
+// children's (16 and 17), in nanoseconds; false when the file cannot be read.
 bool StatTimesNs(pid_t pid, int64_t* own, int64_t* children) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return false;
-  std::istringstream rest(stat.substr(close + 1));
-  std::string field;
-  long long utime = 0, stime = 0, cutime = 0, cstime = 0;
-  for (int i = 3; i <= 13 && rest >> field; ++i) {  // fields 3..13 precede utime (14)
+  const std::vector<std::string> fields = ProcStatFields(pid);  // [n]: field n + 3
+  if (fields.size() < 15) return false;
+  long long ticks_of[4];
+  for (int i = 0; i < 4; ++i) {
+    char* end = nullptr;
+    ticks_of[i] = std::strtoll(fields[11 + i].c_str(), &end, 10);
+    if (end == fields[11 + i].c_str()) return false;
   }
-  if (!(rest >> utime >> stime >> cutime >> cstime)) return false;
   static const long ticks = std::max(1L, ::sysconf(_SC_CLK_TCK));
-  *own = (utime + stime) * (1000000000LL / ticks);
-  *children = (cutime + cstime) * (1000000000LL / ticks);
+  *own = (ticks_of[0] + ticks_of[1]) * (1000000000LL / ticks);
+  *children = (ticks_of[2] + ticks_of[3]) * (1000000000LL / ticks);
   return true;
 }
 

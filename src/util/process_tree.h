@@ -16,9 +16,15 @@
 // belongs to another user) are skipped. Not thread-safe.
 #include <sys/types.h>
 
+#include <string>
 #include <vector>
 
 namespace kvault {
+
+// The fields of /proc/<pid>/stat after the command ("pid (comm) state ppid ...": comm
+// may hold spaces and parentheses, the last ')' ends it), so that [0] is field 3
+// (state) and [n] field n + 3; empty when the file cannot be read.
+std::vector<std::string> ProcStatFields(pid_t pid);
 
 // Every process below `root` (children, their children, ...), in no order.
 std::vector<pid_t> Descendants(pid_t root);

@@ -30,8 +30,7 @@ bool ReadChildrenFiles(pid_t pid, std::vector<pid_t>* out) {
   return any;
 }
 
-// Parent of every process, from /proc/<pid>/stat ("pid (comm) state ppid ...";
-// comm may hold spaces and parentheses: the last ')' ends it).
+// Parent of every process, from /proc/<pid>/stat (field 4).
 std::multimap<pid_t, pid_t> ChildrenByScan() {
   std::multimap<pid_t, pid_t> children;
   DIR* dir = ::opendir("/proc");
@@ -40,20 +39,27 @@ std::multimap<pid_t, pid_t> ChildrenByScan() {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 1));
-    char state = 0;
-    long ppid = 0;
-    if (rest >> state >> ppid) children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+    const std::vector<std::string> fields = ProcStatFields(static_cast<pid_t>(pid));
+    if (fields.size() < 2) continue;
+    const long ppid = std::strtol(fields[1].c_str(), &end, 10);
+    if (end != fields[1].c_str()) children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
   }
   ::closedir(dir);
   return children;
 }
 
 }  // namespace
+
+std::vector<std::string> ProcStatFields(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream rest(stat.substr(close + 1));
+  std::vector<std::string> fields;
+  for (std::string field; rest >> field;) fields.push_back(std::move(field));
+  return fields;
+}
 
 std::vector<pid_t> Descendants(pid_t root) {
   std::vector<pid_t> found, frontier{root};
