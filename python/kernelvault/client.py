@@ -388,7 +388,12 @@ class Client:
         A failure to connect, send or read the status raises _Retry."""
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         conn = cls(self._host, self._port, timeout=min(self.connect_timeout_s, timeout or self.timeout_s))
-        data = json.dumps(body).encode("utf-8") if body is not None else None
+        try:
+            # JSON has no NaN or infinity: Python's json would send them as invalid JSON.
+            data = json.dumps(body, allow_nan=False).encode("utf-8") if body is not None else None
+        except ValueError as e:
+            raise RequestError("%s %s: the request holds a number JSON cannot carry (NaN or infinity): %s"
+                               % (method, path, e)) from None
         try:
             conn.connect()
             conn.sock.settimeout(timeout or self.timeout_s)

@@ -65,9 +65,13 @@ def has_task(record):
 
 def _number(value, name):
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         raise ValueError("kernelvault: %s must be a number, got %r" % (name, value)) from None
+    # JSON has no NaN or infinity: sent, they would reach the server as invalid JSON.
+    if not math.isfinite(number):
+        raise ValueError("kernelvault: %s must be a finite number, got %r" % (name, value))
+    return number
 
 
 def _normalized(name, value):
@@ -85,6 +89,9 @@ def _normalized(name, value):
     if name in ("discount", "deadline_s", "atol", "rtol"):
         return _number(value, name)
     if name == "previous_rewards":
+        # A string is iterable too: "1,2" would be read as the characters 1 , 2.
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+            raise ValueError("kernelvault: previous_rewards must be a list of numbers, got %r" % (value,))
         return [_number(x, "previous_rewards") for x in value]
     return str(value)
 

@@ -81,6 +81,26 @@ def test_verl_ground_truth_without_a_task_is_refused(fake):
         compute_score("d", GOOD, {"kernel_name": "relu"}, {})
 
 
+def test_numbers_json_cannot_carry_are_refused_before_sending(fake):
+    # NaN and infinity would reach the server as invalid JSON (its 400 then names a
+    # parse error); a string of previous rewards would be read character by character.
+    for record, extra, said in ((dict(RECORD, atol=float("inf")), {}, "atol must be a finite number"),
+                                (dict(RECORD, rtol="nan"), {}, "rtol must be a finite number"),
+                                (RECORD, {"previous_rewards": [float("nan")]}, "previous_rewards must be a finite"),
+                                (RECORD, {"previous_rewards": "0.4,1.4"}, "previous_rewards must be a list"),
+                                (RECORD, {"discount": float("-inf")}, "discount must be a finite number")):
+        with pytest.raises(ValueError, match=said):
+            compute_score("d", GOOD, record, extra)
+    assert fake.bodies("POST", "/v1/verify") == []
+
+
+def test_the_client_refuses_nan_in_a_request_of_its_own(fake):
+    from kernelvault import Client, RequestError
+    with pytest.raises(RequestError, match="NaN or infinity"):
+        Client(fake.url).verify(task_source=TASK, completion=GOOD, atol=float("nan"))
+    assert fake.bodies("POST", "/v1/verify") == []
+
+
 def test_a_hip_to_hip_record_declares_hip(fake):
     # AMD's HIP-to-HIP record often names no language: its hip_code says HIP, so a
     # server that cannot run HIP refuses the request instead of scoring it 0.
