@@ -6,8 +6,10 @@
 
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "cli/interrupt.h"
+#include "cli/lanes.h"
 #include "cli/report.h"
 #include "corpus/export.h"
 #include "corpus/import.h"
@@ -178,9 +180,14 @@ int RunVerifyCmd(const CorpusFlags& f) {
   int options_exit = kExitOk;
   auto options = MakeOptions(f.common, false, &options_exit);
   if (!options) return options_exit;
+  auto jobs = ParseJobs(f.jobs, options->backend, std::thread::hardware_concurrency());
+  if (!jobs) {
+    std::cerr << "kvault corpus verify: " << jobs.error() << "\n";
+    return kExitMisuse;
+  }
   corpus::ReverifySettings settings;
   settings.filter = FilterOf(f);
-  settings.jobs = f.jobs;
+  settings.jobs = *jobs;
   settings.compile_jobs = f.compile_jobs;
   settings.force = f.force;
   settings.hardware = f.verify_hardware;
@@ -259,7 +266,8 @@ CLI::App* AddCorpusCommand(CLI::App& app, CorpusFlags& f) {
   AddVault(f.stats_cmd, f);
 
   f.verify_cmd = corpus->add_subcommand("verify", "verify the vault's kernels again on this machine");
-  f.verify_cmd->add_option("--jobs", f.jobs, "parallel lanes (Default: 1)")->check(CLI::Range(1, 256));
+  f.verify_cmd->add_option("--jobs", f.jobs, "parallel lanes: N or auto (Default: auto: 6 on a GPU, 1 per 4 CPU cores on the CPU)")
+      ->check(CLI::Validator(CheckJobsText, "N|auto"));
   f.verify_cmd->add_option("--compile-jobs", f.compile_jobs, "threads building candidates ahead (Default: CPU cores)")
       ->check(CLI::Range(0, 1024));
   f.verify_cmd->add_flag("--force", f.force, "verify again records with a result of this hardware and toolchain");

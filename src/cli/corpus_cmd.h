@@ -36,7 +36,8 @@ struct CorpusFlags {
   std::string html;
   // verify
   CommonFlags common;  // main.cc adds the engine flags (AddCommon)
-  int jobs = 1, compile_jobs = -1;
+  std::string jobs = "auto";  // lanes: a number, or auto (cli/lanes.h)
+  int compile_jobs = -1;
   bool force = false;
   std::string verify_hardware, scratch_db;
   // the parsed subcommands

@@ -1,5 +1,5 @@
 #pragma once
-// How many verification lanes `--jobs` gives eval and gen (docs/cli.md, "--jobs").
+// How many verification lanes `--jobs` gives eval, gen and corpus verify (docs/cli.md, "--jobs").
 //
 //   auto lanes = ParseJobs("auto", Backend::kCuda, std::thread::hardware_concurrency());
 #include <string>
