@@ -447,8 +447,8 @@ class Client:
         text = "%s: HTTP %d: %s" % (where, status, message)
         result = payload if isinstance(payload, dict) and "status" in payload else None
         said = dict(status=status, server_message=message)
-        if status == 422 and kind == "unsupported":
-            raise UnsupportedError(text, kind=kind, **said)
+        if status == 422 and kind == "unsupported":  # a result when a lane found it so
+            raise UnsupportedError(text, kind=kind, result=result, **said)
         if status == 422:
             raise TaskError(text, kind=kind or "task", result=result, **said)
         if status == 504 and kind == "deadline":  # the request's deadline_s (a proxy's 504 is retried)

@@ -130,6 +130,23 @@ def test_an_answer_the_server_cannot_run_raises_and_never_scores_zero(server):
                             kvault_url=server)
 
 
+def test_a_candidate_the_engine_finds_it_cannot_run_has_no_reward(server):
+    """A native candidate of a task whose reference returns a dict: beyond the native
+    ABI, `unsupported`, as verify says. Nothing was judged: the server answers no
+    reward (422 `unsupported`) and the adapters raise, never a compiled-but-wrong 0.4."""
+    task = TASK.replace("return torch.relu(x)", "return {'y': torch.relu(x)}")
+    assert task != TASK
+    client = Client(server, retries=0)
+    run = "native-dict-%d" % os.getpid()
+    with pytest.raises(UnsupportedError) as raised:
+        client.verify({"task_source": task, "completion": CORRECT, "language": "cpp", "run": run})
+    assert raised.value.status == 422 and raised.value.result["reward"] is None, raised.value.result
+    assert raised.value.result["status"] == "unsupported" and "native" in raised.value.message
+    with pytest.raises(UnsupportedError):
+        compute_score_batch(["relu"], [CORRECT], [dict(RECORD, pytorch_module_code=task, run=run)], [{}],
+                            kvault_url=server)
+
+
 KB_WRONG = (ROOT / "examples/kernelbench/relu.wrong-inline-cpp.py").read_text()
 KB_CUDA = (ROOT / "examples/kernelbench/relu.llm-habits.py").read_text()
 

@@ -101,6 +101,7 @@ int OutcomeCode(const ServeOutcome& o) {
   switch (*o.error_kind) {
     case ErrorKind::kInfrastructure: return 503;
     case ErrorKind::kTask: return 422;
+    case ErrorKind::kUnsupported: return 422;
     case ErrorKind::kDeadline: return 504;
     case ErrorKind::kCancelled: return 409;
     default: return 200;

@@ -39,6 +39,9 @@ std::optional<ErrorKind> NoRewardKind(const std::string& status) {
   auto s = OutcomeStatusFromString(status);
   if (s == OutcomeStatus::kTaskError) return ErrorKind::kTask;
   if (s == OutcomeStatus::kInfraError) return ErrorKind::kInfrastructure;
+  // The engine cannot run it here (a native candidate's arguments beyond its ABI):
+  // nothing was judged, so no reward, as verify and eval give none.
+  if (s == OutcomeStatus::kUnsupported) return ErrorKind::kUnsupported;
   return std::nullopt;
 }
 
