@@ -128,6 +128,11 @@ int RunExportCmd(const CorpusFlags& f) {
                                 : corpus::ExportSplit::kAll;
   o.test_share = f.test_share;
   o.any_status = f.any_status;
+  if (o.format != corpus::ExportFormat::kRecords)
+    if (Status s = corpus::CheckPromptSettings(o.prompts); !s) {
+      std::cerr << "kvault corpus export: " << s.error() << "\n";
+      return kExitMisuse;
+    }
   auto vault = OpenVault(f, "export", true);
   if (!vault) return kExitMisuse;
   auto summary = corpus::ExportRecords(*vault, o);

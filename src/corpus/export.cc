@@ -328,6 +328,10 @@ void ExportSummary::Skip(const std::string& record_id, const std::string& why) {
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) {
   auto tmp = TempDir::Create("", "kvault-corpus-export");
   if (!tmp) return Error{tmp.error()};
+  // Every format but the vault's own renders gen's prompts: a folder, version or
+  // hardware that is not there would leave out every row, after the old file is gone.
+  if (o.format != ExportFormat::kRecords)
+    if (Status s = CheckPromptSettings(o.prompts); !s) return Error{s.error()};
   Pass pass{o, ExportPrompts(o.prompts), std::nullopt, {}, {}};
   if (o.split != ExportSplit::kAll || o.format == ExportFormat::kHf) {
     if (Status s = BuildSplit(vault, pass); !s) return Error{s.error()};

@@ -35,6 +35,11 @@ std::string PromptFormatOf(const KernelRecord& record);
 // gen's target for a language when none is given: hip mi300x, cpp cpu, others h200.
 std::string DefaultPromptHardware(const std::string& language);
 
+// Error naming what is missing when the folder, its version's torch2kernel prompts or
+// the named hardware description (`hardware` set) do not exist, with what does: a
+// mistyped flag, said before anything is written rather than as every row left out.
+Status CheckPromptSettings(const PromptSettings& settings);
+
 class ExportPrompts {
  public:
   explicit ExportPrompts(PromptSettings settings) : settings_(std::move(settings)) {}

@@ -171,6 +171,43 @@ TEST(Export, HfOfNoRowIsRefusedBeforeItWritesACard) {
   EXPECT_FALSE(FileExists(dir->Join("hf/README.md")));
 }
 
+TEST(Export, AMistypedPromptFlagIsRefusedAndTheLastExportKept) {
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.Upsert(Kernel("relu", Task(1))).ok());
+  auto dir = TempDir::Create("", "kvault-corpus-prompts");
+  ASSERT_TRUE(dir.ok());
+  const std::string out = dir->Join("sft.jsonl");
+  ASSERT_TRUE(ExportRecords(vault, Export(ExportFormat::kSft, out)).ok());
+  ASSERT_EQ(Rows(out).size(), 1u);
+  struct Case {
+    std::string root_suffix, version, hardware, said;
+  } cases[] = {{"", "v1", "nosuch", "no hardware description 'nosuch'"},
+               {"", "v1", "../cpu", "no hardware description '../cpu'"},
+               {"", "v9", "", "no prompt version 'v9'"},
+               {"-missing", "v1", "", "no prompts folder"}};
+  for (const Case& c : cases) {
+    ExportOptions o = Export(ExportFormat::kSft, out);
+    o.prompts.root += c.root_suffix;
+    o.prompts.version = c.version;
+    o.prompts.hardware = c.hardware;
+    auto summary = ExportRecords(vault, o);
+    ASSERT_FALSE(summary.ok()) << c.said;
+    EXPECT_NE(summary.error().find(c.said), std::string::npos) << summary.error();
+    EXPECT_EQ(Rows(out).size(), 1u) << "the last export is gone after: " << c.said;
+  }
+  // What is there is named, so the typo can be put right.
+  ExportOptions o = Export(ExportFormat::kSft, out);
+  o.prompts.hardware = "mi300";
+  EXPECT_NE(ExportRecords(vault, o).error().find("mi300x"), std::string::npos);
+  o.prompts.hardware = "";
+  o.prompts.version = "v2";
+  EXPECT_NE(ExportRecords(vault, o).error().find("there: v1)"), std::string::npos);
+  // The vault's own records render no prompt: nothing to check.
+  o.format = ExportFormat::kRecords;
+  o.output = dir->Join("records.jsonl");
+  EXPECT_TRUE(ExportRecords(vault, o).ok());
+}
+
 TEST(ExportCard, LicenceIsTheHubsIdOrOtherWithANameAndUnstatedRowsAreCounted) {
   EXPECT_EQ(CardLicenceOf({{{"rocBLAS", "MIT"}, 3}, {{"other", "MIT"}, 1}}).license, "mit");
   EXPECT_EQ(HubLicenceId("GPL-3.0-only"), "gpl-3.0");
