@@ -23,8 +23,17 @@ int RunCompare(const ScoreFlags& flags) {
   score::ScoreOptions o = MakeScoreOptions(flags);
   if (std::find(o.ks.begin(), o.ks.end(), 1) == o.ks.end()) o.ks.insert(o.ks.begin(), 1);
   o.per_category = false;
-  auto a = score::ScoreSuite(score::GroupByTask(in.records[0], in.tasks, in.categories), o);
-  auto b = score::ScoreSuite(score::GroupByTask(in.records[1], in.tasks, in.categories), o);
+  // Without a suite each run is scored over the tasks it attempted: a task only the
+  // other run tried counts nowhere (score_input.h), not as this run's failure.
+  auto tasks_of = [&](const std::vector<AttemptRecord>& records) {
+    if (!in.suite.empty()) return in.tasks;
+    std::vector<std::string> names = score::TasksOf(records);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  };
+  auto a = score::ScoreSuite(score::GroupByTask(in.records[0], tasks_of(in.records[0]), in.categories), o);
+  auto b = score::ScoreSuite(score::GroupByTask(in.records[1], tasks_of(in.records[1]), in.categories), o);
   score::Comparison c = score::CompareRuns(a, b, o.bootstrap);
   const std::string& A = flags.runs[0];
   const std::string& B = flags.runs[1];

@@ -60,6 +60,10 @@ PY
 # `default`) is one task of both, not two.
 "$KVAULT" compare --run sweep1 --run default --db "$TMP/s.db" --json > "$TMP/d.json" 2> /dev/null || fail "compare"
 [ "$(json_get "$TMP/d.json" '[d["task"] for d in j["differing_tasks"] if d["task"] == "20_GELU"]')" = "['20_GELU']" ] || fail "compare: $(cat "$TMP/d.json")"
+# Without a suite, a task only one run attempted is that run's alone, not the other's
+# failure: sweep1's two 19_ReLU contents are only in sweep1; 20_GELU is the one pair.
+[ "$(json_get "$TMP/d.json" '"%d %d %d" % (j["common_tasks"], j["only_a"], j["only_b"])')" = "1 2 0" ] ||
+  fail "compare without a suite pairs tasks one run never attempted: $(cat "$TMP/d.json")"
 # An unknown run stays misuse.
 "$KVAULT" score --run nope --db "$TMP/s.db" > /dev/null 2>&1; [ $? -eq 2 ] || fail "unknown run should exit 2"
 exit 0
