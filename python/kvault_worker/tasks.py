@@ -43,7 +43,7 @@ class Meta:
     policy: str = "any"
     input_distributions: List[str] = field(default_factory=lambda: list(distributions.EXTRA))
     plausible_speedup: Optional[float] = None
-    held_out: bool = True  # a held-out size's case for tasks written for one (held_out.py)
+    held_out: bool = True  # held-out sizes' cases for tasks written for one (held_out.py)
 
     def to_json(self):
         return {"rtol": self.rtol, "atol": self.atol, "nan_policy": self.nan_policy,
@@ -61,7 +61,8 @@ class Task:
     twin_fn: Optional[Callable]  # module_fn when the task has a functional twin
     cases: List[Case]
     meta: Meta
-    held_out_module: object = None  # the task run again at the held-out size (held_out.py)
+    # The task run again at each held-out case's sizes (held_out.py).
+    held_out_modules: List[object] = field(default_factory=list)
 
     @property
     def has_twin(self):
@@ -86,7 +87,8 @@ def load_task(path):
 def release_task(task):
     if task is not None:
         fresh_module.release(task.module)
-        fresh_module.release(task.held_out_module)
+        for module in task.held_out_modules:
+            fresh_module.release(module)
 
 
 def _inspect(path, module):
@@ -115,22 +117,29 @@ def _inspect(path, module):
 
 
 def _add_held_out(task):
-    """Appends the held-out case (held_out.py) when the task binds `batch_size`; a
-    task that does not run again at that size simply has none."""
+    """Appends the held-out cases (held_out.py), the smaller one then the larger one,
+    when the task binds data sizes; a task that does not run again at those sizes
+    simply has none."""
     try:
-        code = held_out.held_out_code(Path(task.path).read_bytes(), task.path)
-        if code is None:
+        text = Path(task.path).read_bytes()
+    except OSError:
+        return
+    for name, make_code in ((held_out.HELD_OUT, held_out.held_out_code),
+                            (held_out.HELD_OUT_LARGER, held_out.larger_code)):
+        try:
+            code = make_code(text, task.path)
+            if code is None:
+                return
+            again = fresh_module.exec_file(task.path, "task", code)
+        except Exception:
             return
-        again = fresh_module.exec_file(task.path, "task", code)
-    except Exception:
-        return
-    get_inputs = getattr(again, "get_inputs", None)
-    get_init_inputs = getattr(again, "get_init_inputs", None) or list
-    if not callable(get_inputs) or not callable(get_init_inputs):
-        fresh_module.release(again)
-        return
-    task.held_out_module = again
-    task.cases.append(Case(held_out.HELD_OUT, True, False, get_inputs, get_init_inputs))
+        get_inputs = getattr(again, "get_inputs", None)
+        get_init_inputs = getattr(again, "get_init_inputs", None) or list
+        if not callable(get_inputs) or not callable(get_init_inputs):
+            fresh_module.release(again)
+            return
+        task.held_out_modules.append(again)
+        task.cases.append(Case(name, True, False, get_inputs, get_init_inputs))
 
 
 def _find_twin(module, model_class):

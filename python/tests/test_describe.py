@@ -43,7 +43,8 @@ def get_inputs():
         "name": "add", "has_twin": False, "num_parameters": 0,
         "cases": [{"name": "default", "correctness": True, "performance": True, "input_bytes": 24}],
         "meta": {"rtol": None, "atol": None, "nan_policy": "match", "seeds": 3, "policy": "any",
-                 "input_distributions": ["signed", "heavy_tailed"], "plausible_speedup": None}}
+                 "input_distributions": ["signed", "heavy_tailed"], "plausible_speedup": None},
+        "held_out": []}
 
 
 def test_twin_is_detected_and_parameters_counted(shared_worker, tmp_path):

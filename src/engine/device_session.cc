@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "engine/held_out_key.h"
 #include "engine/worker_outcome.h"
 #include "engine/worker_sandbox.h"
 #include "util/child_process.h"
@@ -243,7 +244,7 @@ Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<W
   // Only the session's first worker reports the build environment and the backend
   // probe (about a second of subprocesses); later workers run on the same machine.
   const bool first = hello_.is_null();
-  WorkerReply r = w->Call(HelloRequest{hello_backend_, options_.device_index, first}.ToJson(),
+  WorkerReply r = w->Call(HelloRequest{hello_backend_, options_.device_index, first, HeldOutKey()}.ToJson(),
                           options_.timeouts.start);
   if (r.failure != WorkerFailure::kNone) {
     std::string log = w->TakeLog();

@@ -65,6 +65,7 @@ AttemptRecord MakeRecord(const std::string& run, const TaskFile& task, const Can
   r.cases = CasesJson(v.records, v.phases);
   r.environment = environment;
   r.environment["build"] = v.build;
+  if (!v.held_out.empty()) r.environment["held_out"] = v.held_out;
   r.environment["verify"] = VerdictSettings(options);
   r.engine_version = KVAULT_VERSION;
   r.seconds = v.seconds;

@@ -18,6 +18,7 @@ Json Verification::ToJson() const {
               {"policy", policy.empty() ? Json(nullptr) : Json(policy)},
               {"cases", CasesJson(records, phases)},
               {"build", build},
+              {"held_out", held_out},
               {"seconds", seconds},
               {"phases", phases ? phases->ToJson() : Json::object()}};
 }

@@ -27,6 +27,9 @@ struct Verification {
   // (engine/verification_records.h).
   VerificationRecords records;
   Json build = Json::object();         // toolchain, command, cache hit, seconds
+  // The task's held-out cases: [{case, listed, why}] as describe gave them (one not
+  // listed was not run; docs/adversarial.md, "Hard-coded shapes"). Empty before describe.
+  Json held_out = Json::array();
   double seconds = 0;                  // wall time of the whole verification
   // Wall seconds per stage reached (docs/cli.md); set when the Verifier ends the
   // verification, unset for an outcome decided before it ran (a file that could not

@@ -16,6 +16,7 @@
 #include "engine/output_layout.h"
 #include "engine/plausibility_recheck.h"
 #include "engine/gpu_sensors.h"
+#include "engine/held_out_key.h"
 #include "engine/fingerprint.h"
 #include "engine/inline_record.h"
 #include "engine/timed_case.h"
@@ -214,6 +215,8 @@ std::string Verifier::ReferenceKey(const TaskInfo& task, int case_index, int see
   h.Add("protocol", std::to_string(protocol::kVersion));
   h.Add("task", task.file.hash);
   h.Add("case", std::to_string(case_index) + ":" + task.cases[case_index].name);
+  // Its sizes are drawn from the key: another process's key, other inputs.
+  if (task.cases[case_index].name == kHeldOutLargerCase) h.Add("held_out_key", HeldOutKey());
   h.Add("seed", std::to_string(seed));
   if (distribution != kTaskInputs) h.Add("distribution", distribution);
   h.Add("backend", std::string(ToString(options_.backend)));
@@ -836,6 +839,7 @@ bool Verifier::DescribeTask(Attempt& a) {
   a.checked = WithFormatTolerances(*info, a.candidate.format);
   if (options_.rtol) a.checked->rtol = options_.rtol;
   if (options_.atol) a.checked->atol = options_.atol;
+  a.v.held_out = info->held_out;  // which held-out cases run, and why not (docs/adversarial.md)
   a.info = std::move(*info);
   clock_.Lap(Phase::kDescribe);
   session_.Prestart();  // the candidate's worker starts while the candidate builds

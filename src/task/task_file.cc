@@ -150,6 +150,7 @@ Result<TaskInfo> TaskInfoFromDescribe(const TaskFile& file, const Json& task) {
       if (m.contains("plausible_speedup") && m["plausible_speedup"].is_number())
         info.plausible_speedup = m["plausible_speedup"].get<double>();
     }
+    if (task.contains("held_out") && task["held_out"].is_array()) info.held_out = task["held_out"];
   } catch (const Json::exception& e) {
     return Error{"describe answer for " + file.name + " is malformed: " + e.what()};
   }

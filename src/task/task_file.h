@@ -57,6 +57,9 @@ struct TaskInfo {
   // Extra input distributions each correctness case also runs on (docs/adversarial.md).
   std::vector<std::string> input_distributions{"signed", "heavy_tailed"};
   std::optional<double> plausible_speedup;  // unset: the engine's bound
+  // Per held-out case, whether describe listed it and why (not): [{case, listed, why}]
+  // (docs/worker-protocol.md, "describe"); an empty array for a task without one.
+  Json held_out = Json::array();
 
   std::vector<int> CorrectnessCases() const;
   std::vector<int> PerformanceCases() const;

@@ -86,6 +86,9 @@ TEST(TaskFileTest, DescribeAnswerBecomesTaskInfo) {
   EXPECT_FALSE(info->atol);
   EXPECT_EQ(info->nan_policy, "forbid");
   EXPECT_EQ(info->seeds, 5);
+  EXPECT_EQ(info->held_out, Json::array());  // a worker that sends no held-out notes
+  task["held_out"] = Json::array({Json{{"case", "held_out_larger"}, {"listed", false}, {"why", "fails"}}});
+  EXPECT_EQ(TaskInfoFromDescribe(f, task)->held_out, task["held_out"]);
 }
 
 TEST(TaskFileTest, MalformedDescribeAnswersAreErrors) {

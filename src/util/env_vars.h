@@ -47,6 +47,9 @@ inline constexpr EnvVar kEnvVars[] = {
     {"KVAULT_GROUP_TURNS", EnvReader::kEngine, "`on`",
      "`off`: every candidate is timed in a turn of its own (docs/timing.md, \"Group turns\"); another "
      "value: every worker start fails saying so"},
+    {"KVAULT_HELD_OUT_KEY", EnvReader::kEngine, "128 random bits drawn per process",
+     "the secret the larger held-out case's sizes are drawn from; set it only to check a verdict again "
+     "at the same sizes, and keep it from candidates (docs/adversarial.md, \"Hard-coded shapes\")"},
     {"KVAULT_HIPCC", EnvReader::kEngine, "`hipcc` on `PATH`", "the HIP compiler (docs/toolchains.md)"},
     {"KVAULT_LITE_EXT", EnvReader::kEngine, "`1`",
      "`0`: extension builds skip the lite extension build (docs/toolchains.md, \"The lite extension build\")"},

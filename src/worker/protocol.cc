@@ -19,10 +19,12 @@ void SetIf(Json& j, const char* key, const Json& value) {
 }  // namespace
 
 Json HelloRequest::ToJson() const {
-  return Json{{field::kOp, op::kHello},
-              {field::kBackend, backend},
-              {field::kDeviceIndex, device_index},
-              {field::kEnvironment, environment}};
+  Json j{{field::kOp, op::kHello},
+         {field::kBackend, backend},
+         {field::kDeviceIndex, device_index},
+         {field::kEnvironment, environment}};
+  SetIf(j, field::kHeldOutKey, held_out_key);
+  return j;
 }
 
 Json DescribeRequest::ToJson() const {

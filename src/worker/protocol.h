@@ -63,6 +63,7 @@ inline constexpr char kTraceback[] = "traceback";
 inline constexpr char kBackend[] = "backend";
 inline constexpr char kDeviceIndex[] = "device_index";
 inline constexpr char kEnvironment[] = "environment";
+inline constexpr char kHeldOutKey[] = "held_out_key";  // the larger held-out case's sizes are drawn from it
 inline constexpr char kProtocol[] = "protocol";
 inline constexpr char kDevice[] = "device";  // {name, arch, ...}
 inline constexpr char kArch[] = "arch";      // within device
@@ -181,6 +182,7 @@ struct HelloRequest {
   std::string backend{};  // "cpu", "cuda" or "hip"
   int device_index = 0;
   bool environment = true;  // build paths and backend probe (about a second)
+  std::string held_out_key{};  // the engine's held-out key (engine/held_out_key.h)
   Json ToJson() const;
 };
 

@@ -49,6 +49,7 @@ TEST(ProtocolTest, HelloWithoutAVersionFails) {
 TEST(ProtocolTest, RequestsSpellTheDocumentedLines) {
   EXPECT_EQ(HelloRequest({"cuda", 1, false}).ToJson(),
             Json::parse(R"({"op":"hello","backend":"cuda","device_index":1,"environment":false})"));
+  EXPECT_EQ(HelloRequest({"cpu", 0, true, "k"}).ToJson()["held_out_key"], "k");
   EXPECT_EQ((DescribeRequest{"/t.py"}.ToJson()), Json::parse(R"({"op":"describe","task":"/t.py"})"));
   ReferenceRequest ref{.task = "/t.py", .case_index = 2, .seed = 3, .out = "/r.kvt"};
   EXPECT_EQ(ref.ToJson(), Json::parse(R"({"op":"reference","task":"/t.py","case":2,"seed":3,

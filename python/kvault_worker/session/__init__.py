@@ -25,7 +25,7 @@ from kvault_worker.session.candidate import CandidateRole
 from kvault_worker.session.reference import ReferenceRole
 from kvault_worker.session.timed import TimedRequests
 
-from kvault_worker import PROTOCOL_VERSION, devmem
+from kvault_worker import PROTOCOL_VERSION, devmem, held_out
 from kvault_worker import request_fields as fields
 from kvault_worker.build_info import build_info
 from kvault_worker.device import BACKENDS, backend_availability, device_info, open_device, python_info
@@ -72,6 +72,8 @@ class Session(ReferenceRole, CandidateRole, TimedRequests):
         if self.device is not None and (self.device.backend, self.device.index) != (backend, index):
             raise bad_request("this worker already runs on %s:%d" % (self.device.backend, self.device.index))
         device = self.device or open_device(backend, index)
+        # The larger held-out case's sizes are drawn from it (held_out.py).
+        held_out.set_key(fields.string(request, "held_out_key", ""))
         with attributed(INTERNAL, "collecting environment information failed"):
             response = {"protocol": PROTOCOL_VERSION, **python_info(),
                         "device": device_info(device),

@@ -258,12 +258,19 @@ def describe_task(task, device=None):
     on `device` (the worker's, once it has one: inputs of several GB are made in
     milliseconds there, in seconds on the CPU)."""
     cpu = Device("cpu", 0)
-    cases = []
+    cases, notes = [], []
     for case in task.cases:
-        if case.name == held_out.HELD_OUT and not held_out.reference_runs(
+        if case.name in (held_out.HELD_OUT, held_out.HELD_OUT_LARGER):
+            # The last cases: the others keep their indices. One not listed takes those
+            # after it along, whose indices would move.
+            listed, why = held_out.reference_runs(
                 task, case, device or cpu, execution.make_inputs, execution.reference_forward,
-                execution.call_reference):
-            continue  # the last case: the others keep their indices
+                execution.call_reference)
+            if listed and notes and not notes[-1]["listed"]:
+                listed, why = False, "the held-out case before it is not listed"
+            notes.append({"case": case.name, "listed": listed, "why": why})
+            if not listed:
+                continue
         inputs = execution.make_inputs(case, 1, device or cpu)  # raises task_error on bad inputs
         # What decides whether outputs are compared on the device (handoff.py).
         nbytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
@@ -273,4 +280,4 @@ def describe_task(task, device=None):
                                   cpu.torch_device, TASK_ERROR, "Model")
     return {"name": task.name, "has_twin": task.has_twin,
             "num_parameters": execution.count_parameters(probe),
-            "cases": cases, "meta": task.meta.to_json()}
+            "cases": cases, "meta": task.meta.to_json(), "held_out": notes}
