@@ -44,6 +44,9 @@ using optional = std::optional<T>;
 using std::nullopt;
 using std::make_optional;
 using ::kvault_lite::toString;
+// c10/core/ScalarTypeToTypeMeta.h's conversions.
+inline ::kvault_lite::TypeMeta scalarTypeToTypeMeta(ScalarType t) { return ::kvault_lite::TypeMeta::fromScalarType(t); }
+inline ScalarType typeMetaToScalarType(::kvault_lite::TypeMeta m) { return m.toScalarType(); }
 template <class... A>
 std::string str(const A&... a) { return ::kvault_lite::Str(a...); }
 #define KVAULT_LITE_CONSTANT(name, value) constexpr ScalarType name = ScalarType::value;
@@ -117,6 +120,17 @@ using ::kvault_lite::stack;
 using ::kvault_lite::linear;
 using ::kvault_lite::conv2d;
 using ::kvault_lite::conv_transpose2d;
+using ::kvault_lite::conv1d;
+using ::kvault_lite::conv3d;
+using ::kvault_lite::conv_transpose1d;
+using ::kvault_lite::conv_transpose3d;
+using ::kvault_lite::max_pool2d;
+using ::kvault_lite::avg_pool2d;
+using ::kvault_lite::adaptive_avg_pool2d;
+using ::kvault_lite::batch_norm;
+using ::kvault_lite::layer_norm;
+using ::kvault_lite::group_norm;
+using ::kvault_lite::gelu;
 using ::kvault_lite::DeprecatedTypeProperties;
 template <class T>
 using optional = std::optional<T>;
@@ -144,6 +158,10 @@ constexpr ::c10::ScalarType kFloat16 = ::c10::kHalf;
 constexpr ::c10::ScalarType kFloat32 = ::c10::kFloat;
 constexpr ::c10::ScalarType kFloat64 = ::c10::kDouble;
 }  // namespace at
+
+namespace caffe2 {
+using ::kvault_lite::TypeMeta;
+}  // namespace caffe2
 
 namespace torch {
 using namespace ::at;  // NOLINT: PyTorch's torch:: holds at::'s tensor API too

@@ -61,6 +61,7 @@ ScalarType Lite(at::ScalarType t) { return static_cast<ScalarType>(static_cast<i
 at::Device At(Device d) { return at::Device(static_cast<c10::DeviceType>(d.type()), d.index()); }
 Device Lite(at::Device d) { return Device(static_cast<DeviceType>(d.type()), d.index()); }
 at::IntArrayRef At(IntArrayRef a) { return at::IntArrayRef(a.data(), a.size()); }
+c10::string_view At(std::string_view s) { return c10::string_view(s.data(), s.size()); }
 IntArrayRef Lite(at::IntArrayRef a) { return IntArrayRef(a.data(), a.size()); }
 
 at::Scalar At(Scalar s) {
@@ -111,10 +112,13 @@ std::string Streamed(const T& v) {
 }
 std::string Printed(double v) { return Streamed(v); }
 std::string Printed(ScalarType v) { return Streamed(At(v)); }
+std::string Printed(TypeMeta v) { return Streamed(caffe2::TypeMeta::fromScalarType(At(v.toScalarType()))); }
 std::string Printed(const Device& v) { return Streamed(At(v)); }
 std::string Printed(IntArrayRef v) { return Streamed(At(v)); }
 }  // namespace detail
 std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << At(t); }
+std::ostream& operator<<(std::ostream& os, TypeMeta m) { return os << detail::Printed(m); }
+size_t TypeMeta::itemsize() const noexcept { return caffe2::TypeMeta::fromScalarType(At(type_)).itemsize(); }
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << At(d); }
 std::ostream& operator<<(std::ostream& os, IntArrayRef a) { return os << At(a); }
 
@@ -223,8 +227,18 @@ Tensor Tensor::squeeze(int64_t d) const { return Wrap(A(*this).squeeze(d)); }
 Tensor Tensor::expand(IntArrayRef size) const { return Wrap(A(*this).expand(At(size))); }
 Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return Wrap(A(*this).narrow(d, s, l)); }
 Tensor Tensor::select(int64_t d, int64_t i) const { return Wrap(A(*this).select(d, i)); }
-Tensor Tensor::to(ScalarType t) const { return Wrap(A(*this).to(At(t))); }
-Tensor Tensor::to(Device d) const { return Wrap(A(*this).to(At(d))); }
+Tensor Tensor::to(TensorOptions o, bool non_blocking, bool copy) const {
+  return Wrap(A(*this).to(At(o), non_blocking, copy));
+}
+Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const {
+  return Wrap(A(*this).to(At(d), At(t), non_blocking, copy));
+}
+Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
+  return Wrap(A(*this).to(At(t), non_blocking, copy));
+}
+Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {
+  return Wrap(A(*this).to(A(other), non_blocking, copy));
+}
 Tensor Tensor::cuda() const { return Wrap(A(*this).cuda()); }
 Tensor Tensor::cpu() const { return Wrap(A(*this).cpu()); }
 Tensor& Tensor::zero_() { A(*this).zero_(); return *this; }
@@ -281,6 +295,14 @@ Tensor Tensor::sigmoid() const { return Wrap(A(*this).sigmoid()); }
 Tensor Tensor::log() const { return Wrap(A(*this).log()); }
 Tensor Tensor::max() const { return Wrap(A(*this).max()); }
 Tensor Tensor::min() const { return Wrap(A(*this).min()); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
+  auto [values, indices] = A(*this).max(dim, keepdim);
+  return {Wrap(std::move(values)), Wrap(std::move(indices))};
+}
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
+  auto [values, indices] = A(*this).min(dim, keepdim);
+  return {Wrap(std::move(values)), Wrap(std::move(indices))};
+}
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
   return Wrap(A(*this).clamp(At(lo), At(hi)));
 }
@@ -351,21 +373,58 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) { return Wrap(torc
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   return Wrap(torch::linear(A(input), A(weight), At(bias)));
 }
-Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
-              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return Wrap(torch::conv2d(A(input), A(weight), At(bias), At(stride), At(padding), At(dilation), groups));
+// PyTorch's convolutions of each dimension: padding as sizes or by name ("same",
+// "valid"); the transposed ones with output_padding.
+#define KVAULT_LITE_CONV(name)                                                                                \
+  Tensor name(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride, \
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                     \
+    return Wrap(torch::name(A(input), A(weight), At(bias), At(stride), At(padding), At(dilation), groups));     \
+  }                                                                                                             \
+  Tensor name(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride, \
+              std::string_view padding, IntArrayRef dilation, int64_t groups) {                                \
+    return Wrap(torch::name(A(input), A(weight), At(bias), At(stride), At(padding), At(dilation), groups));     \
+  }
+KVAULT_LITE_CONV(conv1d)
+KVAULT_LITE_CONV(conv2d)
+KVAULT_LITE_CONV(conv3d)
+#undef KVAULT_LITE_CONV
+#define KVAULT_LITE_CONV_TRANSPOSE(name)                                                                        \
+  Tensor name(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,   \
+              IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {           \
+    return Wrap(torch::name(A(input), A(weight), At(bias), At(stride), At(padding), At(output_padding), groups,   \
+                            At(dilation)));                                                                     \
+  }
+KVAULT_LITE_CONV_TRANSPOSE(conv_transpose1d)
+KVAULT_LITE_CONV_TRANSPOSE(conv_transpose2d)
+KVAULT_LITE_CONV_TRANSPOSE(conv_transpose3d)
+#undef KVAULT_LITE_CONV_TRANSPOSE
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return Wrap(torch::max_pool2d(A(self), At(kernel_size), At(stride), At(padding), At(dilation), ceil_mode));
 }
-Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
-              std::string_view padding, IntArrayRef dilation, int64_t groups) {
-  return Wrap(torch::conv2d(A(input), A(weight), At(bias), At(stride), c10::string_view(padding.data(), padding.size()),
-                            At(dilation), groups));
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return Wrap(torch::avg_pool2d(A(self), At(kernel_size), At(stride), At(padding), ceil_mode, count_include_pad,
+                                At(divisor_override)));
 }
-Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                        IntArrayRef dilation) {
-  return Wrap(torch::conv_transpose2d(A(input), A(weight), At(bias), At(stride), At(padding), At(output_padding),
-                                      groups, At(dilation)));
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return Wrap(torch::adaptive_avg_pool2d(A(self), At(output_size)));
 }
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps, bool cudnn_enabled) {
+  return Wrap(torch::batch_norm(A(input), At(weight), At(bias), At(running_mean), At(running_var), training, momentum,
+                                eps, cudnn_enabled));
+}
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, bool cudnn_enable) {
+  return Wrap(torch::layer_norm(A(input), At(normalized_shape), At(weight), At(bias), eps, cudnn_enable));
+}
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, bool cudnn_enabled) {
+  return Wrap(torch::group_norm(A(input), num_groups, At(weight), At(bias), eps, cudnn_enabled));
+}
+Tensor gelu(const Tensor& self, std::string_view approximate) { return Wrap(torch::gelu(A(self), At(approximate))); }
 
 #define KVAULT_LITE_OPERATOR(op)                                                                  \
   Tensor operator op(const Tensor& a, const Tensor& b) { return Wrap(A(a) op A(b)); }             \

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -273,13 +274,40 @@ using PackedTensorAccessor32 = GenericPackedTensorAccessor<T, N, PtrTraits, int3
 template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
 using PackedTensorAccessor64 = GenericPackedTensorAccessor<T, N, PtrTraits, int64_t>;
 
+// caffe2::TypeMeta, what x.dtype() gives: an element type printed by PyTorch's name of
+// it ("float", where a ScalarType prints "Float"), its size, and comparisons with
+// ScalarType and TypeMeta. Like PyTorch's it is no ScalarType: `switch`, the dispatch
+// macros and a ScalarType parameter do not take it (toScalarType() does, non-const
+// as in PyTorch 1.13).
+class TypeMeta {
+ public:
+  static TypeMeta fromScalarType(ScalarType t) { return TypeMeta(t); }
+  size_t itemsize() const noexcept;
+  bool isScalarType() const noexcept { return true; }
+  bool isScalarType(ScalarType t) const noexcept { return t == type_; }
+  ScalarType toScalarType() { return type_; }
+  friend bool operator==(TypeMeta a, TypeMeta b) noexcept { return a.type_ == b.type_; }
+  friend bool operator!=(TypeMeta a, TypeMeta b) noexcept { return a.type_ != b.type_; }
+  friend bool operator==(ScalarType t, TypeMeta m) noexcept { return m.type_ == t; }
+  friend bool operator==(TypeMeta m, ScalarType t) noexcept { return m.type_ == t; }
+  friend bool operator!=(ScalarType t, TypeMeta m) noexcept { return m.type_ != t; }
+  friend bool operator!=(TypeMeta m, ScalarType t) noexcept { return m.type_ != t; }
+
+ private:
+  explicit TypeMeta(ScalarType t) : type_(t) {}
+  ScalarType type_;
+};
+std::ostream& operator<<(std::ostream& os, TypeMeta m);
+
 class TensorOptions {
  public:
   TensorOptions() = default;
   TensorOptions(ScalarType dtype) : dtype_(dtype) {}
+  TensorOptions(TypeMeta dtype) : dtype_(dtype.toScalarType()) {}
   TensorOptions(Device device) : device_(device) {}
   TensorOptions(DeviceType type) : device_(Device(type)) {}
   TensorOptions dtype(ScalarType t) const { TensorOptions o = *this; o.dtype_ = t; return o; }
+  TensorOptions dtype(TypeMeta t) const { return dtype(t.toScalarType()); }
   TensorOptions device(Device d) const { TensorOptions o = *this; o.device_ = d; return o; }
   TensorOptions device(DeviceType t, int index = -1) const { return device(Device(t, index)); }
   TensorOptions requires_grad(bool r) const { TensorOptions o = *this; o.requires_grad_ = r; return o; }
@@ -295,6 +323,7 @@ class TensorOptions {
 };
 
 inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
+inline TensorOptions dtype(TypeMeta t) { return TensorOptions().dtype(t); }
 inline TensorOptions device(Device d) { return TensorOptions().device(d); }
 
 // What PyTorch's deprecated x.type() gives, as far as candidates use it: its scalar
@@ -336,7 +365,7 @@ class Tensor {
   IntArrayRef sizes() const;
   IntArrayRef strides() const;
   ScalarType scalar_type() const;
-  ScalarType dtype() const { return scalar_type(); }
+  TypeMeta dtype() const { return TypeMeta::fromScalarType(scalar_type()); }
   int64_t element_size() const;
   int64_t itemsize() const { return element_size(); }
   size_t nbytes() const;
@@ -426,8 +455,12 @@ class Tensor {
   Tensor expand(IntArrayRef size) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
-  Tensor to(ScalarType dtype) const;
-  Tensor to(Device device) const;
+  // PyTorch's four x.to(...) (without the memory format): `x.to(x.device())` and
+  // `x.to(x.dtype())` through TensorOptions, as there.
+  Tensor to(TensorOptions options = {}, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
   Tensor cuda() const;
   Tensor cpu() const;
   Tensor& zero_();
@@ -483,6 +516,9 @@ class Tensor {
   Tensor log() const;
   Tensor max() const;
   Tensor min() const;
+  // (values, indices) along `dim`.
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
   Tensor& relu_();
@@ -550,6 +586,36 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {},
                         IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
                         int64_t groups = 1, IntArrayRef dilation = 1);
+// The other convolutions, pooling, normalisations and GELU that models leave to
+// PyTorch beside a fused kernel, with PyTorch's parameters and defaults.
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {},
+                        IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                        int64_t groups = 1, IntArrayRef dilation = 1);
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {},
+                        IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                        int64_t groups = 1, IntArrayRef dilation = 1);
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps, bool cudnn_enabled);
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = {},
+                  const std::optional<Tensor>& bias = {}, double eps = 1e-05, bool cudnn_enable = true);
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = {},
+                  const std::optional<Tensor>& bias = {}, double eps = 1e-05, bool cudnn_enabled = true);
+Tensor gelu(const Tensor& self, std::string_view approximate = "none");
 
 // PyTorch's arithmetic operators on tensors.
 Tensor operator+(const Tensor& a, const Tensor& b);
@@ -580,11 +646,12 @@ inline ScalarType DispatchType(const DeprecatedTypeProperties& t) { return t.sca
 void CheckCuda(int error, const char* file, int line);
 
 // c10::str: the arguments one after another, each as std::ostream would print it
-// (numbers, strings, characters, ScalarType, Device, IntArrayRef; anything else does
+// (numbers, strings, characters, ScalarType, TypeMeta, Device, IntArrayRef; anything else does
 // not compile).
 namespace detail {
 std::string Printed(double v);
 std::string Printed(ScalarType v);
+std::string Printed(TypeMeta v);
 std::string Printed(const Device& v);
 std::string Printed(IntArrayRef v);
 inline void Append(std::string& s, const char* v) { s += v; }
@@ -596,6 +663,7 @@ void Append(std::string& s, T v) { s += std::to_string(v); }
 template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 void Append(std::string& s, T v) { s += Printed(static_cast<double>(v)); }
 inline void Append(std::string& s, ScalarType v) { s += Printed(v); }
+inline void Append(std::string& s, TypeMeta v) { s += Printed(v); }
 inline void Append(std::string& s, DeviceType v) { s += Printed(Device(v)); }
 inline void Append(std::string& s, const Device& v) { s += Printed(v); }
 inline void Append(std::string& s, IntArrayRef v) { s += Printed(v); }

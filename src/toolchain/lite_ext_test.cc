@@ -147,10 +147,10 @@ TEST_F(LiteExtTest, ALiteOnlyBuildNeverTakesTheFullWay) {
   ASSERT_TRUE(full.ok() && full->ok && !full->lite_ext);
   EXPECT_GT(cc.Calls(), calls);
   req.lite_only = true;
-  Write("#include <torch/torch.h>\n" + std::string(kSource));
+  Write("#include <torch/script.h>\n" + std::string(kSource));
   auto excluded = BuildExtension(req, kTimeout);
   ASSERT_FALSE(excluded.ok());
-  EXPECT_TRUE(Has(excluded.error(), "no <torch/torch.h>")) << excluded.error();
+  EXPECT_TRUE(Has(excluded.error(), "no <torch/script.h>")) << excluded.error();
   Write(kSource);
   auto built = BuildExtension(req, kTimeout);
   ASSERT_TRUE(built.ok() && built->ok && built->lite_ext);
@@ -164,8 +164,9 @@ TEST_F(LiteExtTest, WhatExcludesASource) {
   const CompilerSetup gxx = CompilerAt(Tool::kCxx, cc.path());
   EXPECT_EQ(LiteExtExcluded(req, gxx, kSource, lite), "");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <ATen/cuda/CUDAContext.h>\n  #  include <c10/util/Half.h>\n", lite), "");
-  EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <vector>\n#include <torch/torch.h>\n", lite),
-            "the lite headers have no <torch/torch.h>");
+  EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <vector>\n#include <torch/torch.h>\n", lite), "");
+  EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <vector>\n#include <torch/script.h>\n", lite),
+            "the lite headers have no <torch/script.h>");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <pybind11/stl.h>\n", lite), "the lite headers have no <pybind11/stl.h>");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <Python.h>\n", lite), "the lite headers have no <Python.h>");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include \"kernels.h\"\n", lite), "the source includes local files");
@@ -180,11 +181,11 @@ TEST_F(LiteExtTest, WhatExcludesASource) {
   hip.backend = Backend::kCuda;
   EXPECT_TRUE(Has(LiteExtExcluded(hip, CompilerAt(Tool::kNvcc, cc.path()), kSource, lite), "C++ and CUDA"));
 
-  Write("#include <torch/torch.h>\n" + std::string(kSource));
+  Write("#include <torch/script.h>\n" + std::string(kSource));
   auto r = BuildExtension(Request(), kTimeout);
   ASSERT_TRUE(r.ok() && r->ok);
   EXPECT_FALSE(r->lite_ext);
-  EXPECT_EQ(r->lite_ext_note, "the lite headers have no <torch/torch.h>");
+  EXPECT_EQ(r->lite_ext_note, "the lite headers have no <torch/script.h>");
   EXPECT_EQ(cc.Calls(), 1);  // the full build only: no lite object was made
 }
 

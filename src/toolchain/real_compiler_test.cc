@@ -190,7 +190,9 @@ constexpr char kLiteExtCalls[] =
     "         lambda: m.ops(x, x), lambda: m.fail_as(x, 0), lambda: m.fail_as(x, 1), lambda: m.fail_as(x, 2),\n"
     "         lambda: m.fail_as(x, 3), lambda: m.fail_as(x, 4),\n"
     "         lambda: m.lists([1, 2], [0.5, 1.5], [2.0]), lambda: m.lists((3,), [], []), lambda: m.lists([1.5], [], []),\n"
-    "         lambda: m.acc(x), lambda: m.acc((x * 7).to(torch.int8)), lambda: m.acc(x.half())]\n"
+    "         lambda: m.acc(x), lambda: m.acc((x * 7).to(torch.int8)), lambda: m.acc(x.half()),\n"
+    "         lambda: m.dtypes(x), lambda: m.dtypes(x.double()), lambda: m.more_ops(x, 1), lambda: m.more_ops(x, -1),\n"
+    "         lambda: m.more_ops(x, 3)]\n"
     "for call in calls:\n"
     "    try: print(show(call()))\n"
     "    except RuntimeError as e: print('RuntimeError', str(e).splitlines()[0])\n"
@@ -239,8 +241,9 @@ TEST_F(RealCompilerTest, GxxLiteExtensionBuildBehavesAsTheFullBuild) {
 
   std::string uses_nn = work_->Join("uses_nn.cpp");
   ASSERT_TRUE(WriteFileAtomic(uses_nn,
-                              "#include <torch/torch.h>\n"
-                              "torch::Tensor forward(torch::Tensor x) { return torch::relu(x); }\n"
+                              "#include <torch/extension.h>\n"
+                              "#include <torch/nn/functional.h>\n"
+                              "torch::Tensor forward(torch::Tensor x) { return torch::nn::functional::relu(x); }\n"
                               "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &forward); }\n")
                   .ok());
   BuildRequest nn_req = Request(uses_nn, Language::kCpp, Backend::kCpu, "");
@@ -250,7 +253,7 @@ TEST_F(RealCompilerTest, GxxLiteExtensionBuildBehavesAsTheFullBuild) {
   ASSERT_TRUE(nn.ok()) << nn.error();
   ASSERT_TRUE(nn->ok) << nn->diagnostics;
   EXPECT_FALSE(nn->lite_ext);
-  EXPECT_EQ(nn->lite_ext_note, "the lite headers have no <torch/torch.h>");
+  EXPECT_EQ(nn->lite_ext_note, "the lite headers have no <torch/nn/functional.h>");
 }
 
 // The .gch files under <cache>/pch, with their modification times.

@@ -1,11 +1,13 @@
 // The lite extension build's tensor API against PyTorch's (RealCompilerTest): every
 // member and function include_lite/ declares, built both ways and called the same.
 #include <torch/extension.h>
+#include <torch/torch.h>
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -232,6 +234,56 @@ std::pair<std::vector<int>, double> lists(std::vector<int> a, std::vector<float>
   return {a, s};
 }
 
+// What x.dtype() is (PyTorch's TypeMeta: printed by its name, its size, compared with
+// ScalarType and TypeMeta, converted), as a string.
+std::string dtypes(torch::Tensor x) {
+  auto d = x.dtype();
+  std::ostringstream printed;
+  printed << x.to(torch::kHalf).dtype();
+  return c10::str(d, " ", printed.str(), " ", x.to(torch::kInt8).dtype().itemsize(), " ", d.itemsize(), " ",
+                  d == torch::kFloat32, d != torch::kDouble, torch::kFloat == d, torch::kInt != d,
+                  d == x.clone().dtype(), d != x.to(torch::kInt64).dtype(), " ", c10::typeMetaToScalarType(d), " ",
+                  c10::scalarTypeToTypeMeta(torch::kInt16), " ", d.toScalarType(), " ", d.isScalarType(torch::kFloat),
+                  d.isScalarType(torch::kHalf), d.isScalarType());
+}
+
+// x.to's overloads, factories given a TypeMeta, (values, indices) along a dimension,
+// and the operations models leave to PyTorch beside a fused kernel.
+std::vector<torch::Tensor> more_ops(torch::Tensor x, int64_t dim) {  // x: 2 x 3 x 4, float
+  auto img = x.unsqueeze(0);                                            // 1 x 2 x 3 x 4
+  auto vol = img.unsqueeze(-1);                                         // 1 x 2 x 3 x 4 x 1
+  auto [low, low_at] = x.min(dim);
+  std::vector<torch::Tensor> out = {
+      x.to(x.options()), x.to(torch::kDouble, false, true), x.to(x.device(), torch::kHalf),
+      x.to(x.to(torch::kInt32)), x.to(torch::kCPU), x.to(torch::dtype(torch::kFloat64)), x.to(x.to(torch::kInt16).dtype()),
+      x.to(torch::TensorOptions().dtype(x.to(torch::kBFloat16).dtype())), torch::empty({2}, x.dtype()).fill_(1),
+      torch::zeros({2}, torch::TensorOptions().dtype(x.to(torch::kInt64).dtype()).device(x.device())),
+      torch::ones({2}, torch::dtype(x.to(torch::kInt8).dtype())), torch::full({2}, 3, at::device(x.device()).dtype(x.dtype())),
+      std::get<0>(x.max(dim)), std::get<1>(x.max(dim, true)), low, low_at,
+      torch::conv1d(x, torch::ones({2, 3, 2}) / 6), torch::conv1d(x, torch::ones({2, 3, 3}) / 9, torch::ones({2}), 1, "same"),
+      torch::conv1d(x, torch::ones({3, 1, 2}), {}, 2, 1, 1, 3), torch::conv3d(vol, torch::ones({2, 2, 1, 2, 1}) / 4),
+      torch::conv3d(vol, torch::ones({2, 2, 1, 3, 1}), torch::ones({2}), 1, "same"),
+      torch::conv3d(vol, torch::ones({4, 1, 2, 2, 1}), {}, {1, 2, 1}, {1, 0, 0}, 1, 2),
+      torch::conv_transpose1d(x, torch::ones({3, 2, 2}) / 4),
+      torch::conv_transpose1d(x, torch::ones({3, 2, 2}), torch::ones({2}), 2, 1, 1, 1, 1),
+      torch::conv_transpose3d(vol, torch::ones({2, 1, 1, 2, 1}) / 2),
+      torch::conv_transpose3d(vol, torch::ones({2, 3, 2, 1, 1}), torch::ones({3}), {2, 1, 1}, 0, {1, 0, 0}),
+      torch::max_pool2d(img, 2), torch::max_pool2d(img, {2, 2}, {1, 2}, 1, 1, true), torch::avg_pool2d(img, 2),
+      torch::avg_pool2d(img, {3, 3}, 1, 1, false, false, 2), torch::adaptive_avg_pool2d(img, {2, 2}),
+      torch::batch_norm(img, torch::ones({2}) * 2, torch::ones({2}), torch::zeros({2}), torch::ones({2}) * 4, false, 0.1,
+                        1e-5, false),
+      torch::batch_norm(img, {}, {}, {}, {}, true, 0.1, 1e-5, true), torch::layer_norm(x, {4}),
+      torch::layer_norm(x, {3, 4}, torch::ones({3, 4}) * 2, torch::ones({3, 4}), 1e-3), torch::group_norm(img, 2),
+      torch::group_norm(img, 1, torch::ones({2}) * 3, torch::ones({2}), 1e-3, false), torch::gelu(x),
+      torch::gelu(x, "tanh")};
+  auto running_mean = torch::zeros({2});
+  auto running_var = torch::ones({2});
+  out.push_back(at::batch_norm(img, {}, {}, running_mean, running_var, true, 0.5, 1e-5, true));
+  out.push_back(running_mean);
+  out.push_back(running_var);
+  return out;
+}
+
 // Keyword arguments and defaults (py::arg), bound below.
 torch::Tensor scaled(torch::Tensor x, double scale, c10::optional<torch::Tensor> bias) {
   return bias.has_value() ? x * scale + *bias : x * scale;
@@ -255,4 +307,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("fail_as", &fail_as);
   m.def("lists", &lists);
   m.def("acc", &acc);
+  m.def("dtypes", &dtypes);
+  m.def("more_ops", &more_ops);
 }
