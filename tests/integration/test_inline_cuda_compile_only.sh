@@ -2,7 +2,8 @@
 # meant for the cuda backend; some bind by hand with py::arg, one in cpp_sources beside
 # cuda_sources, one leaves its GEMM to
 # torch::matmul and dispatches on the deprecated x.type(), one uses AT_DISPATCH_SWITCH,
-# packed accessors and a std::vector<int> parameter) on a machine with nvcc and no GPU:
+# packed accessors and a std::vector<int> parameter, one includes <torch/torch.h> and
+# leaves other dtypes to torch::layer_norm) on a machine with nvcc and no GPU:
 # `verify --compile-only` notes their load_inline calls in a device-less worker and
 # compiles each one ahead, the lite way (a few seconds, not a minute of PyTorch's
 # headers); a flag off nvcc's allow-list is a compile_error naming it.
@@ -11,7 +12,7 @@ command -v "${KVAULT_NVCC:-nvcc}" >/dev/null || skip "nvcc not installed"
 need_torch
 ex="$KVAULT_SOURCE_ROOT/examples"
 for file in relu.llm-habits softmax.llm-habits matmul.llm-cuda-pybind linear_relu.llm-cuda-hybrid \
-  row_sum.llm-cuda-dispatch vector_add.llm-cpp-pybind; do
+  row_sum.llm-cuda-dispatch vector_add.llm-cpp-pybind layer_norm.llm-cuda-torch-ops; do
   c="$ex/kernelbench/$file.py"
   "$KVAULT" verify --task "$ex/suite/${file%%.*}.py" --candidate "$c" --backend cuda --arch sm_90 \
     --compile-only --json > "$TMP/o.json" || fail "verify exited $? for $c"
