@@ -2,9 +2,10 @@
 diagnostic for benchmarks, bench/worker_profile.py; docs/worker-protocol.md).
 
 Each request runs under cProfile; its profile goes to DIR/<worker>-<n>-<op>.prof and
-a line {"worker", "n", "op", "wall_s", "start_s"} is appended to DIR/<worker>.jsonl:
+a line {"worker", "n", "op", "wall_s", "start_s", "at"} is appended to DIR/<worker>.jsonl:
 <worker> is the pid and a random tag (pids repeat across PID namespaces), n counts
-the worker's requests from 1, start_s is seconds since the worker's first request.
+the worker's requests from 1, start_s is seconds since the worker's first request,
+`at` the request's start in Unix seconds (to line workers up with each other).
 The worker must be able to write DIR: with the sandbox on, a worker sees no folder
 but its own, so profile with KVAULT_SANDBOX=off.
 A folder that cannot be written turns profiling off, silently: the diagnostic must
@@ -31,6 +32,7 @@ class RequestProfiler:
             return handle()
         self.count += 1
         profile = cProfile.Profile()
+        at = time.time()
         started = time.perf_counter()
         if self.t0 is None:
             self.t0 = started
@@ -38,15 +40,15 @@ class RequestProfiler:
             return profile.runcall(handle)
         finally:
             wall = time.perf_counter() - started
-            self._write(op, profile, wall, started - self.t0)
+            self._write(op, profile, wall, started - self.t0, at)
 
-    def _write(self, op, profile, wall, start):
+    def _write(self, op, profile, wall, start, at):
         name = "%s-%d-%s" % (self.worker, self.count, "".join(c for c in str(op) if c.isalnum() or c == "_")[:32])
         try:
             profile.dump_stats(os.path.join(self.folder, name + ".prof"))
             with open(os.path.join(self.folder, "%s.jsonl" % self.worker), "a") as f:
                 f.write(json.dumps({"worker": self.worker, "n": self.count, "op": op, "wall_s": wall,
-                                    "start_s": start}) + "\n")
+                                    "start_s": start, "at": at}) + "\n")
         except OSError:
             self.folder = None
 
