@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/candidate_build.h"
+#include "engine/fingerprint.h"
 #include "engine/inline_record.h"
 #include "engine/lane_activity.h"
 #include "engine/verifier.h"
@@ -54,6 +55,8 @@ Result<std::vector<AttemptRecord>> RunBatch(const std::vector<EvalJob>& jobs,
   bool finished = false;
 
   const int lanes = std::max(1, std::min<int>(settings.jobs, static_cast<int>(jobs.size())));
+  // While the workers import PyTorch: the first lane's fingerprint then waits for none.
+  const std::future<void> toolchains = DiscoverToolchainsAhead();
   LanePool pool(options, store, {.lanes_per_device = lanes, .factory = settings.factory});
   auto stopped = [&] { return settings.stop && settings.stop->load(); };
   auto lane = [&](LanePool::Lane& lane) {
