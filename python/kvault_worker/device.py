@@ -4,6 +4,8 @@ Functions that later guard candidate code (device synchronisation) are looked up
 here at import time, before any task or candidate code runs, so a candidate that
 reassigns e.g. `torch.cuda.synchronize` does not change what the worker calls.
 """
+import importlib.metadata
+import importlib.util
 import os
 import platform
 import sys
@@ -197,7 +199,20 @@ def _source_digest():
 SOURCE_DIGEST = _source_digest()
 
 
+def triton_version():
+    """Triton's version where this Python can import it (found without importing it:
+    a second's work), else None. The engine reads it from hello, before any candidate
+    code runs, to tell a machine without Triton from a candidate that failed."""
+    if importlib.util.find_spec("triton") is None:
+        return None
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def python_info():
     return {"python": platform.python_version(), "executable": sys.executable,
             "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-            "torch_hip": getattr(torch.version, "hip", None), "worker_source": SOURCE_DIGEST}
+            "torch_hip": getattr(torch.version, "hip", None), "triton": triton_version(),
+            "worker_source": SOURCE_DIGEST}

@@ -1,4 +1,5 @@
 """The request loop: hello, bad requests, fd hygiene, shutdown."""
+import importlib.util
 import json
 import os
 
@@ -24,6 +25,10 @@ def test_hello_reports_environment_and_build(start_worker):
     assert hello["ok"] and hello["protocol"] == PROTOCOL_VERSION == 9
     assert hello["torch"] and hello["python"].count(".") == 2
     assert hello["device"]["backend"] == "cpu" and hello["device"]["arch"] == os.uname().machine
+    # Triton's version, or None where this Python has none (the engine then says so
+    # for a Triton candidate instead of blaming it).
+    has_triton = importlib.util.find_spec("triton") is not None
+    assert (hello["triton"] is not None) == has_triton and (hello["triton"] is None or hello["triton"])
     build = hello["build"]
     assert any(os.path.isfile(os.path.join(p, "torch", "extension.h")) for p in build["include_paths"])
     assert build["libraries"][:4] == ["c10", "torch", "torch_cpu", "torch_python"]

@@ -30,6 +30,16 @@ std::string BackendMismatch(const Candidate& candidate, Backend backend) {
   return IsCompiledFormat(candidate.format) ? BackendMismatch(candidate.language, backend) : "";
 }
 
+std::string MissingRuntime(const Candidate& candidate, const Json& hello) {
+  if (candidate.format != CandidateFormat::kTriton || !hello.is_object()) return "";
+  auto triton = hello.find(protocol::field::kTriton);
+  if (triton == hello.end() || !triton->is_null()) return "";
+  const std::string python = hello.value(protocol::field::kExecutable, std::string("the worker's Python"));
+  return "Triton candidates need the triton package in the worker's Python (" + python +
+         "), which has none: install it there (pip install triton) or set KVAULT_PYTHON to a Python "
+         "that has it (kvault doctor)";
+}
+
 std::string ForeignLanguageVerdict(const std::string& language, Backend backend, const std::string& how) {
   const std::string name = language == "cuda" ? "CUDA" : language == "hip" ? "HIP" : language == "cpp" ? "C++" : language;
   return "the answer builds " + name + " code (" + how + "), which the " + std::string(ToString(backend)) +

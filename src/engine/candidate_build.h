@@ -31,6 +31,12 @@ std::string BackendMismatch(const std::string& language, Backend backend);
 // (ForeignLanguageVerdict), never from its text.
 std::string BackendMismatch(const Candidate& candidate, Backend backend);
 
+// Why a Triton candidate cannot run on the worker whose `hello` answer is given: its
+// Python has no triton (hello's `triton` null); empty for any other candidate, or when
+// the hello does not say. The hello comes from a worker before any candidate code ran
+// in it, so unlike the candidate worker's own word this is the machine's limit.
+std::string MissingRuntime(const Candidate& candidate, const Json& hello);
+
 // The message of the candidate's own `compile_error` when its content, where nothing
 // declared its language, is code `language` ("cuda", "hip", "cpp") that `backend`
 // cannot build: a KernelBench file whose load_inline call builds CUDA on the cpu

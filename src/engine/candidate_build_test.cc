@@ -34,6 +34,19 @@ TEST(BackendMismatchTest, TheVerdictOfAForeignAnswerNamesItsLanguageAndTheBacken
   EXPECT_NE(ForeignLanguageVerdict("hip", Backend::kCpu, "seen").find("HIP"), std::string::npos);
 }
 
+TEST(MissingRuntimeTest, ATritonCandidateOnAWorkerWithoutTritonIsTheMachinesLimit) {
+  Candidate triton;
+  triton.format = CandidateFormat::kTriton;
+  triton.language = "triton";
+  const Json without = {{"executable", "/usr/bin/python3"}, {"triton", nullptr}};
+  const std::string why = MissingRuntime(triton, without);
+  EXPECT_NE(why.find("triton package in the worker's Python (/usr/bin/python3)"), std::string::npos) << why;
+  EXPECT_NE(why.find("KVAULT_PYTHON"), std::string::npos) << why;
+  EXPECT_EQ(MissingRuntime(triton, Json{{"triton", "3.1.0"}}), "");
+  EXPECT_EQ(MissingRuntime(triton, Json::object()), "");  // a hello that does not say: as before
+  EXPECT_EQ(MissingRuntime(KernelBenchFile("class ModelNew: pass\n"), without), "");  // not Triton
+}
+
 TEST(BackendMismatchTest, CompiledCandidatesAreJudgedByTheirLanguage) {
   Candidate cu;
   cu.format = CandidateFormat::kExtension;

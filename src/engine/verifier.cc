@@ -775,6 +775,10 @@ Verification Verifier::Finish(Verification v) {
 
 bool Verifier::CheckFormat(Attempt& a) {
   std::string why = BackendMismatch(a.candidate, options_.backend);
+  // A runtime the worker's Python lacks (Triton), as its first hello said: the
+  // machine's limit, before the candidate worker could say it (and be disbelieved).
+  if (why.empty() && a.candidate.format == CandidateFormat::kTriton)
+    if (auto hello = session_.Hello(); hello) why = MissingRuntime(a.candidate, *hello);
   if (why.empty()) return true;
   a.v = Outcome(OutcomeStatus::kUnsupported, why);
   return false;
