@@ -151,8 +151,14 @@ Status WriteDpo(CorpusStore& vault, Pass& pass, RowWriter& rows) {
       return true;
     }
     const VerificationResult* best = ChosenResult(r, o.filter);
-    if (r.kind != kKindKernel || !best) {
-      ++summary.skipped;
+    if (r.kind != kKindKernel) {
+      summary.Skip(r.id, "a question-answer pair has no rejected answer to pair");
+      return true;
+    }
+    if (!best) {
+      summary.Skip(r.id, o.filter.count_claims ? "no verification result to pair"
+                                               : "no result of this vault's engine to pair (corpus verify; "
+                                                 "--claims pairs imported verdicts)");
       return true;
     }
     Contender c{r.id, IsPassed(*best), RecordSpeed(r, o.filter.hardware, o.filter.count_claims).median,
@@ -167,7 +173,10 @@ Status WriteDpo(CorpusStore& vault, Pass& pass, RowWriter& rows) {
     const Contender* fastest = nullptr;
     for (const Contender& c : list)
       if (c.passed && (!fastest || speed(c) > speed(*fastest))) fastest = &c;
-    if (!fastest) continue;
+    if (!fastest) {  // nothing of this prompt passed: no chosen answer for any of them
+      for (const Contender& c : list) summary.Skip(c.id, "no kernel of its task passed: nothing to pair it with");
+      continue;
+    }
     for (const Contender& c : list) {
       const Contender* chosen = fastest;
       if (!c.near_miss_of.empty())

@@ -54,7 +54,8 @@ struct ExportOptions {
 struct ExportSummary {
   int64_t records = 0;  // records that passed the filter
   int64_t rows = 0;     // rows written
-  int64_t skipped = 0;  // records the format cannot hold (e.g. verl: no reference; no prompt template)
+  int64_t skipped = 0;  // records the format cannot hold (e.g. verl: no reference; no prompt template;
+                        // dpo: no verdict, or no passed kernel of its task to pair with)
   static constexpr size_t kSkippedWhy = 20;
   std::vector<std::string> skipped_why;  // the first kSkippedWhy records left out for a reason of their own
   int64_t test_rows = 0;       // hf: rows of the test split

@@ -305,6 +305,27 @@ TEST(Export, DpoPairsTheFastestCorrectKernelWithSlowerAndWrongOnes) {
   EXPECT_EQ(rejected, (std::set<std::string>{"passed", "mismatch"}));
 }
 
+TEST(Export, DpoSaysWhyAKernelHasNoPair) {
+  KernelRecord unverified = Contender("hip unverified", "passed", 3.0);
+  unverified.results[0].origin = kOriginImport;  // a claim: no verdict of this vault's engine
+  FinishRecord(unverified);
+  KernelRecord lonely = Contender("softmax wrong", "mismatch", 0);
+  lonely.task.name = "softmax";
+  FinishRecord(lonely);
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.UpsertMany({Contender("hip fast", "passed", 2.0), Contender("hip wrong", "mismatch", 0),
+                                unverified, lonely}).ok());
+  auto dir = TempDir::Create("", "kvault-corpus-dpo");
+  auto summary = ExportRecords(vault, Export(ExportFormat::kDpo, dir->Join("dpo.jsonl")));
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->rows, 1);
+  EXPECT_EQ(summary->skipped, 2);
+  ASSERT_EQ(summary->skipped_why.size(), 2u);
+  std::string why = summary->skipped_why[0] + "\n" + summary->skipped_why[1];
+  EXPECT_NE(why.find("record " + unverified.id + ": no result of this vault's engine"), std::string::npos) << why;
+  EXPECT_NE(why.find("record " + lonely.id + ": no kernel of its task passed"), std::string::npos) << why;
+}
+
 TEST(Export, DpoPairsOnlyKernelsThatAnswerTheSamePrompt) {
   // A correct HIP kernel and a wrong Triton one of the same task answer two prompts
   // (two file contracts): no pair. A wrong HIP kernel is paired with the HIP one.
