@@ -45,6 +45,9 @@ struct FakeTiming {
   double reference_sleep_ms = 0, candidate_sleep_ms = 0;
   // Extra sleep of the reference's sample requests, in turn (a busy host's noise).
   std::vector<double> reference_sample_jitter_ms;
+  // What one run of a side's burst takes on the engine's clock; < 0: the side's warm
+  // sleep (a sample's time). Less than that: its samples carry a cost of their own.
+  double reference_burst_ms = -1, candidate_burst_ms = -1;
   int bursts = 0;                   // time_burst requests seen
   int samples = 0, flushes = 0;     // requests seen
   bool candidate_modifies_inputs = false;          // the candidate's time_finish says so
@@ -168,7 +171,9 @@ inline void ScriptTiming(FakeWorker& w, std::shared_ptr<FakeTiming> t) {
   // A burst takes what its runs would on the device: the side's warm sleep each.
   w.Handle("time_burst", [t, side](const Json& r) {
     ++t->bursts;
-    const double each = (*side == "reference" ? t->reference_sleep_ms : t->candidate_sleep_ms) / 2;
+    const bool ref = *side == "reference";
+    const double burst_ms = ref ? t->reference_burst_ms : t->candidate_burst_ms;
+    const double each = burst_ms >= 0 ? burst_ms : (ref ? t->reference_sleep_ms : t->candidate_sleep_ms) / 2;
     const double ms = each * r.value("replays", 1);
     if (ms > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1000)));
     return FakeWorker::Ok();
