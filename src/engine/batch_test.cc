@@ -141,7 +141,7 @@ TEST(RunBatch, EveryLanesWorkersStartAtOnce) {
         std::lock_guard<std::mutex> lock(mu);
         hellos.push_back(std::chrono::steady_clock::now());
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(400));  // PyTorch's import
+      std::this_thread::sleep_for(std::chrono::milliseconds(800));  // PyTorch's import
       return FakeWorker::Ok(Json{{"protocol", protocol::kVersion}, {"torch", "t"}, {"python", "p"},
                                  {"device", {{"name", "cpu"}, {"arch", "x86_64"}}}, {"build", Json::object()}});
     });
@@ -152,9 +152,10 @@ TEST(RunBatch, EveryLanesWorkersStartAtOnce) {
   for (const AttemptRecord& r : *records) EXPECT_EQ(r.status, "load_error");
   ASSERT_GE(hellos.size(), 3u);
   std::sort(hellos.begin(), hellos.end());
-  // One lane after another, the third lane's first worker would greet 400 ms after
-  // the first lane's.
-  EXPECT_LT(hellos[2] - hellos[0], std::chrono::milliseconds(300));
+  // One lane after another, the third lane's first worker would greet 1600 ms after
+  // the first lane's; at once, within a loaded host's thread start (450 ms seen with
+  // a build and a test run on 2 cores).
+  EXPECT_LT(hellos[2] - hellos[0], std::chrono::milliseconds(700));
 }
 
 TEST(RunBatch, NoWorkerStartingIsOneFailureOfTheBatch) {
