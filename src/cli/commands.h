@@ -37,11 +37,24 @@ struct CommonFlags {
   std::optional<double> atol, rtol;
 };
 
+// When MakeOptions checks that an explicit GPU backend is usable.
+enum class BackendCheck {
+  kNow,        // before it returns: one worker started and asked (PyTorch's import, seconds)
+  kByWorkers,  // not: the caller's own workers open the backend first thing, and the
+               // caller asks BackendUnusable only when none of them could start
+};
+
 // Resolves flags and environment into engine options; prints the reason and returns
 // nullopt, with `*exit_code` set, when they cannot be used: misuse, no usable backend
-// (auto-detection failed, or an explicit GPU backend this machine's PyTorch cannot
-// run; both kExitMisuse), or a cache folder that cannot be written (kExitInfra).
-std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code);
+// (auto-detection failed, or, with BackendCheck::kNow, an explicit GPU backend this
+// machine's PyTorch cannot run; both kExitMisuse), or a cache folder that cannot be
+// written (kExitInfra).
+std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code,
+                                         BackendCheck check = BackendCheck::kNow);
+
+// Why `o`'s GPU backend is not usable here, worded as MakeOptions says it (for the
+// exit kExitMisuse); nullopt for the cpu backend and for a usable one. Starts a worker.
+std::optional<std::string> BackendUnusable(const EngineOptions& o);
 
 int RunDoctor(bool json);
 

@@ -91,7 +91,10 @@ int RunEval(const EvalFlags& flags) {
   }
 
   int options_exit = kExitOk;
-  auto options = MakeOptions(flags.common, false, &options_exit);
+  // An explicit GPU backend is checked by the lanes' own workers, which open it first
+  // thing, instead of by one more worker started before them (PyTorch's import: seconds
+  // before any lane starts); one that none of them can open is misuse all the same.
+  auto options = MakeOptions(flags.common, false, &options_exit, BackendCheck::kByWorkers);
   if (!options) return options_exit;
   auto lanes = ParseJobs(flags.jobs, options->backend, std::thread::hardware_concurrency());
   if (!lanes) {
@@ -125,6 +128,10 @@ int RunEval(const EvalFlags& flags) {
     return kExitInterrupted;
   }
   if (!records) {
+    if (auto why = BackendUnusable(*options)) {
+      std::cerr << "kvault: " << *why << "\n";
+      return kExitMisuse;
+    }
     std::cerr << "kvault eval: " << records.error() << "\n";
     return kExitInfra;
   }

@@ -54,7 +54,14 @@ void IgnoreArchOnCpu(EngineOptions& o) {
 
 }  // namespace
 
-std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code) {
+std::optional<std::string> BackendUnusable(const EngineOptions& o) {
+  if (o.backend == Backend::kCpu) return std::nullopt;
+  if (Status st = CheckBackendUsable(o); !st) return st.error();
+  return std::nullopt;
+}
+
+std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code,
+                                         BackendCheck check) {
   *exit_code = kExitMisuse;
   EngineOptions o;
   ApplyEnvironment(o);
@@ -92,7 +99,7 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
     }
     o.backend = *b;
     IgnoreArchOnCpu(o);
-    if (o.backend != Backend::kCpu && !compile_only) {
+    if (o.backend != Backend::kCpu && !compile_only && check == BackendCheck::kNow) {
       if (Status st = CheckBackendUsable(o); !st) {
         std::cerr << "kvault: " << st.error() << "\n";
         return std::nullopt;
