@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engine/held_out_key.h"
+#include "engine/hello_environment.h"
 #include "engine/worker_outcome.h"
 #include "engine/worker_sandbox.h"
 #include "util/child_process.h"
@@ -240,30 +241,57 @@ std::vector<pid_t> DeviceSession::ReferenceProcesses() const {
   return TreeOf(worker->pid(), !helper);
 }
 
-Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<WorkerConnection> w) {
-  // Only the session's first worker reports the build environment and the backend
-  // probe (about a second of subprocesses); later workers run on the same machine.
-  const bool first = hello_.is_null();
-  WorkerReply r = w->Call(HelloRequest{hello_backend_, options_.device_index, first, HeldOutKey()}.ToJson(),
-                          options_.timeouts.start);
+Result<Json> DeviceSession::AskHello(WorkerConnection& w, bool environment) {
+  WorkerReply r = w.Call(HelloRequest{hello_backend_, options_.device_index, environment, HeldOutKey()}.ToJson(),
+                         options_.timeouts.start);
   if (r.failure != WorkerFailure::kNone) {
-    std::string log = w->TakeLog();
-    w->Kill();
+    std::string log = w.TakeLog();
     return Error{"worker failed to start: " + r.detail + (log.empty() ? "" : "\n" + log)};
   }
   if (!ReplyOk(r)) {
-    std::string log = w->TakeLog();  // e.g. PyTorch's own warning of why CUDA did not start
-    w->Kill();
+    std::string log = w.TakeLog();  // e.g. PyTorch's own warning of why CUDA did not start
     return Error{"worker refused backend " + hello_backend_ + ": " +
                  ReplyString(r.response, protocol::field::kMessage, "no message") +
                  (log.empty() ? "" : "\n" + log)};
   }
   // A worker of another version would misread requests or replies: none is used.
-  if (Status st = CheckHello(r.response); !st) {
-    w->Kill();
-    return Error{"worker unusable: " + st.error()};
+  if (Status st = CheckHello(r.response); !st) return Error{"worker unusable: " + st.error()};
+  return std::move(r.response);
+}
+
+Result<std::unique_ptr<WorkerConnection>> DeviceSession::Greet(std::unique_ptr<WorkerConnection> w) {
+  // Only the session's first worker reports the build environment and the backend
+  // probe (about a second of subprocesses); later workers run on the same machine. Of
+  // sessions sharing options_.hello_environment (a pool's lanes), only the first to
+  // come asks for them; the others are greeted without them at the same time and
+  // complete their answers from its once it answered (or, when it got none, ask).
+  const bool first = hello_.is_null();
+  HelloEnvironment* shared = first ? options_.hello_environment.get() : nullptr;
+  // A claim still held when this returns (no answer) passes to the next session.
+  struct Claim {
+    HelloEnvironment* held;
+    ~Claim() {
+      if (held) held->Release();
+    }
+  } claim{shared && shared->Claim() ? shared : nullptr};
+  auto answer = AskHello(*w, first && (!shared || claim.held));
+  if (answer && shared && !claim.held) {
+    if (auto known = shared->Await()) {
+      HelloEnvironment::Complete(*answer, *known);
+    } else {
+      claim.held = shared;  // the first got no answer: this one asks in its place
+      answer = AskHello(*w, true);
+    }
   }
-  if (first) hello_ = r.response;
+  if (!answer) {
+    w->Kill();
+    return Error{answer.error()};
+  }
+  if (first) {
+    if (claim.held) claim.held->Publish(*answer);
+    claim.held = nullptr;
+    hello_ = std::move(*answer);
+  }
   return w;
 }
 

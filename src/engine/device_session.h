@@ -129,6 +129,9 @@ class DeviceSession {
   Result<std::unique_ptr<WorkerConnection>> ForkCandidate(std::string* folder);
   // Sends `hello` (with the environment on the session's first); the worker, or Error.
   Result<std::unique_ptr<WorkerConnection>> Greet(std::unique_ptr<WorkerConnection> w);
+  // One `hello` to `w`, asking for the environment or not: the answer, or why the
+  // worker cannot be used (it failed, refused the backend or speaks another version).
+  Result<Json> AskHello(WorkerConnection& w, bool environment);
   // Starts forking and greeting the spare candidate worker in the background.
   void StartSpare();
   void LaunchSpare();  // the background fork and hello behind StartSpare and Prestart

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "engine/hello_environment.h"
 #include "engine/testing/test_cache.h"
 #include "engine/verifier.h"
 #include "util/env.h"
@@ -112,6 +113,40 @@ TEST_F(DeviceSessionTest, WorkerWithoutAVersionIsRefused) {
   auto hello = session.Hello();
   ASSERT_FALSE(hello);
   EXPECT_NE(hello.error().find("names no protocol version"), std::string::npos) << hello.error();
+}
+
+// Lanes sharing a HelloEnvironment (a pool's) ask one worker for the build environment;
+// the other lane's answer has it all the same. A first that gets no answer passes the
+// asking on.
+TEST_F(DeviceSessionTest, LanesOfAPoolAskOneWorkerForTheEnvironment) {
+  EngineOptions shared = options_;
+  shared.hello_environment = std::make_shared<HelloEnvironment>();
+  const Json build{{"include_paths", {"/inc"}}};
+  bool fail_next = true;
+  auto factory = [&](const WorkerOptions&) -> Result<std::unique_ptr<WorkerConnection>> {
+    auto w = std::make_unique<FakeWorker>();
+    const bool fail = std::exchange(fail_next, false);
+    if (fail) w->Fail("hello", WorkerFailure::kDied, "worker killed by signal 9 (SIGKILL)", -1, 9);
+    w->Handle("hello", [&build](const Json& request) {
+      Json hello{{"protocol", protocol::kVersion}};
+      if (request.value("environment", true)) hello["build"] = build;
+      return FakeWorker::Ok(hello);
+    });
+    started_.push_back(w.get());
+    return std::unique_ptr<WorkerConnection>(std::move(w));
+  };
+  DeviceSession failing(shared, "cpu", factory), first(shared, "cpu", factory), second(shared, "cpu", factory);
+  ASSERT_FALSE(failing.Hello());
+  auto a = first.Hello();
+  auto b = second.Hello();
+  ASSERT_TRUE(a) << a.error();
+  ASSERT_TRUE(b) << b.error();
+  ASSERT_EQ(started_.size(), 3u);
+  std::vector<bool> asked;
+  for (FakeWorker* w : started_) asked.push_back(w->received()[0].request["environment"].get<bool>());
+  EXPECT_EQ(asked, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ((*a)["build"], build);
+  EXPECT_EQ((*b)["build"], build);
 }
 
 // A reference worker started ahead takes the place of the one discarded, without a

@@ -8,6 +8,7 @@
 #include "engine/candidate_build.h"
 #include "engine/compile_pool.h"
 #include "engine/fingerprint.h"
+#include "engine/hello_environment.h"
 #include "engine/inline_prebuild.h"
 #include "engine/inline_record.h"
 #include "engine/verifier.h"
@@ -99,8 +100,16 @@ std::optional<AttemptRecord> FindReusable(Store& store, const ContentKey& key, c
   return std::move(**found);
 }
 
+namespace {
+// One worker of all the lanes reports the machine's build environment (options.h).
+EngineOptions SharingTheHelloEnvironment(EngineOptions options) {
+  if (!options.hello_environment) options.hello_environment = std::make_shared<HelloEnvironment>();
+  return options;
+}
+}  // namespace
+
 LanePool::LanePool(EngineOptions options, Store& store, Settings settings)
-    : options_(std::move(options)), store_(store) {
+    : options_(SharingTheHelloEnvironment(std::move(options))), store_(store) {
   if (settings.devices.empty()) settings.devices.push_back(options_.device_index);
   int index = 0;
   for (int device : settings.devices)

@@ -2,6 +2,7 @@
 // Settings of one verification. Every field has a default that works on the CPU
 // backend; the CLI fills them from flags and the environment (docs/cli.md).
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -10,6 +11,8 @@
 #include "toolchain/backend.h"
 
 namespace kvault {
+
+class HelloEnvironment;
 
 using std::chrono::milliseconds;
 
@@ -126,6 +129,11 @@ struct EngineOptions {
   bool zygote = false;
   // Default: kShared; kvault serve uses kPerTask (docs/threat-model.md).
   ReferenceWorkers reference_workers = ReferenceWorkers::kShared;
+  // Shared by the lanes of a LanePool (it sets one): of their first workers, only the
+  // first to be greeted reports the machine's build environment and backend probe, the
+  // others' answers are completed from it (engine/hello_environment.h). Null: every
+  // session's first worker reports them.
+  std::shared_ptr<HelloEnvironment> hello_environment;
 };
 
 }  // namespace kvault
