@@ -10,6 +10,7 @@
 #include "cli/import_geak.h"
 #include "cli/lanes.h"
 #include "kvault/build_config.h"
+#include "sandbox/capabilities.h"
 #include "sandbox/exec.h"
 
 namespace {
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   // The sandbox helper (docs/sandbox.md) runs before anything else in this process.
   if (argc >= 2 && std::string_view(argv[1]) == "sandbox-exec")
     return kvault::SandboxExecMain(argc - 2, argv + 2);
+  kvault::DeclareSandboxLauncher();  // workers' sandbox-exec comes back here
   CLI::App app{"kvault: verify GPU kernels against PyTorch references"};
   app.set_version_flag("--version", std::string("kvault ") + KVAULT_VERSION);
   app.require_subcommand(1);

@@ -15,7 +15,9 @@ void ApplyEnvironment(EngineOptions& options) {
   options.source_root = SourceRoot();
   if (auto policy = PolicyFromEnvironment(/*cpu_backend=*/true)) {
     options.sandbox = *policy;
-    options.sandbox_launcher = SelfExecutable();
+    // Only kvault answers sandbox-exec; another program that links the engine (a test
+    // binary) has no launcher, as options made by hand have none.
+    if (SelfIsSandboxLauncher()) options.sandbox_launcher = SelfExecutable();
   } else {
     options.sandbox_error = policy.error();
   }

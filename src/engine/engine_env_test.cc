@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "sandbox/capabilities.h"
+
 namespace kvault {
 namespace {
 
@@ -47,6 +49,16 @@ TEST(EngineEnvTest, GroupTurnsComeFromTheEnvironment) {
   ApplyEnvironment(bad);
   unsetenv("KVAULT_GROUP_TURNS");
   EXPECT_NE(bad.sandbox_error.find("KVAULT_GROUP_TURNS"), std::string::npos) << bad.sandbox_error;
+}
+
+// A program that links the engine but does not answer sandbox-exec (this test binary)
+// names no launcher: named, every worker start would run this binary's tests again,
+// each starting more.
+TEST(EngineEnvTest, AProgramThatIsNotKvaultNamesNoSandboxLauncher) {
+  ASSERT_FALSE(SelfIsSandboxLauncher());
+  EngineOptions o;
+  ApplyEnvironment(o);
+  EXPECT_EQ(o.sandbox_launcher, "");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -43,6 +44,13 @@ Result<HostCapabilities> ProbeHost(const std::string& launcher) {
   cache.emplace(launcher, result);
   return result;
 }
+
+namespace {
+std::atomic<bool> g_self_is_launcher{false};
+}  // namespace
+
+void DeclareSandboxLauncher() { g_self_is_launcher = true; }
+bool SelfIsSandboxLauncher() { return g_self_is_launcher; }
 
 std::string SelfExecutable() {
   char buf[4096];

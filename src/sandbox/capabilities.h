@@ -27,4 +27,10 @@ Result<HostCapabilities> ProbeHost(const std::string& launcher);
 // This binary (/proc/self/exe), the usual launcher.
 std::string SelfExecutable();
 
+// Whether this program answers `sandbox-exec` (kvault's main says so first thing).
+// Another program that links the engine (a test binary) must not name itself as the
+// launcher: it would run its own main again for every worker, each starting more.
+void DeclareSandboxLauncher();
+bool SelfIsSandboxLauncher();
+
 }  // namespace kvault
