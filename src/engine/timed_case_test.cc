@@ -237,6 +237,22 @@ TEST_F(TimedCaseTest, TheEngineClockBoundsForgedSampleTimes) {
   EXPECT_GE(t.candidate_ms, 10.0);
 }
 
+// A forger whose sample requests carry less overhead than the reference's: the
+// samples' clock, which takes the reference's overhead off, catches it but leaves it
+// faster than it is (1.6x on an H100). Caught, it is bursted too, without slack.
+TEST_F(TimedCaseTest, BurstsSetTheTimeOfAForgerTheEngineClockCaught) {
+  options_.timing.clock_slack = TimingSettings{}.clock_slack;
+  fake_->reference_ms = 20.0, fake_->reference_sleep_ms = 30.0, fake_->reference_burst_ms = 10.0;
+  fake_->candidate_ms = 0.2, fake_->candidate_sleep_ms = 22.0, fake_->candidate_burst_ms = 10.0;  // claims 100x
+  TimedCase t = Run();
+  ASSERT_FALSE(t.failure) << t.failure->message;
+  const Json clock = RecordJson(t.record)["engine_clock"];
+  EXPECT_EQ(clock["applied"], true) << clock.dump();
+  ASSERT_TRUE(clock.contains("bursts")) << clock.dump();
+  EXPECT_EQ(clock["bursts"]["applied"], true) << clock.dump();
+  EXPECT_LT(RecordJson(t.record)["speedup"].get<double>(), 1.3) << clock.dump();
+}
+
 // An honest candidate's report stands: its requests take what it says, plus what the
 // reference's take besides their calls.
 TEST_F(TimedCaseTest, AnHonestReportStandsAgainstTheEngineClock) {
