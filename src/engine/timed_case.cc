@@ -159,7 +159,6 @@ struct CandidateSide {
   Json warm = Json::object();
   SideSamples samples;
   bool clock_blind = false;            // BoundByEngineClock could not have seen a 2x forgery
-  bool clock_caught = false;           // BoundByEngineClock found its reports short
   int compared = 0;                    // sample outputs compared
   // The current round's sample output files: the SHA-256 its worker said each holds.
   std::vector<std::string> written;
@@ -924,7 +923,6 @@ void CaseTimer::BoundByEngineClock(CandidateSide& c) {
   // Blind: a candidate whose requests took twice what it reported would still be
   // within the allowance (a sample's device time is small beside the host's noise).
   c.clock_blind = !applied && reported <= (spread + kClockFloorMs) / graph_calls_;
-  c.clock_caught = applied;
   c.record().engine_clock = EngineClockCheck{.reference_overhead_ms = typical,
                                              .reference_overheads_ms = std::move(each),
                                              .allowance_ms = spread,
@@ -992,7 +990,9 @@ bool CaseTimer::BoundByBursts() {
     // Bursts for a side the samples' clock could not see, and for one it caught: the
     // samples' clock sets a forger's time only to within the host's noise (a forger
     // passed at 1.6x on an H100 so), bursts to within their own.
-    if (!c.active() || !(c.clock_blind || c.clock_caught) || c.samples.series.warm.empty()) continue;
+    std::optional<EngineClockCheck>& clock = c.record().engine_clock;
+    const bool caught = clock && clock->applied;  // BoundByEngineClock found its reports short
+    if (!c.active() || !(c.clock_blind || caught) || c.samples.series.warm.empty()) continue;
     const int side = SideOf(c);
     if (ref_clocked < 0 && !BurstPerCall(0, replays, &ref_clocked)) return false;
     double cand_clocked = 0;
@@ -1011,10 +1011,9 @@ bool CaseTimer::BoundByBursts() {
     // What an honest report of the candidate's clocked bursts would at least have been.
     const double honest_call = std::min(cand_clocked * reported_per_clocked, cand_clocked + gap);
     // A side caught forging gets no slack: any excess of its bursts is added.
-    const double slack = c.clock_caught ? 0.0 : kBurstSlack;
+    const double slack = caught ? 0.0 : kBurstSlack;
     const bool applied = honest_call > cand_call * (1 + slack) + kClockFloorMs / graph_calls_ / replays;
-    std::optional<EngineClockCheck>& clock = c.record().engine_clock;
-    if (!clock) clock.emplace();  // blind: BoundByEngineClock made it
+    if (!clock) clock.emplace();  // BoundByEngineClock made it
     clock->bursts = EngineClockCheck::Bursts{.replays = replays,
                                              .pairs = kBurstPairs,
                                              .reference_reported_ms = ref_call,
