@@ -2,7 +2,8 @@
 # The real-world set: public LLM-written KernelBench solutions (load_inline ModelNew
 # files, several models and repositories; not part of this repository, carried), verified
 # by `kvault eval` and by KernelBench's own harness (bench/kernelbench_harness.py).
-# BENCHMARKS.md, "The real-world set".
+# BENCHMARKS.md, "The real-world set". DEVSET is made by bench/realworld_fetch.py (from
+# mirrors of the source repositories; it also writes the KernelBench checkout).
 #
 #   bash bench/realworld_side_by_side.sh DEVSET KERNELBENCH_CHECKOUT
 #
