@@ -12,6 +12,9 @@
 namespace kvault::corpus {
 namespace {
 
+// A record seen again (the same content) takes the new row's provenance where the row
+// states it; a field the new row leaves empty keeps what the vault knew (a re-import
+// without --license does not lose the licence). Where the row was read is the latest's.
 constexpr const char* kUpsertRecordSql = R"sql(
 INSERT INTO records (id, kind, task_name, reference_sha256, candidate_source, language, format,
                      arch, question, answer, citation, pipeline, model, prompt, parent_id, source,
@@ -20,9 +23,14 @@ VALUES (:id, :kind, :task_name, :reference_sha256, :candidate_source, :language,
         :question, :answer, :citation, :pipeline, :model, :prompt, :parent_id, :source, :license,
         :origin_file, :origin_line, :duplicate_of, :duplicate_kind)
 ON CONFLICT (id) DO UPDATE SET
-  kind = excluded.kind, task_name = excluded.task_name, arch = excluded.arch,
-  pipeline = excluded.pipeline, model = excluded.model, prompt = excluded.prompt,
-  parent_id = excluded.parent_id, source = excluded.source, license = excluded.license,
+  kind = excluded.kind, task_name = excluded.task_name,
+  arch = CASE WHEN excluded.arch <> '' THEN excluded.arch ELSE arch END,
+  pipeline = CASE WHEN excluded.pipeline <> '' THEN excluded.pipeline ELSE pipeline END,
+  model = CASE WHEN excluded.model <> '' THEN excluded.model ELSE model END,
+  prompt = CASE WHEN excluded.prompt <> '' THEN excluded.prompt ELSE prompt END,
+  parent_id = CASE WHEN excluded.parent_id <> '' THEN excluded.parent_id ELSE parent_id END,
+  source = CASE WHEN excluded.source <> '' THEN excluded.source ELSE source END,
+  license = CASE WHEN excluded.license <> '' THEN excluded.license ELSE license END,
   origin_file = excluded.origin_file, origin_line = excluded.origin_line,
   duplicate_of = CASE WHEN excluded.duplicate_of <> '' THEN excluded.duplicate_of ELSE duplicate_of END,
   duplicate_kind = CASE WHEN excluded.duplicate_of <> '' THEN excluded.duplicate_kind ELSE duplicate_kind END

@@ -70,6 +70,31 @@ TEST(CorpusStore, UpsertKeepsEveryFieldAndMergesResults) {
   EXPECT_EQ(All(vault).size(), 1u);
 }
 
+TEST(CorpusStore, AReimportKeepsWhatItsRowLeavesEmpty) {
+  CorpusStore vault = OpenMemory();
+  KernelRecord r = Kernel("relu", "__global__ void k() {}\n");
+  r.arch = "gfx942";
+  r.provenance = {"gen", "qwen", "write relu", "", "AMD-AGI/x", "MIT", "a.jsonl", 7};
+  ASSERT_TRUE(vault.Upsert(r).ok());
+  KernelRecord again = Kernel("relu", "__global__ void k() {}\n");  // same content, nothing known
+  again.provenance = {"", "", "", "", "", "", "b.jsonl", 3};
+  ASSERT_TRUE(vault.Upsert(again).ok());
+  auto rows = All(vault);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].arch, "gfx942");
+  EXPECT_EQ(rows[0].provenance.pipeline, "gen");
+  EXPECT_EQ(rows[0].provenance.model, "qwen");
+  EXPECT_EQ(rows[0].provenance.prompt, "write relu");
+  EXPECT_EQ(rows[0].provenance.source, "AMD-AGI/x");
+  EXPECT_EQ(rows[0].provenance.license, "MIT");
+  EXPECT_EQ(rows[0].provenance.origin_file, "b.jsonl");  // where it was read last
+  EXPECT_EQ(rows[0].provenance.origin_line, 3);
+  KernelRecord relicensed = again;  // a row that states a licence replaces it
+  relicensed.provenance.license = "Apache-2.0";
+  ASSERT_TRUE(vault.Upsert(relicensed).ok());
+  EXPECT_EQ(All(vault)[0].provenance.license, "Apache-2.0");
+}
+
 TEST(CorpusStore, IdDependsOnContentNotProvenance) {
   KernelRecord a = Kernel("relu", "x");
   KernelRecord b = a;
