@@ -89,6 +89,9 @@ int RunImport(const CorpusFlags& f) {
   for (const auto& p : report->malformed)
     std::cerr << "kvault corpus import: malformed " << p.file << (p.line ? ":" + std::to_string(p.line) : "")
               << ": " << p.why << "\n";
+  for (const auto& path : report->empty_paths)
+    std::cerr << "kvault corpus import: nothing read from " << path << " as --from " << f.from
+              << " (empty, or another format)\n";
   if (f.json) {
     std::cout << report->ToJson().dump() << std::endl;
   } else {
@@ -98,7 +101,9 @@ int RunImport(const CorpusFlags& f) {
     std::cout << "imported " << report->imported << ", skipped " << report->skipped.size() << ", malformed "
               << report->malformed.size() << " into " << f.vault << "\n";
   }
-  return kExitOk;
+  // Nothing read from any path: the wrong --from or the wrong file, never a quiet success.
+  const bool nothing_read = report->imported == 0 && report->skipped.empty() && report->malformed.empty();
+  return nothing_read ? kExitMisuse : kExitOk;
 }
 
 int RunExportCmd(const CorpusFlags& f) {

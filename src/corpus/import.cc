@@ -64,14 +64,20 @@ Json ImportReport::ToJson() const {
           {"skipped", skipped.size()},
           {"malformed", malformed.size()},
           {"skipped_rows", ProblemsJson(skipped)},
-          {"malformed_rows", ProblemsJson(malformed)}};
+          {"malformed_rows", ProblemsJson(malformed)},
+          {"empty_paths", empty_paths}};
 }
 
 Result<ImportReport> ImportPaths(CorpusStore& vault, const ImportOptions& options,
                                  const std::vector<std::string>& paths) {
   ImportSink sink(vault, options);
   for (const std::string& path : paths) {
+    const ImportReport& seen = sink.report();
+    const size_t rows_before = seen.imported + seen.skipped.size() + seen.malformed.size();
     if (Status s = ImportOne(path, sink); !s) return Error{s.error()};
+    // A path of another format (or an empty one) reads as no rows at all: said, not silent.
+    if (seen.imported + seen.skipped.size() + seen.malformed.size() == rows_before)
+      sink.report().empty_paths.push_back(path);
   }
   if (Status s = sink.Flush(); !s) return Error{s.error()};
   return std::move(sink.report());

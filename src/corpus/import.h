@@ -59,6 +59,7 @@ struct ImportReport {
   int64_t imported = 0;                 // records written (new or updated)
   std::vector<ImportProblem> skipped;   // well-formed rows holding no kernel
   std::vector<ImportProblem> malformed; // rows that could not be read
+  std::vector<std::string> empty_paths; // paths that held nothing of the format: no row at all
   Json ToJson() const;
 };
 

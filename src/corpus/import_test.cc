@@ -385,6 +385,21 @@ TEST(Import, VerlRowsInJsonLines) {
   EXPECT_EQ(Lines(r.malformed), (std::vector<int64_t>{3}));
 }
 
+TEST(Import, APathThatHoldsNoRowIsNamed) {
+  auto dir = TempDir::Create("", "kvault-corpus-empty");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("empty.jsonl"), "").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("one.jsonl"), "{\"messages\": 1}\n").ok());
+  CorpusStore vault = Memory();
+  ImportOptions o;
+  o.format = ImportFormat::kSft;
+  auto r = ImportPaths(vault, o, {dir->Join("empty.jsonl"), dir->Join("one.jsonl")});
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->empty_paths, std::vector<std::string>{dir->Join("empty.jsonl")});  // one.jsonl: a malformed row
+  EXPECT_EQ(r->malformed.size(), 1u);
+  EXPECT_EQ(r->ToJson()["empty_paths"].size(), 1u);
+}
+
 TEST(Import, VerlRowWhoseKernelIsNoTextIsMalformedNotTaskOnly) {
   auto dir = TempDir::Create("", "kvault-corpus-verl");
   ASSERT_TRUE(dir.ok());

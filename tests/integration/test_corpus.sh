@@ -60,6 +60,16 @@ corpus import --from sft "$FIX/sft.jsonl" --license MIT >/dev/null 2>&1 || fail 
 corpus export --format records --licensed-only -o "$TMP/licensed.jsonl" --json >"$TMP/licensed.json" ||
   fail "export --licensed-only"
 expect "$TMP/licensed.json" 'j["rows"] == 2 and j["unlicensed"] == 0'
+# Imported again without --license, the two keep their licence; a path that holds no
+# row at all is named and, when nothing was read from any path, is misuse (exit 2).
+corpus import --from sft "$FIX/sft.jsonl" >/dev/null 2>&1 || fail "sft import again"
+corpus export --format records --licensed-only -o "$TMP/licensed2.jsonl" --json >"$TMP/licensed2.json" ||
+  fail "export --licensed-only after a re-import"
+expect "$TMP/licensed2.json" 'j["rows"] == 2'
+: >"$TMP/empty.jsonl"
+rc=0; corpus import --from sft "$TMP/empty.jsonl" --json >"$TMP/empty.json" 2>"$TMP/empty.err" || rc=$?
+[ "$rc" -eq 2 ] || fail "an import that read nothing exited $rc, want 2"
+grep -q "nothing read from $TMP/empty.jsonl" "$TMP/empty.err" || fail "the empty path is not named: $(cat "$TMP/empty.err")"
 # hf writes both sides of the split whatever --split says.
 corpus export --format hf --split train -o "$TMP/hf" >/dev/null 2>"$TMP/hf.err" || fail "export --format hf"
 grep -q "4 row(s) come from sources that state no licence" "$TMP/hf.err" || fail "no licence warning: $(cat "$TMP/hf.err")"
