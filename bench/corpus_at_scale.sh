@@ -16,7 +16,8 @@
 # verify, 330: stopped with SIGINT after that, every result kept and the rest counted
 # as not verified), OUT (bench-out).
 # Writes $OUT/corpus_at_scale.json (the summary) and $OUT/corpus_at_scale_logs.tar.gz
-# (each stage's output and stderr, the stats and the dataset card; no kernels).
+# (each stage's output and stderr, the stats and the dataset card; no kernels) and
+# $OUT/corpus_verify_scratch.db (verify's scratch store: each attempt's status and phases).
 set -u
 devset=$(cd "${1:?usage: $0 DEVSET KERNELBENCH_DIR}" && pwd)
 kb=$(cd "${2:?usage: $0 DEVSET KERNELBENCH_DIR}" && pwd)
@@ -59,6 +60,7 @@ stage rows "$py" bench/corpus_realworld_rows.py "$devset" "$work/realworld.jsonl
 stage import corpus import --from sft "$work/realworld.jsonl" --json
 stage verify timeout -s INT -k 30 "${VERIFY_LIMIT:-330}" "$KVAULT" corpus verify --vault "$V" --backend "$backend" \
   --jobs "${JOBS:-4}" --json
+cp "$V.verify.db" "$out/corpus_verify_scratch.db" 2>/dev/null  # each attempt's phases (a store: kvault report reads it)
 stage verify_status corpus stats --json
 stage dedup corpus dedup --json
 stage decontaminate corpus decontaminate --suite "$kb" --name kernelbench --json
