@@ -40,7 +40,9 @@ int RunVerify(const VerifyFlags& flags) {
     store = std::move(*opened);
   }
   int options_exit = kExitOk;
-  auto options = MakeOptions(flags.common, flags.compile_only, &options_exit);
+  // An explicit GPU backend is checked by the verifier's own workers, which open it
+  // first thing, not by one more worker started before them (PyTorch's import).
+  auto options = MakeOptions(flags.common, flags.compile_only, &options_exit, BackendCheck::kByWorkers);
   if (!options) return options_exit;
   if (flags.db) HideStoreFromWorkers(*options, ResolveDbPath(flags.db));
   Verifier verifier(*options);
@@ -60,6 +62,14 @@ int RunVerify(const VerifyFlags& flags) {
   if (interrupt.stopped()) {
     std::cerr << "kvault verify: interrupted; nothing recorded\n";
     return kExitInterrupted;
+  }
+  // A verification the task's side could not run may be a backend this PyTorch cannot
+  // run at all: then it is misuse, as MakeOptions would have said, and nothing is kept.
+  if (v.status == OutcomeStatus::kInfraError || v.status == OutcomeStatus::kTaskError) {
+    if (auto why = BackendUnusable(*options)) {
+      std::cerr << "kvault: " << *why << "\n";
+      return kExitMisuse;
+    }
   }
   if (store) {
     auto hello = verifier.Hello();

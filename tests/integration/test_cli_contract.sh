@@ -47,6 +47,11 @@ if [ "$(json_get "$TMP/doctor.json" 'j["backends"]["cuda"]["usable"]')" != True 
   "$KVAULT" eval --suite "$ex/suite" --candidates "$ex/kernelbench" --backend cuda --db "$TMP/c.db" \
     > /dev/null 2> "$TMP/e.txt"
   [ $? -eq 2 ] && grep -q "backend cuda is not usable" "$TMP/e.txt" || fail "--backend cuda without CUDA: $(cat "$TMP/e.txt")"
+  "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$ex/kernelbench/relu.py" --backend cuda --db "$TMP/v.db" \
+    > /dev/null 2> "$TMP/e.txt"
+  [ $? -eq 2 ] && grep -q "backend cuda is not usable" "$TMP/e.txt" || fail "verify --backend cuda without CUDA: $(cat "$TMP/e.txt")"
+  [ "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from attempts').fetchone()[0])" "$TMP/v.db")" = 0 ] ||
+    fail "verify --backend cuda without CUDA recorded an attempt"
 fi
 # --fail-on-reject: exit 1 for a verdict other than passed.
 "$KVAULT" verify --task "$ex/suite/relu.py" --candidate "$TMP/cand.py" --backend cpu --no-timing \
