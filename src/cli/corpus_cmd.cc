@@ -188,7 +188,8 @@ int RunVerifyCmd(const CorpusFlags& f) {
   auto vault = OpenVault(f, "verify", true);
   if (!vault) return kExitMisuse;
   int options_exit = kExitOk;
-  auto options = MakeOptions(f.common, false, &options_exit);
+  // As eval: an explicit GPU backend is checked by the lanes' own workers.
+  auto options = MakeOptions(f.common, false, &options_exit, BackendCheck::kByWorkers);
   if (!options) return options_exit;
   auto jobs = ParseJobs(f.jobs, options->backend, std::thread::hardware_concurrency());
   if (!jobs) {
@@ -211,6 +212,14 @@ int RunVerifyCmd(const CorpusFlags& f) {
     std::cerr << "kvault corpus verify: interrupted; results so far are in " << f.vault
               << "; run the same command again to continue\n";
     return kExitInterrupted;
+  }
+  // Nothing verified and something not recorded: a backend this PyTorch cannot run at all
+  // is misuse, as MakeOptions would have said before starting.
+  if (!summary || (summary->verified == 0 && summary->not_recorded > 0)) {
+    if (auto why = BackendUnusable(*options)) {
+      std::cerr << "kvault: " << *why << "\n";
+      return kExitMisuse;
+    }
   }
   if (!summary) {
     std::cerr << "kvault corpus verify: " << summary.error() << "\n";
