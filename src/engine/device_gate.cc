@@ -152,8 +152,8 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 // A worker's CUDA context with PyTorch's kernels loaded (an H100, CUDA 12): about this.
 constexpr int64_t kContextBytes = kGiB / 2;
 // The reference worker, the candidate's, the zygote's spare (a lane that starts each
-// task's reference worker ahead, ReferenceWorkers::kPerTask, has a fourth while it waits:
-// the margin's).
+// task's reference worker ahead, ReferenceWorkers::kPerTask, has a fourth from its
+// describe on: the margin's, 1/16 of the device against half a GiB a lane).
 constexpr int kContextsPerLane = 3;
 // The worker's own bounds (worker_limits.h).
 using worker_limits::kFlushBufferBytes;

@@ -847,6 +847,13 @@ bool Verifier::DescribeTask(Attempt& a) {
   a.info = std::move(*info);
   clock_.Lap(Phase::kDescribe);
   session_.Prestart();  // the candidate's worker starts while the candidate builds
+  // ReferenceWorkers::kPerTask on a GPU: the next task's reference worker starts now,
+  // while this attempt builds, runs and times, instead of at its end, where the next
+  // describe waited for its whole start (PyTorch's import: 15-22 s an attempt on an
+  // H100 host in corpus verify). On the cpu backend it still starts after this
+  // attempt's timing (Verify's end): an import beside CPU timing is noise in its samples.
+  if (options_.reference_workers == ReferenceWorkers::kPerTask && options_.backend != Backend::kCpu)
+    session_.PrestartReference();
   return true;
 }
 
@@ -1156,8 +1163,9 @@ Verification Verifier::Verify(const TaskFile& task, const Candidate& candidate) 
   session_.Discard(WorkerRole::kCandidate);
   candidate_loaded_ = false;
   memory_.Release();  // after its worker is gone: a whole lease's waiters find its memory free
-  // The next task's reference worker starts now, after this one's timing, so that a
-  // lane's turn to another task does not wait for it.
+  // The next task's reference worker starts now if it has not yet (the cpu backend, or
+  // the one started after describe became this task's), so that a lane's turn to
+  // another task waits for it as little as it can.
   if (options_.reference_workers == ReferenceWorkers::kPerTask) session_.PrestartReference();
   DisownUnsupportedClaim(a);
   return Done(a);

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "check/testing/tensor_file_writer.h"
@@ -748,6 +750,57 @@ TEST_F(VerifierTest, OutOfMemoryBesideOthersRunsAgainAlone) {
   v = Verify();
   EXPECT_EQ(v.status, OutcomeStatus::kOom);
   EXPECT_EQ(calls, 2);
+}
+
+// ReferenceWorkers::kPerTask (corpus verify, serve): on a GPU the next task's reference
+// worker is already starting when this attempt's correctness runs begin, not only after
+// its timing, so the next describe does not wait for a whole start; on the cpu backend
+// it starts after the timing, away from the samples.
+TEST_F(VerifierTest, PerTaskOnAGpuStartsTheNextReferenceWorkerBeforeTheRuns) {
+  options_.reference_workers = ReferenceWorkers::kPerTask;
+  std::mutex mu;
+  std::condition_variable started;
+  int starts = 0;
+  int starts_at_first_run = -1;
+  std::chrono::milliseconds wait{0};
+  run_ = [&](const Json& r) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      if (starts_at_first_run < 0) {  // the reference's, the candidate's, and one ahead?
+        started.wait_for(lock, wait, [&] { return starts >= 3; });
+        starts_at_first_run = starts;
+      }
+    }
+    WriteOutput(r["out"], {0, 1, 2});
+    WriteOutput(r["repeat_out"], {0, 1, 2});
+    return FakeWorker::Ok(Json{{"input_digest", "d"}, {"inputs_modified", Json::array()}});
+  };
+  WorkerFactory scripted = Factory();
+  auto counted = [&](const WorkerOptions& o) {  // the one ahead starts on another thread
+    std::lock_guard<std::mutex> lock(mu);
+    ++starts;
+    started.notify_all();
+    return scripted(o);
+  };
+  auto verify = [&] {
+    starts = 0;
+    starts_at_first_run = -1;
+    Verifier v(options_, counted);
+    return v.Verify(task_, candidate_);
+  };
+
+  options_.backend = Backend::kCuda;
+  wait = std::chrono::seconds(10);
+  Verification v = verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(starts_at_first_run, 3);
+
+  options_.backend = Backend::kCpu;
+  wait = std::chrono::milliseconds(300);
+  v = verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(starts_at_first_run, 2);
+  EXPECT_EQ(starts, 3);  // the one ahead, after the timing
 }
 
 // A candidate's claim of running out of memory is not the device's state: beside
