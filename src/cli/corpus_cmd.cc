@@ -102,8 +102,7 @@ int RunImport(const CorpusFlags& f) {
               << report->malformed.size() << " into " << f.vault << "\n";
   }
   // Nothing read from any path: the wrong --from or the wrong file, never a quiet success.
-  const bool nothing_read = report->imported == 0 && report->skipped.empty() && report->malformed.empty();
-  return nothing_read ? kExitMisuse : kExitOk;
+  return report->rows() == 0 ? kExitMisuse : kExitOk;
 }
 
 int RunExportCmd(const CorpusFlags& f) {

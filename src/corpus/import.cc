@@ -72,12 +72,10 @@ Result<ImportReport> ImportPaths(CorpusStore& vault, const ImportOptions& option
                                  const std::vector<std::string>& paths) {
   ImportSink sink(vault, options);
   for (const std::string& path : paths) {
-    const ImportReport& seen = sink.report();
-    const size_t rows_before = seen.imported + seen.skipped.size() + seen.malformed.size();
+    const size_t rows_before = sink.report().rows();
     if (Status s = ImportOne(path, sink); !s) return Error{s.error()};
     // A path of another format (or an empty one) reads as no rows at all: said, not silent.
-    if (seen.imported + seen.skipped.size() + seen.malformed.size() == rows_before)
-      sink.report().empty_paths.push_back(path);
+    if (sink.report().rows() == rows_before) sink.report().empty_paths.push_back(path);
   }
   if (Status s = sink.Flush(); !s) return Error{s.error()};
   return std::move(sink.report());

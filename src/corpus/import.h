@@ -60,6 +60,8 @@ struct ImportReport {
   std::vector<ImportProblem> skipped;   // well-formed rows holding no kernel
   std::vector<ImportProblem> malformed; // rows that could not be read
   std::vector<std::string> empty_paths; // paths that held nothing of the format: no row at all
+  // Rows read, whatever became of them (imported, skipped or malformed).
+  size_t rows() const { return static_cast<size_t>(imported) + skipped.size() + malformed.size(); }
   Json ToJson() const;
 };
 
