@@ -55,6 +55,9 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
 // Why `o`'s GPU backend is not usable here, worded as MakeOptions says it (for the
 // exit kExitMisuse); nullopt for the cpu backend and for a usable one. Starts a worker.
 std::optional<std::string> BackendUnusable(const EngineOptions& o);
+// BackendUnusable said on stderr ("kvault: why"), as MakeOptions says it: true when the
+// backend is unusable, and the command then exits kExitMisuse.
+bool ReportBackendUnusable(const EngineOptions& o);
 
 int RunDoctor(bool json);
 

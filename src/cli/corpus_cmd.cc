@@ -214,12 +214,8 @@ int RunVerifyCmd(const CorpusFlags& f) {
   }
   // Nothing verified and something not recorded: a backend this PyTorch cannot run at all
   // is misuse, as MakeOptions would have said before starting.
-  if (!summary || (summary->verified == 0 && summary->not_recorded > 0)) {
-    if (auto why = BackendUnusable(*options)) {
-      std::cerr << "kvault: " << *why << "\n";
-      return kExitMisuse;
-    }
-  }
+  if ((!summary || (summary->verified == 0 && summary->not_recorded > 0)) && ReportBackendUnusable(*options))
+    return kExitMisuse;
   if (!summary) {
     std::cerr << "kvault corpus verify: " << summary.error() << "\n";
     return kExitInfra;

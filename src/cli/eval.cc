@@ -128,10 +128,7 @@ int RunEval(const EvalFlags& flags) {
     return kExitInterrupted;
   }
   if (!records) {
-    if (auto why = BackendUnusable(*options)) {
-      std::cerr << "kvault: " << *why << "\n";
-      return kExitMisuse;
-    }
+    if (ReportBackendUnusable(*options)) return kExitMisuse;
     std::cerr << "kvault eval: " << records.error() << "\n";
     return kExitInfra;
   }

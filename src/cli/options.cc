@@ -60,6 +60,12 @@ std::optional<std::string> BackendUnusable(const EngineOptions& o) {
   return std::nullopt;
 }
 
+bool ReportBackendUnusable(const EngineOptions& o) {
+  auto why = BackendUnusable(o);
+  if (why) std::cerr << "kvault: " << *why << "\n";
+  return why.has_value();
+}
+
 std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_only, int* exit_code,
                                          BackendCheck check) {
   *exit_code = kExitMisuse;
@@ -99,12 +105,7 @@ std::optional<EngineOptions> MakeOptions(const CommonFlags& flags, bool compile_
     }
     o.backend = *b;
     IgnoreArchOnCpu(o);
-    if (o.backend != Backend::kCpu && !compile_only && check == BackendCheck::kNow) {
-      if (Status st = CheckBackendUsable(o); !st) {
-        std::cerr << "kvault: " << st.error() << "\n";
-        return std::nullopt;
-      }
-    }
+    if (!compile_only && check == BackendCheck::kNow && ReportBackendUnusable(o)) return std::nullopt;
     return o;
   }
   if (compile_only) {

@@ -17,7 +17,6 @@ class NoWorkerTest : public ::testing::Test {
     dir_.emplace(std::move(*dir));
     setenv("KVAULT_CACHE_DIR", (dir_->path() + "/cache").c_str(), 1);
     setenv("KVAULT_PYTHON", (dir_->path() + "/no-such-python").c_str(), 1);
-    setenv("KVAULT_SANDBOX", "off", 1);
     // The sandbox's launcher would be this test binary (/proc/self/exe), which runs
     // every test again instead of `sandbox-exec`: each run starts more.
     setenv("KVAULT_SANDBOX", "off", 1);

@@ -65,12 +65,9 @@ int RunVerify(const VerifyFlags& flags) {
   }
   // A verification the task's side could not run may be a backend this PyTorch cannot
   // run at all: then it is misuse, as MakeOptions would have said, and nothing is kept.
-  if (v.status == OutcomeStatus::kInfraError || v.status == OutcomeStatus::kTaskError) {
-    if (auto why = BackendUnusable(*options)) {
-      std::cerr << "kvault: " << *why << "\n";
-      return kExitMisuse;
-    }
-  }
+  if ((v.status == OutcomeStatus::kInfraError || v.status == OutcomeStatus::kTaskError) &&
+      ReportBackendUnusable(*options))
+    return kExitMisuse;
   if (store) {
     auto hello = verifier.Hello();
     AttemptRecord rec = MakeRecord(flags.run.empty() ? kDefaultRun : flags.run, *task,
