@@ -62,10 +62,10 @@ TEST(RunBatch, AStalledLaneIsReportedWithItsStageAndWhatItWaitsFor) {
     std::lock_guard<std::mutex> lock(timing_mu);
     timing.Release();
   };
-  // Without reports the batch would wait for ever: the device is freed after 5 s anyway.
+  // Without reports the batch would wait for ever: the device is freed after 20 s anyway.
   std::atomic<bool> reported{false};
   std::thread backstop([&] {
-    for (int i = 0; i < 100 && !reported; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < 400 && !reported; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     end_timing();
   });
   EvalSettings settings;
@@ -82,7 +82,10 @@ TEST(RunBatch, AStalledLaneIsReportedWithItsStageAndWhatItWaitsFor) {
                             }
                             EXPECT_GE(p.stalled_s, 0.05);
                             EXPECT_EQ(p.done, 0u);
-                            stalls.insert(stalls.end(), p.stalled.begin(), p.stalled.end());
+                            // On a loaded machine the first reports may still find the
+                            // lane starting, before its description reached the gate.
+                            for (const std::string& line : p.stalled)
+                              if (line.find("for the device gate") != std::string::npos) stalls.push_back(line);
                             if (stalls.size() >= 2) {  // reported again while none ended
                               reported = true;
                               end_timing();
