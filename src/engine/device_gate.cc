@@ -162,6 +162,8 @@ using worker_limits::kKeepCachedShare;
 using worker_limits::kKeptSidesBytes;
 constexpr int64_t kMarginShare = 16;  // 1/16 of the device's memory
 constexpr int64_t kFloorShare = 8;    // at least 1/8 of it leased
+// Leases of at most this share of the budget may go ahead of one larger than the budget.
+constexpr int64_t kAheadOfOversizeShare = 8;
 
 }  // namespace
 
@@ -178,14 +180,43 @@ int64_t DeviceGate::LeasableBytes(int64_t device_bytes, int lanes) {
 DeviceGate::MemoryLease DeviceGate::LeaseMemory(int64_t bytes, int64_t budget) {
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t ticket = next_lease_++;
+  waiting_leases_[ticket] = {bytes, budget};
+  bool ahead = false;
   changed_.wait(lock, [&] {
-    return serving_lease_ == ticket && !whole_ && (leases_ == 0 || leased_ + bytes <= budget);
+    if (whole_) return false;
+    if (serving_lease_ == ticket) return leases_ == 0 || leased_ + bytes <= budget;
+    ahead = MayGoAhead(ticket, bytes, budget);
+    return ahead;
   });
-  ServeNextLease();
+  waiting_leases_.erase(ticket);
   ++leases_;
   leased_ += bytes;
+  if (ahead) {
+    skipped_leases_.insert(ticket);
+    ahead_bytes_ += bytes;
+    ++ahead_leases_;
+    return MemoryLease(this, bytes, serving_lease_);
+  }
+  ServeNextLease();
   changed_.notify_all();  // the next ticket may fit too
   return MemoryLease(this, bytes);
+}
+
+bool DeviceGate::MayGoAhead(uint64_t ticket, int64_t bytes, int64_t budget) const {
+  if (whole_waiting_ > 0 || leases_ == 0 || leased_ + bytes > budget) return false;
+  const auto first = waiting_leases_.find(serving_lease_);
+  if (first == waiting_leases_.end() || first->first >= ticket) return false;
+  const Asked& head = first->second;
+  if (head.bytes <= head.budget) {
+    if (leased_ + head.bytes <= head.budget) return false;  // it fits: it goes first
+    // It must fit beside every lease that went ahead of it, this one too, once the
+    // leases it waits for have ended: it waits no longer.
+    return ahead_bytes_ + bytes + head.bytes <= std::min(budget, head.budget);
+  }
+  // Larger than the budget, it waits until no lease is held: a small lease goes ahead
+  // only while leases granted before the first hold it back anyway; once they end, the
+  // first waits at most for what is left of the small ones' verifications.
+  return leases_ > ahead_leases_ && bytes <= budget / kAheadOfOversizeShare;
 }
 
 bool DeviceGate::LeaseWhole(MemoryLease& lease, std::chrono::milliseconds wait) {
@@ -200,7 +231,7 @@ bool DeviceGate::LeaseWhole(MemoryLease& lease, std::chrono::milliseconds wait) 
     if (serving_lease_ == ticket) {
       ServeNextLease();
     } else {
-      abandoned_leases_.insert(ticket);
+      skipped_leases_.insert(ticket);
     }
     lock.unlock();
     changed_.notify_all();
@@ -225,7 +256,10 @@ DeviceGate::MemoryLease DeviceGate::Attend() {
 
 void DeviceGate::ServeNextLease() {
   ++serving_lease_;
-  while (abandoned_leases_.erase(serving_lease_) > 0) ++serving_lease_;
+  while (skipped_leases_.erase(serving_lease_) > 0) ++serving_lease_;
+  // The leases that went ahead of the last one are in line before the next.
+  ahead_bytes_ = 0;
+  ahead_leases_ = 0;
 }
 
 DeviceGate::MemoryLease& DeviceGate::MemoryLease::operator=(MemoryLease&& o) noexcept {
@@ -234,6 +268,7 @@ DeviceGate::MemoryLease& DeviceGate::MemoryLease::operator=(MemoryLease&& o) noe
     gate_ = std::exchange(o.gate_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
     whole_ = std::exchange(o.whole_, false);
+    ahead_of_ = std::exchange(o.ahead_of_, kInLine);
   }
   return *this;
 }
@@ -245,11 +280,16 @@ void DeviceGate::MemoryLease::Release() {
     --gate_->leases_;
     gate_->leased_ -= bytes_;
     if (whole_) gate_->whole_ = false;
+    if (ahead_of_ == gate_->serving_lease_) {
+      gate_->ahead_bytes_ -= bytes_;
+      --gate_->ahead_leases_;
+    }
   }
   gate_->changed_.notify_all();
   gate_ = nullptr;
   bytes_ = 0;
   whole_ = false;
+  ahead_of_ = kInLine;
 }
 
 void DeviceGate::MemoryLease::Narrow() {

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -131,7 +132,8 @@ class DeviceGate {
     MemoryLease(MemoryLease&& o) noexcept
         : gate_(std::exchange(o.gate_, nullptr)),
           bytes_(std::exchange(o.bytes_, 0)),
-          whole_(std::exchange(o.whole_, false)) {}
+          whole_(std::exchange(o.whole_, false)),
+          ahead_of_(std::exchange(o.ahead_of_, kInLine)) {}
     MemoryLease& operator=(MemoryLease&& o) noexcept;
     MemoryLease(const MemoryLease&) = delete;
     MemoryLease& operator=(const MemoryLease&) = delete;
@@ -144,16 +146,29 @@ class DeviceGate {
     bool whole() const { return whole_; }
     int64_t bytes() const { return bytes_; }
 
+    // Whether it was granted ahead of a lease waiting for room (LeaseMemory).
+    bool went_ahead() const { return ahead_of_ != kInLine; }
+
    private:
     friend class DeviceGate;
-    MemoryLease(DeviceGate* gate, int64_t bytes) : gate_(gate), bytes_(bytes) {}
+    static constexpr uint64_t kInLine = ~uint64_t{0};
+    MemoryLease(DeviceGate* gate, int64_t bytes, uint64_t ahead_of = kInLine)
+        : gate_(gate), bytes_(bytes), ahead_of_(ahead_of) {}
     DeviceGate* gate_ = nullptr;
     int64_t bytes_ = 0;
     bool whole_ = false;
+    uint64_t ahead_of_ = kInLine;  // the ticket it went ahead of
   };
   // Blocks until `bytes` fit within `budget` beside the leases held, or no lease is held
   // (a verification larger than the budget has the device's memory to itself), in the
-  // order asked: a large lease waiting is not overtaken by small ones.
+  // order asked, but for leases that go ahead of the first in line while it waits for
+  // room and fit now: where the first would still fit beside every lease that went
+  // ahead of it (they and it within the budget), any; it waits no longer than in strict
+  // order (the leases it waits for were granted before it and only end). Where the first
+  // is larger than the budget (it waits for no lease to be held), a small one (1/8 of
+  // the budget) while a lease granted before the first still holds; the first then
+  // waits at most for what is left of the small ones. None goes ahead of a whole lease
+  // waited for.
   MemoryLease LeaseMemory(int64_t bytes, int64_t budget);
   // The device's memory to one verification (docs/timing.md, "Memory is shared"):
   // `lease`, that verification's own (empty when it has none), is given up, then this
@@ -193,8 +208,11 @@ class DeviceGate {
   // Lets the blocked runs start (the next phase). mutex_ held.
   void OpenToRuns();
   // The next ticket of LeaseMemory or LeaseWhole may take its lease, skipping those
-  // whose LeaseWhole gave up. mutex_ held.
+  // served ahead of their turn or whose LeaseWhole gave up. mutex_ held.
   void ServeNextLease();
+  // Whether ticket `ticket`'s `bytes` may go ahead of the first lease in line now
+  // (LeaseMemory). mutex_ held.
+  bool MayGoAhead(uint64_t ticket, int64_t bytes, int64_t budget) const;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -211,7 +229,14 @@ class DeviceGate {
   int leases_ = 0;             // memory leases held
   uint64_t next_lease_ = 0;    // tickets of LeaseMemory calls, in the order asked
   uint64_t serving_lease_ = 0; // the ticket that may take its lease next
-  std::set<uint64_t> abandoned_leases_;  // tickets whose LeaseWhole gave up before served
+  struct Asked {
+    int64_t bytes = 0;
+    int64_t budget = 0;
+  };
+  std::map<uint64_t, Asked> waiting_leases_;  // tickets of LeaseMemory calls waiting
+  std::set<uint64_t> skipped_leases_;  // tickets served ahead, or whose LeaseWhole gave up
+  int64_t ahead_bytes_ = 0;            // bytes held by leases that went ahead of serving_lease_
+  int ahead_leases_ = 0;               // and how many
   bool whole_ = false;                   // a lease holds the whole device's memory (LeaseWhole)
   int whole_waiting_ = 0;                // LeaseWhole calls waiting
 };

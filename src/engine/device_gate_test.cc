@@ -189,29 +189,105 @@ TEST(DeviceGateTest, MemoryLeasesWaitUntilTheyFitInTheOrderAsked) {
   DeviceGate::MemoryLease big = gate->LeaseMemory(60, 100);
   DeviceGate::MemoryLease small = gate->LeaseMemory(30, 100);  // fits beside it
   EXPECT_EQ(gate->leased_bytes(), 90);
-  std::atomic<int> order{0}, second_big_at{0}, late_small_at{0};
-  std::thread second_big([&] {  // does not fit beside the first until it is released
+  EXPECT_FALSE(small.went_ahead());
+  std::atomic<int> order{0}, first_at{0}, second_at{0};
+  std::thread first([&] {  // does not fit beside the first big one until it is released
     DeviceGate::MemoryLease lease = gate->LeaseMemory(60, 100);
-    second_big_at = ++order;
+    first_at = ++order;
   });
   std::this_thread::sleep_for(30ms);
-  std::thread late_small([&] {  // would fit now, but asked after the waiting one
-    DeviceGate::MemoryLease lease = gate->LeaseMemory(5, 100);
-    late_small_at = ++order;
+  std::thread second([&] {  // as large: it could only go ahead by delaying the first
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(60, 100);
+    second_at = ++order;
   });
   std::this_thread::sleep_for(30ms);
-  EXPECT_EQ(order.load(), 0);  // the small one too: 95 of 100 would fit, but it queued
+  EXPECT_EQ(order.load(), 0);
   big.Release();
-  second_big.join();
-  late_small.join();
-  EXPECT_EQ(order.load(), 2);
-  EXPECT_GT(second_big_at.load(), 0);
-  EXPECT_GT(late_small_at.load(), 0);
+  first.join();
+  second.join();
+  EXPECT_EQ(first_at.load(), 1);
+  EXPECT_EQ(second_at.load(), 2);
   small.Release();
   EXPECT_EQ(gate->leased_bytes(), 0);
-  // Larger than the whole budget: granted when no other lease is held.
-  DeviceGate::MemoryLease huge = gate->LeaseMemory(500, 100);
-  EXPECT_EQ(huge.bytes(), 500);
+  // Larger than the whole budget: granted when no other lease is held. A small lease
+  // (1/8 of the budget) goes ahead of it only while a lease granted before it holds.
+  DeviceGate::MemoryLease held = gate->LeaseMemory(10, 100);
+  std::atomic<bool> huge_in{false}, mid_in{false}, tiny_in{false};
+  std::thread huge([&] {
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(500, 100);
+    EXPECT_EQ(lease.bytes(), 500);
+    huge_in = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  std::thread mid([&] {  // 20 is not small: in line
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(20, 100);
+    EXPECT_FALSE(lease.went_ahead());
+    EXPECT_TRUE(huge_in.load());
+    mid_in = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  DeviceGate::MemoryLease small_ahead = gate->LeaseMemory(12, 100);
+  EXPECT_TRUE(small_ahead.went_ahead());
+  held.Release();  // the huge one waits for the small one now, and no other goes ahead
+  std::thread tiny([&] {
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(1, 100);
+    EXPECT_FALSE(lease.went_ahead());
+    EXPECT_TRUE(huge_in.load());
+    tiny_in = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(huge_in.load());
+  EXPECT_FALSE(mid_in.load());
+  EXPECT_FALSE(tiny_in.load());
+  small_ahead.Release();
+  huge.join();
+  mid.join();
+  tiny.join();
+  EXPECT_EQ(gate->leased_bytes(), 0);
+}
+
+// Head-of-line blocking without delay: while the first lease in line waits for room,
+// a later one that fits goes ahead if the first would still fit beside every lease that
+// went ahead of it; one that would not waits its turn.
+TEST(DeviceGateTest, ALeaseGoesAheadOnlyWhereTheFirstInLineStillFits) {
+  using namespace std::chrono_literals;
+  auto gate = DeviceGate::For("test-leases-ahead");
+  DeviceGate::MemoryLease big = gate->LeaseMemory(50, 100);
+  std::atomic<bool> first_in{false}, late_in{false}, late_ahead{false}, late_done{false};
+  std::thread first([&] {  // 50 + 60 > 100: waits for the big one
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(60, 100);
+    first_in = true;
+    while (!late_done) std::this_thread::sleep_for(1ms);
+  });
+  for (int i = 0; i < 5000 && gate->leased_bytes() != 50; ++i) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(30ms);
+  // 30 fits now, and 30 + 60 fit once the big one ends: it goes ahead at once.
+  DeviceGate::MemoryLease ahead = gate->LeaseMemory(30, 100);
+  EXPECT_TRUE(ahead.went_ahead());
+  EXPECT_EQ(gate->leased_bytes(), 80);
+  std::thread late([&] {  // 15 fits now, but 30 + 15 + 60 would not: it waits
+    DeviceGate::MemoryLease lease = gate->LeaseMemory(15, 100);
+    late_ahead = lease.went_ahead();
+    late_in = true;
+    while (!first_in) std::this_thread::sleep_for(1ms);
+    late_done = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(first_in.load());
+  EXPECT_FALSE(late_in.load());
+  ahead.Release();  // 15 + 60 fit once the big one ends: now the late one goes ahead
+  for (int i = 0; i < 5000 && !late_in; ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(late_in.load());
+  EXPECT_TRUE(late_ahead.load());
+  EXPECT_FALSE(first_in.load());
+  big.Release();  // the first fits beside the late one
+  first.join();
+  late.join();
+  EXPECT_TRUE(first_in.load());
+  EXPECT_EQ(gate->leased_bytes(), 0);
+  // In line again: the next lease is served in order, nothing went ahead of it.
+  DeviceGate::MemoryLease next = gate->LeaseMemory(100, 100);
+  EXPECT_FALSE(next.went_ahead());
 }
 
 // A stage that ran out of memory beside other lanes runs again with the device's memory
@@ -279,7 +355,7 @@ TEST(DeviceGateTest, AWholeLeaseThatWaitsTooLongBlocksNoLaterLease) {
   });
   judge.join();
   EXPECT_FALSE(big_in.load());
-  other.Release();  // the big one fits, then the late one beside it
+  other.Release();  // the big one fits (the late one may have gone ahead of it)
   late.join();
   big.join();
   EXPECT_TRUE(later.load());
