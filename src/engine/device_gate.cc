@@ -316,4 +316,9 @@ int DeviceGate::whole_waiting() const {
   return whole_waiting_;
 }
 
+int DeviceGate::leases_waiting() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(waiting_leases_.size());
+}
+
 }  // namespace kvault

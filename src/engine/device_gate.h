@@ -184,7 +184,8 @@ class DeviceGate {
   // it), whatever leases wait for room.
   MemoryLease Attend();
   int64_t leased_bytes() const;
-  int whole_waiting() const;  // LeaseWhole calls waiting now
+  int whole_waiting() const;   // LeaseWhole calls waiting now
+  int leases_waiting() const;  // LeaseMemory calls waiting now
 
   // What one lane's workers may hold on a device of `device_bytes` outside any lease
   // (docs/timing.md, "Memory is shared"): the device contexts of its reference worker,

@@ -183,6 +183,12 @@ TEST(DeviceGateTest, ExclusiveHoldsExcludeEachOther) {
 namespace kvault {
 namespace {
 
+// Waits until `n` LeaseMemory calls of `gate` wait (threads started just before).
+void AwaitWaitingLeases(DeviceGate& gate, int n) {
+  for (int i = 0; i < 20000 && gate.leases_waiting() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(gate.leases_waiting(), n);
+}
+
 TEST(DeviceGateTest, MemoryLeasesWaitUntilTheyFitInTheOrderAsked) {
   using namespace std::chrono_literals;
   auto gate = DeviceGate::For("test-leases");
@@ -195,12 +201,12 @@ TEST(DeviceGateTest, MemoryLeasesWaitUntilTheyFitInTheOrderAsked) {
     DeviceGate::MemoryLease lease = gate->LeaseMemory(60, 100);
     first_at = ++order;
   });
-  std::this_thread::sleep_for(30ms);
+  AwaitWaitingLeases(*gate, 1);
   std::thread second([&] {  // as large: it could only go ahead by delaying the first
     DeviceGate::MemoryLease lease = gate->LeaseMemory(60, 100);
     second_at = ++order;
   });
-  std::this_thread::sleep_for(30ms);
+  AwaitWaitingLeases(*gate, 2);
   EXPECT_EQ(order.load(), 0);
   big.Release();
   first.join();
@@ -218,14 +224,14 @@ TEST(DeviceGateTest, MemoryLeasesWaitUntilTheyFitInTheOrderAsked) {
     EXPECT_EQ(lease.bytes(), 500);
     huge_in = true;
   });
-  std::this_thread::sleep_for(30ms);
+  AwaitWaitingLeases(*gate, 1);
   std::thread mid([&] {  // 20 is not small: in line
     DeviceGate::MemoryLease lease = gate->LeaseMemory(20, 100);
     EXPECT_FALSE(lease.went_ahead());
     EXPECT_TRUE(huge_in.load());
     mid_in = true;
   });
-  std::this_thread::sleep_for(30ms);
+  AwaitWaitingLeases(*gate, 2);
   DeviceGate::MemoryLease small_ahead = gate->LeaseMemory(12, 100);
   EXPECT_TRUE(small_ahead.went_ahead());
   held.Release();  // the huge one waits for the small one now, and no other goes ahead
@@ -235,7 +241,7 @@ TEST(DeviceGateTest, MemoryLeasesWaitUntilTheyFitInTheOrderAsked) {
     EXPECT_TRUE(huge_in.load());
     tiny_in = true;
   });
-  std::this_thread::sleep_for(30ms);
+  AwaitWaitingLeases(*gate, 3);
   EXPECT_FALSE(huge_in.load());
   EXPECT_FALSE(mid_in.load());
   EXPECT_FALSE(tiny_in.load());
@@ -259,8 +265,7 @@ TEST(DeviceGateTest, ALeaseGoesAheadOnlyWhereTheFirstInLineStillFits) {
     first_in = true;
     while (!late_done) std::this_thread::sleep_for(1ms);
   });
-  for (int i = 0; i < 5000 && gate->leased_bytes() != 50; ++i) std::this_thread::sleep_for(1ms);
-  std::this_thread::sleep_for(30ms);
+  AwaitWaitingLeases(*gate, 1);
   // 30 fits now, and 30 + 60 fit once the big one ends: it goes ahead at once.
   DeviceGate::MemoryLease ahead = gate->LeaseMemory(30, 100);
   EXPECT_TRUE(ahead.went_ahead());
@@ -272,7 +277,7 @@ TEST(DeviceGateTest, ALeaseGoesAheadOnlyWhereTheFirstInLineStillFits) {
     while (!first_in) std::this_thread::sleep_for(1ms);
     late_done = true;
   });
-  std::this_thread::sleep_for(30ms);
+  AwaitWaitingLeases(*gate, 2);
   EXPECT_FALSE(first_in.load());
   EXPECT_FALSE(late_in.load());
   ahead.Release();  // 15 + 60 fit once the big one ends: now the late one goes ahead
