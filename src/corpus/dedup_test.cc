@@ -129,6 +129,32 @@ TEST(Dedup, NearMissNegativesStayLinkedToTheirPositive) {
   EXPECT_EQ(r.stats.near_duplicates, 0u);
 }
 
+TEST(Dedup, AWrongCallOrConstantIsANearMissNotAnExactCopy) {
+  // The wrong kernels differ from the correct one in a name they use but do not
+  // declare (another math function, another limit macro): not renamed away, so each
+  // is a negative linked to its positive, never collapsed into it.
+  std::string wrong_call = Replace(kSoftmax, "sum += expf(", "sum += exp2f(");
+  std::string wrong_init = Replace(kSoftmax, "float m = -INFINITY;", "float m = -FLT_MIN;");
+  std::string guarded = Replace(kSoftmax, "float m = -INFINITY;", "float m = -FLT_MAX;");
+  std::string guarded_wrong = Replace(kSoftmax, "float m = -INFINITY;", "float m = FLT_MIN;");
+  std::vector<DedupItem> items = {
+      Grouped("a-correct", kSoftmax, "softmax", {3, 1.5, 1}),
+      Grouped("b-wrong-call", wrong_call, "softmax", {2, 0, 1}),
+      Grouped("c-wrong-init", wrong_init, "softmax", {2, 0, 1}),
+  };
+  DedupResult r = Deduplicate(items, DedupOptions{.threads = 2});
+  EXPECT_NE(r.keys[0], r.keys[1]);
+  EXPECT_NE(r.keys[0], r.keys[2]);
+  ASSERT_EQ(r.duplicates.size(), 2u);
+  for (const DuplicateOf& d : r.duplicates) {
+    EXPECT_EQ(d.kind, DuplicateKind::kNearMiss) << d.item;
+    EXPECT_EQ(d.kept, 0u) << d.item;
+  }
+  EXPECT_EQ(r.stats.exact_duplicates, 0u);
+  EXPECT_NE(Deduplicate({Item("a", guarded), Item("b", guarded_wrong)}, {}).keys[0],
+            Deduplicate({Item("a", guarded), Item("b", guarded_wrong)}, {}).keys[1]);
+}
+
 // A loop scan, short: one changed token leaves an estimated Jaccard near 0.9.
 constexpr const char* kScan = R"(
 import torch

@@ -297,6 +297,107 @@ std::string_view RenamedName(size_t number, std::deque<std::string>& spill) {
   return spill.emplace_back(name(number));
 }
 
+// Words after which a name is used, not declared: `return x`, `case X:`, `import relu`,
+// `x if c else y`, `#pragma omp ...`.
+constexpr std::string_view kUsingWords[] = {
+    "return", "case", "goto", "else", "do", "new", "delete", "throw", "sizeof", "alignof",
+    "decltype", "co_return", "co_yield", "co_await", "pragma", "if", "elif", "ifdef", "ifndef",
+    "undef", "defined", "include", "error", "not", "in", "and", "or", "is", "yield", "await",
+    "while", "assert", "del", "raise", "from", "import", "with", "except", "print", "global",
+    "nonlocal", "None", "True", "False", "pass", "break", "continue", "switch", "static_assert"};
+
+// Words that name a type, so that `T* x` and `T& x` declare x (`a * b` declares nothing).
+constexpr std::string_view kTypeWords[] = {
+    "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+    "auto", "const", "volatile", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+    "uint16_t", "uint32_t", "uint64_t", "half", "__half", "__nv_bfloat16", "hip_bfloat16",
+    "float2", "float4", "int4", "dim3", "Tensor", "scalar_t"};
+
+bool IsSingleAssign(const std::vector<Token>& t, size_t k) {  // t[k] is "=" alone, not "=="
+  return k < t.size() && t[k].text == "=" && (k + 1 >= t.size() || t[k + 1].text != "=");
+}
+
+// The names a source declares: C-like `T name`, `T* name`, `name = ...`, `#define name`;
+// Python `def name`, `class name`, parameters, assignment and `for` targets, `as name`,
+// and `self.name = ...`. Only these are renamed in the numbered style: a name the source
+// uses without declaring (an API function such as `log1pf`, a macro such as `FLT_MAX`)
+// is part of what it computes, so a kernel calling another one is another kernel.
+std::unordered_set<std::string_view> DeclaredNames(const std::vector<Token>& t, LanguageFamily family) {
+  static const auto* using_words = new std::unordered_set<std::string_view>(SetOf(kUsingWords));
+  static const auto* type_words = new std::unordered_set<std::string_view>(SetOf(kTypeWords));
+  std::unordered_set<std::string_view> types;  // names after typename, class, struct, using, ...
+  for (size_t k = 1; k < t.size(); ++k)
+    if (t[k].kind == TokenKind::kIdentifier &&
+        (t[k - 1].text == "typename" || t[k - 1].text == "class" || t[k - 1].text == "struct" ||
+         t[k - 1].text == "union" || t[k - 1].text == "enum" || t[k - 1].text == "using"))
+      types.insert(t[k].text);
+  auto type_like = [&](size_t j) {
+    if (t[j].kind != TokenKind::kIdentifier) return false;
+    if (type_words->count(t[j].text) || types.count(t[j].text)) return true;
+    return j > 0 && (t[j - 1].text == "::" || t[j - 1].text == "const");
+  };
+  std::unordered_set<std::string_view> out;
+  int depth = 0;          // open ( and [
+  int skip_line = -1;     // a preprocessor line other than #define declares nothing
+  size_t line_start = 0;  // Python: the first token of the logical line
+  for (size_t k = 0; k < t.size(); ++k) {
+    const Token& tok = t[k];
+    if (tok.indent >= 0) line_start = k;
+    if (tok.text == "(" || tok.text == "[") ++depth;
+    if ((tok.text == ")" || tok.text == "]") && depth > 0) --depth;
+    if (tok.text == "#" && k + 1 < t.size() && t[k + 1].line == tok.line && t[k + 1].text != "define")
+      skip_line = tok.line;
+    if (tok.kind != TokenKind::kIdentifier || tok.line == skip_line) continue;
+    const std::string_view prev = k > 0 ? t[k - 1].text : std::string_view();
+    const bool python = family == LanguageFamily::kPython;
+    bool declared = false;
+    // `float v`, `torch::Tensor out`, `def f`, `class C`, `for i`, `as alias`, `#define N`.
+    if (k > 0 && t[k - 1].kind == TokenKind::kIdentifier && !using_words->count(prev)) declared = true;
+    // `const float* x`, `float** p`, `torch::Tensor& t`.
+    if (!declared && (prev == "*" || prev == "&")) {
+      size_t j = k - 1;
+      while (j > 0 && (t[j].text == "*" || t[j].text == "&")) --j;
+      declared = type_like(j);
+    }
+    // `x = ...` (not `x == ...`); in Python not a keyword argument `f(dim=1)`.
+    if (!declared && IsSingleAssign(t, k + 1) && (!python || depth == 0)) declared = true;
+    // Python: `a, self.b = ...` (the targets before a lone "=" of the logical line).
+    const size_t target = prev == "." && k >= 2 && t[k - 2].text == "self" ? k - 2 : k;
+    if (!declared && python && depth == 0 && k + 1 < t.size() && t[k + 1].text == "," &&
+        (target == line_start || (target > 0 && t[target - 1].text == ","))) {
+      for (size_t j = k + 1; j < t.size() && (j == k + 1 || t[j].indent < 0); ++j)
+        if (t[j].text == "=" && !IsSingleAssign(t, j)) break;
+        else if (IsSingleAssign(t, j) && t[j - 1].text != "=" && t[j - 1].text != "!" && t[j - 1].text != "<" &&
+                 t[j - 1].text != ">") {
+          declared = true;
+          break;
+        }
+    }
+    if (declared) out.insert(tok.text);
+    // The parameters of `def name(...)` and `lambda ...:`, the targets of `for` (also
+    // for a Python file read as C, such as a load_inline candidate of language cuda).
+    if (tok.text == "def" || tok.text == "lambda" || tok.text == "for") {
+      size_t j = tok.text == "def" ? k + 3 : k + 1;  // past "def name ("
+      int d = 0;
+      for (; j < t.size(); ++j) {
+        const std::string_view x = t[j].text;
+        if (x == "(" || x == "[" || x == "{") ++d;
+        if (x == ")" || x == "]" || x == "}") {
+          if (--d < 0 || (d == 0 && tok.text == "for")) break;  // C's `for (...)` ends here
+        }
+        if (d == 0 && ((tok.text == "lambda" && x == ":") || (tok.text == "for" && x == "in"))) break;
+        const std::string_view before = t[j - 1].text;
+        if (t[j].kind == TokenKind::kIdentifier && d == 0 &&
+            (j == k + 1 || before == "," || before == "(" || before == "*"))
+          out.insert(x);
+        if (tok.text == "for" && d == 1 && t[j].kind == TokenKind::kIdentifier && (before == "(" || before == ","))
+          out.insert(x);
+      }
+    }
+  }
+  return out;
+}
+
 uint64_t Mix64(uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
@@ -340,6 +441,8 @@ NormalizedView NormalizeView(std::string_view source, LanguageFamily family, Ren
   n.tokens.reserve(tokens.size());
   std::unordered_map<std::string_view, size_t> names;
   const auto& kept = KeptNames(family);
+  const std::unordered_set<std::string_view> declared =
+      style == RenameStyle::kNumbered ? DeclaredNames(tokens, family) : std::unordered_set<std::string_view>();
   Sha256 sha;
   Blocks blocks;
   for (size_t k = 0; k < tokens.size(); ++k) {
@@ -355,7 +458,8 @@ NormalizedView NormalizeView(std::string_view source, LanguageFamily family, Ren
     std::string_view prev = k > 0 ? tokens[k - 1].text : std::string_view();
     bool member = prev == "." || prev == "->" || prev == "::";
     bool self_member = member && k >= 2 && tokens[k - 2].text == "self";
-    bool keep = t.kind != TokenKind::kIdentifier || (member && !self_member) || kept.count(t.text) > 0;
+    bool keep = t.kind != TokenKind::kIdentifier || (member && !self_member) || kept.count(t.text) > 0 ||
+                (style == RenameStyle::kNumbered && !declared.count(t.text));
     if (style == RenameStyle::kErased && t.kind == TokenKind::kNumber) {
       n.tokens.push_back("0");  // sizes and constants: a resized copy reads the same
     } else if (keep) {

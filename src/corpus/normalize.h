@@ -8,9 +8,11 @@
 //   n.key      -> SHA-256 hex of the token stream: equal for two kernels that differ
 //                 only in comments, whitespace and the names of their own identifiers
 //
-// Comments and whitespace are dropped; every identifier that is not a keyword of the
-// language or a well-known API name (threadIdx, __global__, torch.*, tl.*, ...) is
-// renamed v0, v1, ... in order of first appearance. Numbers and string literals are
+// Comments and whitespace are dropped; every identifier the source declares (a
+// variable, parameter, function, type or macro of its own) that is not a keyword of
+// the language or a well-known API name (threadIdx, __global__, torch.*, tl.*, ...) is
+// renamed v0, v1, ... in order of first appearance; a name it uses without declaring
+// (log1pf, FLT_MAX) is kept, as it says what is computed. Numbers and string literals are
 // kept, so a changed constant or a different operation gives another key. In Python
 // the blocks that indentation makes are tokens, `<indent>` and `<dedent>` (numbered
 // style only): a statement moved out of its loop is another kernel.
@@ -56,7 +58,8 @@ struct NormalizedSource {
 };
 
 // How renamed identifiers are spelled: numbered by first appearance (v0, v1, ...: the
-// exact-duplicate key), or all the same "v" with every number spelled "0" (n-grams
+// exact-duplicate key; declared names only), or all the same "v" with every number
+// spelled "0", whatever is declared (n-grams
 // that match wherever a fragment sits in a file, whatever sizes it was given:
 // decontamination).
 enum class RenameStyle { kNumbered, kErased };

@@ -55,6 +55,46 @@ TEST(Normalize, KeepsBuiltinsAndRenamesOwnNames) {
   EXPECT_NE(std::find(n.tokens.begin(), n.tokens.end(), "fmaxf"), n.tokens.end());
 }
 
+TEST(Normalize, NamesTheSourceUsesButDoesNotDeclareAreKept) {
+  // Another library function or another macro constant is another kernel: a wrong
+  // initial value (FLT_MIN for -FLT_MAX) or a wrong call must not share the key.
+  const char* max_init = R"(
+__global__ void row_max(const float* x, float* out, int n) {
+  float m = FLT_MAX;
+  for (int i = 0; i < n; ++i) m = fminf(m, log1pf(x[i]));
+  out[0] = m;
+})";
+  std::string wrong_init = max_init;
+  wrong_init.replace(wrong_init.find("FLT_MAX"), 7, "FLT_MIN");
+  std::string wrong_call = max_init;
+  wrong_call.replace(wrong_call.find("log1pf"), 6, "expm1f");
+  const auto key = Normalize(max_init, LanguageFamily::kC).key;
+  EXPECT_NE(Normalize(wrong_init, LanguageFamily::kC).key, key);
+  EXPECT_NE(Normalize(wrong_call, LanguageFamily::kC).key, key);
+  // Its own names still rename, whatever they are.
+  std::string renamed = max_init;
+  for (auto [from, to] : {std::pair{"row_max", "k"}, {"float m", "float best"}, {"m =", "best ="},
+                          {"(m,", "(best,"}, {"= m;", "= best;"}, {"int i", "int j"}, {"i < n", "j < n"},
+                          {"++i", "++j"}, {"x[i]", "x[j]"}})
+    renamed.replace(renamed.find(from), std::string(from).size(), to);
+  EXPECT_EQ(Normalize(renamed, LanguageFamily::kC).key, key);
+  auto tokens = Normalize(max_init, LanguageFamily::kC).tokens;
+  EXPECT_NE(std::find(tokens.begin(), tokens.end(), "FLT_MAX"), tokens.end());
+  EXPECT_NE(std::find(tokens.begin(), tokens.end(), "log1pf"), tokens.end());
+  // A pragma's words are not declarations; Python's imported names and keyword
+  // arguments are kept, its parameters, targets and `self.` attributes renamed.
+  EXPECT_NE(Normalize("#pragma omp parallel for\nint i;", LanguageFamily::kC).key,
+            Normalize("#pragma omp single for\nint i;", LanguageFamily::kC).key);
+  const char* py = "from torch import relu\nclass M:\n    def forward(self, x, y=1):\n"
+                   "        self.s, t = x, y\n        return relu(self.s) + t.sum(dim=y)\n";
+  const char* py_renamed = "from torch import relu\nclass N:\n    def forward(self, a, b=1):\n"
+                           "        self.w, c = a, b\n        return relu(self.w) + c.sum(dim=b)\n";
+  const char* py_other = "from torch import sigmoid\nclass M:\n    def forward(self, x, y=1):\n"
+                         "        self.s, t = x, y\n        return sigmoid(self.s) + t.sum(dim=y)\n";
+  EXPECT_EQ(Normalize(py, LanguageFamily::kPython).key, Normalize(py_renamed, LanguageFamily::kPython).key);
+  EXPECT_NE(Normalize(py, LanguageFamily::kPython).key, Normalize(py_other, LanguageFamily::kPython).key);
+}
+
 TEST(Normalize, PythonTritonMembersKeptDocstringsDropped) {
   const char* a = R"(
 import triton
