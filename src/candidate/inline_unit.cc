@@ -46,7 +46,8 @@ Result<std::vector<std::string>> Bindings(const Json& functions, bool error_hand
 }
 
 // The call's flags, each list through its compiler's allow-list (CandidateCompileFlags,
-// CandidateLinkFlags); Error "extra_cuda_cflags: flag '...' is not allowed for nvcc".
+// CandidateLinkFlags), and its include folders, which PyTorch's build makes flags
+// (CandidateIncludePaths); Error "extra_cuda_cflags: flag '...' is not allowed for nvcc".
 struct CheckedFlags {
   std::vector<std::string> cflags, cuda_cflags, ldflags;
 };
@@ -54,8 +55,10 @@ Result<CheckedFlags> CheckFlags(const Json& call) {
   auto cflags = Strings(call, "extra_cflags");
   auto cuda_cflags = Strings(call, "extra_cuda_cflags");
   auto ldflags = Strings(call, "extra_ldflags");
-  for (const auto* r : {&cflags, &cuda_cflags, &ldflags})
+  auto includes = Strings(call, "extra_include_paths");
+  for (const auto* r : {&cflags, &cuda_cflags, &ldflags, &includes})
     if (!*r) return Error{r->error()};
+  if (auto folders = CandidateIncludePaths(*includes); !folders) return Error{"extra_include_paths: " + folders.error()};
   CheckedFlags out;
   auto host = CandidateCompileFlags(Tool::kCxx, *cflags);
   if (!host) return Error{"extra_cflags: " + host.error()};

@@ -167,6 +167,22 @@ TEST(InlineUnit, FlagsAsModelsWriteThem) {
   EXPECT_NE(RefusedInlineFlag(call), "");
 }
 
+// PyTorch's build (which the engine leaves such calls to) writes each include folder as
+// -I<folder> into a command line a shell reads: a folder that would be more than one
+// argument there is refused by name; a plain one leaves the call to PyTorch, as before.
+TEST(InlineUnit, IncludeFoldersHideNoFlagOrCommand) {
+  Json call = Call(Json::array({"int f();"}));
+  call["extra_include_paths"] = Json::array({"", "/usr/local/cuda/include"});
+  EXPECT_EQ(RefusedInlineFlag(call), "");
+  EXPECT_NE(InlineUnitFor(call).error().find("left to PyTorch"), std::string::npos);
+  call["extra_include_paths"] = Json::array({"/tmp -wrapper /bin/sh,-c,id"});
+  EXPECT_EQ(RefusedInlineFlag(call), "extra_include_paths: folder '/tmp -wrapper /bin/sh,-c,id' is not a plain path");
+  call["extra_include_paths"] = Json::array({"x;id"});
+  EXPECT_EQ(InlineUnitFor(call).error(), "extra_include_paths: folder 'x;id' is not a plain path");
+  call["extra_include_paths"] = "x";
+  EXPECT_NE(RefusedInlineFlag(call).find("malformed"), std::string::npos);
+}
+
 // cpp_sources that repeat the definition's default argument, as models write them:
 // the unit holds the definition once, the declaring text only by its includes.
 TEST(InlineUnit, ADeclarationWithDefaultArgumentsIsNotRepeated) {

@@ -32,9 +32,11 @@ const std::regex& GxxFlag() {
 }
 
 // -Wl,..., -Wa,..., -Wp,... pass options to the linker, assembler and preprocessor:
-// never a warning option (-Wpedantic, -Waddress and -Wlogical-op are warnings).
+// never a warning option (-Wpedantic, -Waddress and -Wlogical-op are warnings). The
+// bare names (an -Xcompiler item "-Wl" of "-Wl,-O1") and "-Wl=..." are refused too.
 bool PassesToAnotherProgram(const std::string& flag) {
-  return flag.rfind("-Wl,", 0) == 0 || flag.rfind("-Wa,", 0) == 0 || flag.rfind("-Wp,", 0) == 0;
+  static const std::regex re(R"(-W[lap]([,=].*)?)");
+  return std::regex_match(flag, re);
 }
 
 bool GxxAllowed(const std::string& flag) {
@@ -161,6 +163,18 @@ Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::strin
     if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
   }
   return flags;
+}
+
+Result<std::vector<std::string>> CandidateIncludePaths(const std::vector<std::string>& given) {
+  static const std::regex kPlainPath(R"([A-Za-z0-9_./+-]+)");
+  std::vector<std::string> folders;
+  for (const std::string& entry : given) {
+    const std::string folder(Trim(entry));
+    if (folder.empty()) continue;
+    if (!std::regex_match(folder, kPlainPath)) return Error{"folder '" + Truncate(folder, 120) + "' is not a plain path"};
+    folders.push_back(folder);
+  }
+  return folders;
 }
 
 }  // namespace kvault

@@ -33,4 +33,12 @@ Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vec
 // otherwise, as is anything else.
 Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::string>& given);
 
+// The folders of `given` (extra_include_paths), each trimmed as PyTorch trims it, ""
+// dropped. The engine builds no call that has any (PyTorch's build in the candidate's
+// sandbox does), so where a folder lies is not judged; but PyTorch writes each as
+// -I<folder> into a command line a shell reads (its ninja file), so a folder must be
+// plain (letters, digits, `_./+-`): Error "folder '<path>' is not a plain path"
+// otherwise (a space would start another flag, `;` or a backquote another command).
+Result<std::vector<std::string>> CandidateIncludePaths(const std::vector<std::string>& given);
+
 }  // namespace kvault

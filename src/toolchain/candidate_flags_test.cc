@@ -61,6 +61,108 @@ TEST(CandidateFlags, CommandsFilesAndPathsAreRefusedByName) {
   EXPECT_NE(Refusal(Tool::kNvcc, {"-fopenmp"}), "");
 }
 
+// What models write out of habit passes, in every spelling they use.
+TEST(CandidateFlags, HabitsPass) {
+  const Argv cxx = {"-O3", "-O2", "", "-std=c++17", "-fopenmp", "-march=native", "-DNDEBUG", "-Wno-unused-variable",
+                    "-ffast-math", "-funroll-loops", "-mavx2", "-mfma", "-fPIC", "-w", "-g", "-Wall", "-Wextra"};
+  for (const std::string& flag : cxx) EXPECT_EQ(Refusal(Tool::kCxx, {flag}), "") << flag;
+  const std::vector<Argv> nvcc = {
+      {"-O3"}, {"-O2"}, {""}, {"--use_fast_math"}, {"-use_fast_math"}, {"-std=c++17"}, {"-arch=sm_90"},
+      {"-arch", "sm_90"}, {"--gpu-architecture=sm_90a"}, {"-gencode=arch=compute_90,code=sm_90"},
+      {"-gencode", "arch=compute_90,code=sm_90"}, {"--generate-code=arch=compute_80,code=[sm_80,compute_80]"},
+      {"-Xptxas -O3"}, {"-Xptxas", "-O3,-v"}, {"--ptxas-options=-v"}, {"-lineinfo"}, {"-DNDEBUG"},
+      {"-Xcompiler", "-fopenmp"}, {"-Xcompiler=-O3,-march=native"}, {"--compiler-options", "-O3"},
+      {"--expt-relaxed-constexpr"}, {"--extended-lambda"}, {"-Wno-deprecated-gpu-targets"}, {"-maxrregcount=64"},
+      {"--ftz=true", "--prec-div=false"}, {"-res-usage"}, {"-U__CUDA_NO_HALF_OPERATORS__"}};
+  for (const Argv& flags : nvcc) EXPECT_EQ(Refusal(Tool::kNvcc, flags), "") << flags[0];
+  EXPECT_TRUE(CandidateLinkFlags({"-lcublas", "-lcublasLt", "-lcudart", "-lcurand", "-lgomp", ""}).ok());
+}
+
+// Every way to run a program, load code or read or write a file of the candidate's
+// choosing through a flag: refused by name, on both compilers, in every spelling
+// (joined or separate value, -Xcompiler's forms, one entry holding several flags).
+TEST(CandidateFlags, CommandsPluginsAndFilesAreRefusedInEverySpelling) {
+  // Single tokens g++ would take as asking for one of them (or its first part).
+  const Argv hostile = {
+      "-wrapper", "-fplugin=x.so", "-fplugin-arg-x-y=z", "-specs=f", "--specs=f", "--specs", "-B/tmp", "-B",
+      "-Bprefix", "@f", "@/etc/passwd", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-Wl,--wrap=malloc",
+      "-Wl,-rpath,/tmp", "-Wl,@f", "-Wl,-plugin,x.so", "-Wl", "-Wa", "-Wp", "-Wl=x", "-Wa,-o,/tmp/x",
+      "-Wp,-MD,/tmp/x", "-include", "-imacros", "-I/", "-I", "-isystem", "-idirafter", "-iquote", "-iprefix",
+      "-iwithprefix", "-isysroot", "--sysroot=/", "--sysroot", "-L/tmp", "-l:x.so", "-lx", "-o", "-o/tmp/x",
+      "-MF", "-MF/tmp/x", "-MD", "-MMD", "-MT", "-M", "-save-temps", "-save-temps=obj", "-dumpdir", "-dumpbase",
+      "-fdump-tree-all", "-fdump-rtl-all=/tmp/x", "-fdump-ipa-all", "-fprofile-generate", "-fprofile-generate=/p",
+      "-fprofile-use=/p", "-fprofile-dir=/p", "-fauto-profile=/p", "-fcoverage", "--coverage", "-frecord-gcc-switches",
+      "-fdebug-prefix-map=/=/x", "-ffile-prefix-map=/=/x", "-fuse-ld=lld", "--ld-path=/tmp/ld", "-fcallgraph-info",
+      "-fstack-usage", "-flto", "-flto=auto", "-E", "-S", "-c", "-x", "-xc", "-v", "-###", "-pass-exit-codes",
+      "-print-search-dirs", "-shared", "-static", "-nostdinc", "-nostdlib", "-T", "-u", "-z", "-e", "-H",
+      "-ftime-report", "-fopt-info=/tmp/x", "-fdiagnostics-format=sarif-file", "-fcompare-debug=x",
+      "-fsanitize=address", "-finstrument-functions", "-Xclang", "-fmodules-cache-path=/x", "--param=x=1",
+      "--help", "--version", "--run", "-run", "--dryrun", "-ccbin", "--compiler-bindir", "CC=/bin/sh",
+      "-DX=$(id)", "-DX=`id`", "-DX=a;id", "-DX=a|id", "-DX=a&&id", "-DX=\"a", "-DX='a'", "-DX=a>/tmp/x",
+      "-DX=$HOME", "-DX=a\\", "-DX=*", "-DX=?", "-DX=[a]", "-DX=a,b", "-D", "-U", "-D1X", "-O3;id", "-march=$(id)",
+      "-fopenmp=libiomp5", "-std=c++17;id", "-o3", "-WL,-rpath,/x", "-FPLUGIN=x.so"};
+  for (const std::string& flag : hostile) {
+    EXPECT_EQ(Refusal(Tool::kCxx, {flag}), "flag '" + flag + "' is not allowed for g++") << flag;
+    EXPECT_NE(Refusal(Tool::kNvcc, {flag}), "") << flag;
+    // Handed to g++ through nvcc, alone or after an allowed option, in both of nvcc's
+    // spellings, the value joined or separate.
+    for (const std::string forward : {"-Xcompiler", "--compiler-options"}) {
+      EXPECT_NE(Refusal(Tool::kNvcc, {forward + "=" + flag}), "") << forward << " " << flag;
+      EXPECT_NE(Refusal(Tool::kNvcc, {forward + "=-O3," + flag}), "") << forward << " " << flag;
+      EXPECT_NE(Refusal(Tool::kNvcc, {forward, flag}), "") << forward << " " << flag;
+      EXPECT_NE(Refusal(Tool::kNvcc, {forward + " -O3," + flag}), "") << forward << " " << flag;
+    }
+  }
+  // nvcc's own options that run programs, read or write files, or hand options on.
+  const Argv nvcc_hostile = {
+      "-ccbin=/tmp", "--compiler-bindir=/tmp", "-ccbin", "--compiler-bindir", "-Xlinker=-plugin", "--linker-options=x",
+      "-Xnvlink=x", "--nvlink-options=x", "-Xcudafe=x", "--cudafe-options=x", "-Xarchive=x", "--archive-options=x",
+      "-Xptxas=--input-as-string", "-Xptxas=-o,/tmp/x", "-Xptxas=@f", "--ptxas-options=--compile-as-tools-patch",
+      "--run", "-run", "--run-args=x", "--dryrun", "-dryrun", "--keep", "-keep", "--keep-dir=/tmp", "-keep-dir",
+      "-odir", "--output-directory=/tmp", "--output-file=/tmp/x", "-o", "--options-file=f", "-optf", "--pre-include=f",
+      "-include", "--include-path=/", "-I/tmp", "--system-include=/", "-isystem", "--library-path=/tmp", "-L/tmp",
+      "--library=x", "-lcublas", "-x", "-E", "--preprocess", "--save-temps", "-save-temps", "--profile", "-pg",
+      "-MF", "--dependency-output=/tmp/x", "-MD", "--generate-dependencies", "--time=/tmp/x", "-time",
+      "--fdevice-time-trace=/tmp/x", "--list-gpu-arch", "-arch=sm_90;id", "-gencode=arch=compute_90,code=sm_90;id",
+      "-Werror=a;b", "-XCOMPILER=-O3", "--Xcompiler=-O3", "-xcompiler=-O3", "--COMPILER-OPTIONS=-O3",
+      "-DX=$(id)", "-Xcompiler=-DX=$(id)", "-Xcompiler=", "-Xcompiler=,", "-Xcompiler==-O3", "-Xptxas="};
+  for (const std::string& flag : nvcc_hostile) EXPECT_NE(Refusal(Tool::kNvcc, {flag}), "") << flag;
+  EXPECT_EQ(Refusal(Tool::kNvcc, {"--compiler-bindir", "/tmp"}), "flag '--compiler-bindir' is not allowed for nvcc");
+  EXPECT_EQ(Refusal(Tool::kNvcc, {"-Xptxas", "-O3", "-Xptxas"}), "flag '-Xptxas' has no value");
+  // A separate value is checked as the option's: never read as a flag of its own.
+  EXPECT_EQ(Refusal(Tool::kNvcc, {"-arch", "-ccbin"}), "flag '-arch -ccbin' is not allowed for nvcc");
+  EXPECT_EQ(Refusal(Tool::kNvcc, {"--compiler-options", "-B/tmp"}),
+            "flag '--compiler-options -B/tmp' is not allowed for nvcc");
+  EXPECT_EQ(Refusal(Tool::kNvcc, {"-Xcompiler", "-O3,-Wl,-rpath,/tmp"}),
+            "flag '-Xcompiler -O3,-Wl,-rpath,/tmp' is not allowed for nvcc");
+}
+
+// An entry is split at any whitespace, as the shell that runs PyTorch's build splits
+// it: a flag hidden after a space, a tab or a newline is a flag of its own.
+TEST(CandidateFlags, WhitespaceNeverHidesAFlag) {
+  EXPECT_EQ(Refusal(Tool::kCxx, {"-O3 -o x"}), "flag '-o' is not allowed for g++");
+  EXPECT_EQ(Refusal(Tool::kCxx, {"-O3\n-wrapper /bin/sh,-c,id"}), "flag '-wrapper' is not allowed for g++");
+  EXPECT_EQ(Refusal(Tool::kCxx, {"-O3\t-B/tmp"}), "flag '-B/tmp' is not allowed for g++");
+  EXPECT_EQ(Refusal(Tool::kCxx, {"-O3\r\v\f-B/tmp"}), "flag '-B/tmp' is not allowed for g++");
+  EXPECT_EQ(Refusal(Tool::kCxx, {"-DX=a b"}), "flag 'b' is not allowed for g++");
+  EXPECT_EQ(Refusal(Tool::kNvcc, {"-O3 -Xcompiler -wrapper,x"}), "flag '-Xcompiler -wrapper,x' is not allowed for nvcc");
+  EXPECT_NE(Refusal(Tool::kCxx, {std::string("-O3\0-o", 6)}), "");
+  EXPECT_NE(Refusal(Tool::kNvcc, {std::string("-Xcompiler=-O3\0-B/tmp", 21)}), "");
+  EXPECT_FALSE(CandidateLinkFlags({std::string("-lcublas\0-T", 11)}).ok());
+  EXPECT_FALSE(CandidateLinkFlags({"-lcublas\n-Wl,-rpath,/tmp"}).ok());
+}
+
+// PyTorch's build writes each folder as -I<folder> into a line a shell reads.
+TEST(CandidateFlags, IncludeFoldersArePlainPaths) {
+  auto folders = CandidateIncludePaths({"", " ", "/usr/local/cuda/include", " cutlass/include ", "../x"});
+  ASSERT_TRUE(folders.ok()) << folders.error();
+  EXPECT_EQ(*folders, (Argv{"/usr/local/cuda/include", "cutlass/include", "../x"}));
+  for (const char* folder : {"x -wrapper /bin/sh,-c,id", "x;id", "x`id`", "$(id)", "x\nbuild y: phony", "x$ y",
+                             "x|id", "x&id", "'x'", "\"x\"", "x\\", "x*", "x,y", "@f", "x>y"})
+    EXPECT_EQ(CandidateIncludePaths({folder}).error(), "folder '" + std::string(folder) + "' is not a plain path")
+        << folder;
+}
+
 TEST(CandidateFlags, LinkFlags) {
   auto link = CandidateLinkFlags({"", "-lcublas", "-L/usr/local/cuda/lib64", "-lcublas -lcudart"});
   ASSERT_TRUE(link.ok()) << link.error();
@@ -69,6 +171,12 @@ TEST(CandidateFlags, LinkFlags) {
   EXPECT_FALSE(CandidateLinkFlags({"-lmylib"}).ok());
   EXPECT_FALSE(CandidateLinkFlags({"-Wl,-rpath,/tmp"}).ok());
   EXPECT_FALSE(CandidateLinkFlags({"/tmp/x.so"}).ok());
+  for (const char* flag : {"-l:x.so", "-lcublas,-rpath", "-Wl,--wrap=malloc", "-Xlinker", "-L/", "-L/tmp",
+                           "-L/usr/local/cuda/lib64/../../../tmp", "-shared", "-o", "@f", "-T", "-fuse-ld=lld",
+                           "-B/tmp", "-wrapper", "-specs=x", "-static", "-nostdlib", "-Wl,@f", "-Wl,-plugin,x.so",
+                           "-lcuda;id", "-l$(id)", "-lCUBLAS", "-Lcublas", "-fplugin=x.so", "-rdynamic"})
+    EXPECT_EQ(CandidateLinkFlags({flag}).error(), "flag '" + std::string(flag) + "' is not allowed for the linker")
+        << flag;
 }
 
 TEST(CandidateFlags, LinkFlagsOpenMpAndThreadsAsTheirLibraries) {
