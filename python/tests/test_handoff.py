@@ -280,3 +280,32 @@ def test_atol_by_rms_follows_the_outputs_scale():
     # outputs below 1 keep the absolute tolerance
     small = torch.tensor([0.5, 0.25])
     assert not handoff.compare_tensor(small, small + 2e-4, 1e-4, 1e-4, False, atol_by_rms=True)["match"]
+
+
+def test_an_offer_that_fails_is_made_once_more_after_giving_memory_back():
+    from kvault_worker import devmem
+    from kvault_worker.session.reference import ReferenceRole
+    released = []
+    me = types.SimpleNamespace(
+        buffer_pool=types.SimpleNamespace(release=lambda: released.append("pool")),
+        device=types.SimpleNamespace(release_memory=lambda everything=False: released.append(("cache", everything))))
+    tries = []
+
+    def make():
+        tries.append(True)
+        if len(tries) == 1:
+            raise devmem.DevmemError("cuMemCreate failed with CUDA driver error 2")
+        return "offer"
+
+    assert ReferenceRole._with_room_on_failure(me, make) == "offer"
+    assert released == ["pool", ("cache", True)] and len(tries) == 2
+
+    # A second failure is the caller's: it writes the output to a file instead.
+    def never():
+        tries.append(True)
+        raise OSError("no room")
+
+    tries.clear()
+    with pytest.raises(OSError):
+        ReferenceRole._with_room_on_failure(me, never)
+    assert len(tries) == 2

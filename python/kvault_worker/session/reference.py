@@ -175,11 +175,26 @@ class ReferenceRole(SessionState):
             return None
         self._close_offer()
         try:
-            self.offer = handoff.Offer(output, sets, socket_path, secret, self.device, self.buffer_pool)
+            self.offer = self._with_room_on_failure(
+                lambda: handoff.Offer(output, sets, socket_path, secret, self.device, self.buffer_pool))
         except (devmem.DevmemError, OSError) as e:  # e.g. no device memory left: files instead
             print("kvault worker: no hand-over on the device (%s); writing the output" % e, file=sys.stderr)
             return None
         return {"output_layout": layout}
+
+    def _with_room_on_failure(self, make):
+        """make(), once more after giving back the device memory this worker keeps when
+        it fails: exported buffers are the driver's own allocations, which cannot use
+        the blocks PyTorch's allocator keeps cached (a 6.4 GB output's buffers beside
+        the cache of the heavy-tailed draw's inputs), nor the pooled buffers of another
+        size."""
+        try:
+            return make()
+        except (devmem.DevmemError, OSError):
+            self.buffer_pool.release()
+            gc.collect()
+            self.device.release_memory(everything=True)
+        return make()
 
     def handoff_compare(self, request):
         """Compares the delivered buffers with the kept reference output on the
