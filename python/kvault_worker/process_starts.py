@@ -32,9 +32,19 @@ TOOLS = frozenset(("cc", "gcc", "g++", "c++", "clang", "clang++", "ld", "ld.lld"
 _VERSIONED = ("gcc-", "g++-", "clang-", "clang++-", "x86_64-linux-gnu-gcc-", "x86_64-linux-gnu-g++-")
 # Options through which a compiler or linker runs code of the caller's choosing: a
 # wrapper around its passes, a plugin, a response file of more options, a folder its
-# passes are taken from, a specs file.
-_RUNS_CODE = ("-wrapper", "-B", "-plugin", "--plugin", "-specs", "--specs")
-_RUNS_CODE_PREFIXES = ("-wrapper=", "@", "-fplugin", "-B", "-plugin=", "--plugin=", "-specs=", "--specs=")
+# passes are taken from, a specs file; nvcc's host compiler (-ccbin), options file and
+# --run (the program it built); clang's linker (--ld-path).
+_RUNS_CODE = ("-wrapper", "-B", "-plugin", "--plugin", "-specs", "--specs", "-ccbin", "--compiler-bindir",
+              "-optf", "--options-file", "-run", "--run", "--ld-path")
+_RUNS_CODE_PREFIXES = ("-wrapper=", "@", "-fplugin", "-B", "-plugin=", "--plugin=", "-specs=", "--specs=",
+                       "-ccbin=", "--compiler-bindir=", "-optf=", "--options-file=", "--run-args", "--ld-path=")
+# Options that hand a comma-separated list of options on to another program (nvcc's to
+# the host compiler, ptxas, nvlink and the linker; g++'s to ld, as and cpp): each item
+# is judged as an option of its own, whether the list is joined (`-Xcompiler=-B/x`,
+# `-Wl,-plugin,p.so`) or the next argument (`-Xcompiler -B/x`).
+_FORWARDS = ("-Xcompiler", "--compiler-options", "-Xlinker", "--linker-options", "-Xptxas", "--ptxas-options",
+             "-Xnvlink", "--nvlink-options", "-Xarchive", "--archive-options", "-Xassembler", "-Xpreprocessor")
+_FORWARDS_JOINED = tuple(f + "=" for f in _FORWARDS) + ("-Wl,", "-Wa,", "-Wp,")
 _FORKS = ("os.fork", "os.forkpty")
 _STARTS = {"os.exec": 0, "os.posix_spawn": 0, "os.spawn": 1, "subprocess.Popen": 0}
 
@@ -108,7 +118,18 @@ def judge(started=None):
         if name is None or not (name in TOOLS or name.startswith(_VERSIONED)):
             return "the candidate started a program (%s) whose work is out of the operator observer's " \
                    "sight; only a compiler's build may start one" % (name or "unknown")
-        if any(a in _RUNS_CODE or a.startswith(_RUNS_CODE_PREFIXES) for a in argv[1:]):
+        if any(a in _RUNS_CODE or a.startswith(_RUNS_CODE_PREFIXES) for a in _options(argv[1:])):
             return "the candidate started %s with an option that runs other code (a wrapper, a plugin, " \
-                   "a response file, a program prefix or a specs file)" % name
+                   "a response file, a program prefix, a specs file or another compiler)" % name
     return None
+
+
+def _options(arguments):
+    """The arguments, and each item of a list another program is handed (_FORWARDS)."""
+    forwarded = False
+    for a in arguments:
+        yield a
+        joined = next((f for f in _FORWARDS_JOINED if a.startswith(f)), None)
+        if forwarded or joined:
+            yield from a[len(joined or ""):].split(",")
+        forwarded = a in _FORWARDS
