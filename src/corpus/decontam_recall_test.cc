@@ -2,10 +2,12 @@
 // positives on unrelated tasks (docs/corpus.md, "Decontamination", "Measured recall").
 //
 // The suite: eight KernelBench-style tasks written for this test. Each is planted
-// three ways, as a record's reference would arrive from a dataset built on the
+// six ways, as a record's reference would arrive from a dataset built on the
 // benchmark: resized (every module-level size and constant changed), renamed
-// (constants, parameters and local variables renamed) and reordered (independent
-// lines and keyword arguments in another order). Unrelated: eight tasks of other
+// (constants, parameters and local variables renamed), reordered (independent
+// lines and keyword arguments in another order), class_renamed (`Model` called
+// otherwise), moved (the definitions in reverse order, the constants last) and all
+// of these at once. Unrelated: eight tasks of other
 // operations in the same style. With KVAULT_KERNELBENCH naming a KernelBench
 // checkout's KernelBench/ folder, the same is measured on its level1-3 tasks (not in
 // CI: the benchmark is not part of this repository).
@@ -17,6 +19,7 @@
 #include <set>
 
 #include "corpus/decontam.h"
+#include "corpus/op_signature.h"
 #include "util/env.h"
 #include "util/strings.h"
 
@@ -161,8 +164,9 @@ std::string Resized(const std::string& source) {
   return Join(lines);
 }
 
-// Every whole word `from` renamed `to`, except a call's keyword argument (`f(from=1)`:
-// the callee's parameter, which a renamed copy keeps).
+// Every whole word `from` renamed `to`, except a member (`torch.norm` for a local
+// `norm`) and a call's keyword argument (`f(from=1)`: the callee's parameter, which a
+// renamed copy keeps).
 std::string RenameWord(const std::string& source, const std::string& from, const std::string& to) {
   std::string out;
   int depth = 0;
@@ -171,7 +175,8 @@ std::string RenameWord(const std::string& source, const std::string& from, const
     const char c = source[k];
     if (c == '(' || c == '[') ++depth;
     if ((c == ')' || c == ']') && depth > 0) --depth;
-    const bool starts = source.compare(k, from.size(), from) == 0 && (k == 0 || !word_char(source[k - 1])) &&
+    const bool starts = source.compare(k, from.size(), from) == 0 &&
+                        (k == 0 || (!word_char(source[k - 1]) && source[k - 1] != '.')) &&  // not torch.norm
                         (k + from.size() >= source.size() || !word_char(source[k + from.size()]));
     if (!starts) {
       out += c;
@@ -210,7 +215,9 @@ std::string Renamed(const std::string& source) {
     static const std::regex local(R"(^\s+([A-Za-z_]\w*) = )");
     if (std::regex_search(l, m, local) && m[1] != "self") names.insert(m[1]);
   }
-  for (const char* keep : {"torch", "nn", "F", "self", "x", "dim", "eps", "int", "float", "Tensor"}) names.erase(keep);
+  for (const char* keep : {"torch", "nn", "F", "self", "x", "dim", "eps", "int", "float", "bool", "str", "tuple",
+                           "list", "None", "True", "False", "Tensor"})
+    names.erase(keep);
   names.insert("x");  // the usual input name
   std::string out = source;
   for (const std::string& n : names) out = RenameWord(out, n, "renamed_" + n);
@@ -239,6 +246,34 @@ std::string Reordered(const std::string& source) {
   return Join(lines);
 }
 
+// The model class renamed (`class Model` and `super(Model, self)`): a dataset that
+// calls the network by its own name.
+std::string ClassRenamed(const std::string& source) {
+  return std::regex_replace(source, std::regex(R"(\bModel\b)"), "ReferenceNet");
+}
+
+// The definitions moved: the imports first, then the functions and classes in reverse
+// order (get_init_inputs, get_inputs, the model), the module-level constants last.
+std::string Moved(const std::string& source) {
+  std::vector<std::string> imports, constants;
+  std::vector<std::vector<std::string>> blocks;
+  for (const std::string& l : Lines(source)) {
+    const bool top = !l.empty() && l[0] != ' ';
+    if (top && (l.starts_with("import ") || l.starts_with("from "))) imports.push_back(l);
+    else if (top && std::regex_match(l, kConstantLine)) constants.push_back(l);
+    else if (top) blocks.push_back({l});
+    else if (!blocks.empty() && !l.empty()) blocks.back().push_back(l);
+  }
+  std::string out = Join(imports);
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) out += "\n\n" + Join(*b);
+  return out + "\n\n" + Join(constants);
+}
+
+// Every rewrite at once: resized, renamed, reordered, moved, the class renamed.
+std::string AllAtOnce(const std::string& source) {
+  return ClassRenamed(Moved(Reordered(Renamed(Resized(source)))));
+}
+
 struct Measure {
   int planted = 0, found = 0;
   int unrelated = 0, flagged = 0;
@@ -250,7 +285,10 @@ void Plant(const SuiteIndex& index, const std::vector<BenchmarkTask>& suite, Mea
     if (suite[t].language != "python") continue;
     for (auto [kind, text] : {std::pair{"resized", Resized(suite[t].source)},
                               std::pair{"renamed", Renamed(suite[t].source)},
-                              std::pair{"reordered", Reordered(suite[t].source)}}) {
+                              std::pair{"reordered", Reordered(suite[t].source)},
+                              std::pair{"class_renamed", ClassRenamed(suite[t].source)},
+                              std::pair{"moved", Moved(suite[t].source)},
+                              std::pair{"all_at_once", AllAtOnce(suite[t].source)}}) {
       // A record of the planted task: a kernel of no relation, the task as its reference.
       DecontamItem item{"planted", "__global__ void k(float* a) { a[0] = 1; }\n", "cuda", text};
       bool hit = false;
@@ -297,13 +335,23 @@ TEST(DecontamRecall, PlantedResizedRenamedReorderedTasksAreCaught) {
     EXPECT_NE(Resized(t.source), t.source) << t.name;
     EXPECT_NE(Renamed(t.source), t.source) << t.name;
     EXPECT_NE(Reordered(t.source), t.source) << t.name;
+    EXPECT_NE(ClassRenamed(t.source), t.source) << t.name;
+    EXPECT_NE(Moved(t.source), t.source) << t.name;
+    EXPECT_EQ(Moved(t.source).find("class "), Moved(t.source).rfind("class ")) << t.name;
+    // The operation signature sees the renamed model and every rewrite at once, not
+    // only the n-grams: the task's shape-free signature is the variant's.
+    auto task = ReferenceSignature(t.source), all = ReferenceSignature(AllAtOnce(t.source)),
+         class_renamed = ReferenceSignature(ClassRenamed(t.source));
+    ASSERT_TRUE(task && all && class_renamed) << t.name;
+    EXPECT_EQ(class_renamed->key, task->key) << t.name;
+    EXPECT_EQ(all->shape_free_key, task->shape_free_key) << t.name;
   }
   SuiteIndex index(suite, DecontamOptions{});
   Measure m;
   Plant(index, suite, m);
   Unrelated(index, m);
   Report("the planted suite", m);
-  EXPECT_EQ(m.planted, 24);
+  EXPECT_EQ(m.planted, 48);
   EXPECT_EQ(m.found, m.planted);
   // argmax is sum_reduce's file with one call changed: the n-grams of their shared
   // reduction template reach half of sum_reduce's distinctive ones (score 0.54). In a

@@ -309,6 +309,32 @@ std::string SameDistribution(const std::string& input) {
   return input;
 }
 
+// The task's model: `class Model`, else (a renamed copy) the top-level class with a
+// `forward` that no other such class builds: the network, not one of its parts (the
+// last of them when several are not built by another).
+Block ModelClass(const std::vector<Line>& lines, const std::vector<Token>& tokens, Block file) {
+  std::vector<std::pair<std::string_view, Block>> classes;
+  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
+    const Line& l = lines[i];
+    if (l.blank || l.indent != 0 || !l.text.starts_with("class ")) continue;
+    Block c = FindBlock(lines, "class ", {i + 1, file.last}, -1);  // this line's class
+    if (c.last < c.first || FindBlock(lines, "def forward", c, 0).last < c.first) continue;
+    std::string_view name = l.text.substr(6);
+    name = name.substr(0, name.find_first_of("(: \t"));
+    if (name == "Model") return c;
+    classes.push_back({name, c});
+  }
+  Block found;
+  for (const auto& [name, block] : classes) {
+    bool built = false;
+    for (const auto& [other, other_block] : classes)
+      if (other != name)
+        for (const Token& t : TokensIn(tokens, {other_block.first + 1, other_block.last})) built |= t.text == name;
+    if (!built || found.last < found.first) found = block;
+  }
+  return found;
+}
+
 }  // namespace
 
 std::string EraseNumbers(std::string_view text) {
@@ -332,7 +358,7 @@ std::optional<OpSignature> ReferenceSignature(std::string_view source) {
   std::vector<Line> lines = SplitLines(source);
   std::vector<Token> tokens = Tokenize(source, LanguageFamily::kPython);
   Block file{1, static_cast<int>(lines.size())};
-  Block model = FindBlock(lines, "class Model", file, -1);
+  Block model = ModelClass(lines, tokens, file);
   Block inputs = FindBlock(lines, "def get_inputs", file, -1);
   if (model.last < model.first || inputs.last < inputs.first) return std::nullopt;
   Block forward = FindBlock(lines, "def forward", model, lines[model.first - 1].indent);

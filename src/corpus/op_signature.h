@@ -10,7 +10,7 @@
 //   s->shape_free_key -> the same with every number spelled "#": equal for a task
 //                        resized (batch, dims, channels, init values changed)
 //
-// ops: every call in Model.forward (torch / F / nn functions by their last name,
+// ops: every call in Model.forward (or a renamed model's; torch / F / nn functions by their last name,
 // tensor methods as ".name", submodules built in __init__ by their constructor and
 // arguments) and every arithmetic operator. inputs: the tensor-making calls of
 // get_inputs with module-level constants substituted; init: get_init_inputs' values.
@@ -33,8 +33,9 @@ struct OpSignature {
 // `text` with every number (a run of digits, with its point and exponent) spelled "#".
 std::string EraseNumbers(std::string_view text);
 
-// nullopt when the source has no `class Model` with a `forward` that calls anything,
-// or no get_inputs.
+// nullopt when the source has no `class Model` (for a renamed copy: no top-level class
+// with a `forward`; the last one is the model) whose `forward` calls anything, or no
+// get_inputs.
 std::optional<OpSignature> ReferenceSignature(std::string_view python_source);
 
 }  // namespace kvault::corpus
