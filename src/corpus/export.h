@@ -70,6 +70,11 @@ struct ExportSummary {
 // What a published export says of a file or source: a path's last part; a URL or a
 // plain name as it is.
 std::string PublicName(const std::string& text);
+// Free text as a published export says it (a record's prompt, whose feedback quotes
+// compiler output): every absolute or home path of two parts or more (`/tmp/x/k.cpp`,
+// `~/data/rows.jsonl`) spelled as its last part (`k.cpp:7:3: error` stays readable);
+// URLs and the rest as they are.
+std::string PublicText(const std::string& text);
 // What a published export says of a model: a hub id (`org/name`) or a plain name as
 // it is; a local path (`/models/x`, `~/x`, `./x`, `a/b/c`), as servers often name a
 // model they load, its last part.

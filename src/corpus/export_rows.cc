@@ -1,6 +1,8 @@
 // The row of each export format (docs/corpus.md, "Export formats").
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string_view>
 #include <filesystem>
 
 #include "corpus/export.h"
@@ -51,6 +53,33 @@ void AddSpeed(Json& o, const KernelRecord& r, const RecordFilter& filter) {
 std::string PublicName(const std::string& text) {
   if (text.find('/') == std::string::npos || text.find("://") != std::string::npos) return text;
   return std::filesystem::path(text).filename().string();
+}
+
+std::string PublicText(const std::string& text) {
+  auto path_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+' ||
+           c == '@' || c == '~' || c == '/';
+  };
+  std::string out;
+  size_t k = 0;
+  while (k < text.size()) {
+    const bool home = text.compare(k, 2, "~/") == 0;
+    const bool starts = (text[k] == '/' || home) && (k == 0 || std::string_view(" \t\n\"'(=:[<,`").find(text[k - 1]) !=
+                                                                    std::string_view::npos);
+    size_t end = k;
+    while (starts && end < text.size() && path_char(text[end])) ++end;
+    const std::string_view path(text.data() + k, end - k);
+    // Two parts at least (`/usr/include`, not a lone `/` or `/ 2`), and no URL's `//`.
+    const size_t last = path.find_last_of('/');
+    if (!starts || path.starts_with("//") || last == std::string_view::npos || last + 1 == path.size() ||
+        path.find('/', home ? 2 : 1) == std::string_view::npos) {
+      out += text[k++];
+      continue;
+    }
+    out += path.substr(last + 1);
+    k = end;
+  }
+  return out;
 }
 
 std::string PublicModel(const std::string& model) {
@@ -151,6 +180,7 @@ Json RecordRow(const KernelRecord& r, bool publish) {
   row["provenance"]["origin_file"] = PublicName(r.provenance.origin_file);
   row["provenance"]["source"] = PublicName(r.provenance.source);
   row["provenance"]["model"] = PublicModel(r.provenance.model);
+  row["provenance"]["prompt"] = PublicText(r.provenance.prompt);  // gen's feedback quotes the compiler
   return row;
 }
 

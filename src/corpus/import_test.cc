@@ -485,6 +485,9 @@ TEST(Export, PromptsAreGensAndPublishLeavesOutTheMachine) {
   r.results[0].environment = {{"host", "build-node-7"}, {"cache", "/home/someone/.cache/kvault"}};
   r.provenance.origin_file = "/home/someone/data/rows.jsonl";
   r.provenance.model = "/home/someone/models/Coder-7B/";  // a server's local model path
+  // gen's later prompts quote the compiler: the candidate's path, the build's flags.
+  r.provenance.prompt = "Compiler output:\n/home/someone/run/gen/relu/iter1_0.cu:7:3: error: x\n"
+                        "g++ -isystem /tmp/kvault-cache/pch/ab/include -o ~/out/k.so\n";
   ExportPrompts prompts({.root = SourceRoot() + "/prompts", .version = "v1", .hardware = ""});
   auto p = prompts.Of(r);
   ASSERT_TRUE(p.ok()) << p.error();
@@ -498,6 +501,13 @@ TEST(Export, PromptsAreGensAndPublishLeavesOutTheMachine) {
   EXPECT_EQ(row.find("build-node-7"), std::string::npos);
   EXPECT_EQ(row.find("/home/someone"), std::string::npos);
   EXPECT_NE(DumpJson(SftRow(r, kept)).find("build-node-7"), std::string::npos);
+  EXPECT_EQ(row.find("/tmp/"), std::string::npos);
+  EXPECT_EQ(row.find("~/"), std::string::npos);
+  const Json provenance = *ParseJson(HfRow(r, published)["provenance"].get<std::string>());
+  EXPECT_NE(provenance["prompt"].get<std::string>().find("iter1_0.cu:7:3: error: x\n"), std::string::npos);
+  EXPECT_EQ(PublicText("see https://example.org/a/b and x / y, a // comment, /* c */ ok"),
+            "see https://example.org/a/b and x / y, a // comment, /* c */ ok");
+  EXPECT_EQ(PublicText("(/usr/include/python3.11/Python.h)"), "(Python.h)");
   EXPECT_EQ(SftRow(r, published)["metadata"]["model"], "Coder-7B");
   EXPECT_EQ(PublicModel("Qwen/Qwen2.5-Coder-7B"), "Qwen/Qwen2.5-Coder-7B");  // a hub id stays
   EXPECT_EQ(PublicModel("gpt-4o"), "gpt-4o");
