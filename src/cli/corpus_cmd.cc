@@ -101,7 +101,12 @@ int RunImport(const CorpusFlags& f) {
     std::cout << "imported " << report->imported << ", skipped " << report->skipped.size() << ", malformed "
               << report->malformed.size() << " into " << f.vault << "\n";
   }
-  // Nothing read from any path: the wrong --from or the wrong file, never a quiet success.
+  // Nothing read from any path: the wrong --from or the wrong file, never a quiet success;
+  // nor rows read that were all malformed (a truncated file, columns of the wrong type).
+  if (report->imported == 0 && !report->malformed.empty()) {
+    std::cerr << "kvault corpus import: nothing imported: the rows read were malformed or held no kernel\n";
+    return kExitMisuse;
+  }
   return report->rows() == 0 ? kExitMisuse : kExitOk;
 }
 

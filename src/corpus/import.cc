@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 
 #include "candidate/candidate.h"
@@ -70,6 +71,22 @@ Json ImportReport::ToJson() const {
 
 Result<ImportReport> ImportPaths(CorpusStore& vault, const ImportOptions& options,
                                  const std::vector<std::string>& paths) {
+  // Every path is checked before any is read, so a typo in the last one imports nothing
+  // of the first ones: the command can be run again as it is, once fixed.
+  const bool folders = options.format == ImportFormat::kGeak || options.format == ImportFormat::kAigV01 ||
+                       options.format == ImportFormat::kKernelBench;
+  std::string from = "--from";
+  for (const Named<ImportFormat>& f : kFormats)
+    if (f.value == options.format) from += std::string(" ") + f.name;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) return Error{path + ": no such file or folder"};
+    if (folders && !std::filesystem::is_directory(status))
+      return Error{path + ": not a folder (" + from + " reads a folder)"};
+    if (!folders && std::filesystem::is_directory(status))
+      return Error{path + ": a folder (" + from + " reads a file; give the files in it)"};
+  }
   ImportSink sink(vault, options);
   for (const std::string& path : paths) {
     const size_t rows_before = sink.report().rows();

@@ -1,6 +1,7 @@
 // Importers of AMD's published formats (BRIEF §2, docs/corpus.md "Import"): SFT
 // samples, veRL RL rows, AIG-Datasets v0.1 trees and v0.2 unified JSON.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -32,10 +33,31 @@ std::string FirstText(const Json& o, std::initializer_list<const char*> keys) {
   return "";
 }
 
+// The first of `keys` present (not null) in `o` whose value `is` rejects, as an error
+// naming it and `what` it should be; "" when every one is fine or absent.
+template <typename Is>
+std::string WrongType(const Json& o, std::initializer_list<const char*> keys, Is is, const char* what) {
+  for (const char* k : keys) {
+    auto it = o.find(k);
+    if (it != o.end() && !it->is_null() && !is(*it)) return std::string(k) + ": not " + what;
+  }
+  return "";
+}
+
 // Results carried by a row: the vault's own ("results": a list, or its JSON text),
 // else an imported verdict from AMD's fields (pass_exe / correct, speedup, hardware).
-Result<std::vector<VerificationResult>> ResultsOf(const Json& meta) {
+// A verdict field of the wrong type (pass_exe "yes", speedup "fast") is an error, not
+// a verdict quietly dropped.
+Result<std::vector<VerificationResult>> ResultsOf(const Json& meta, const std::string& where) {
   std::vector<VerificationResult> out;
+  for (const std::string& wrong :
+       {WrongType(meta, {"pass_exe", "correct", "match_ok"}, [](const Json& j) { return j.is_boolean(); },
+                  "true or false"),
+        WrongType(meta, {"speedup", "reference_ms", "candidate_ms"}, [](const Json& j) { return j.is_number(); },
+                  "a number"),
+        WrongType(meta, {"hardware", "gpu", "device", "toolchain", "backend", "verified_at"},
+                  [](const Json& j) { return j.is_string(); }, "text")})
+    if (!wrong.empty()) return Error{where + wrong};
   Json list = meta.contains("results") ? meta["results"] : Json();
   if (list.is_string()) {
     auto parsed = ParseJson(list.get<std::string>());
@@ -101,9 +123,10 @@ void ReadVaultExtras(const Json& o, KernelRecord& r) {
   if (std::string v = TextField(o, "license"); !v.empty()) r.provenance.license = v;
 }
 
-Status AddWithResults(KernelRecord r, const Json& meta, const std::string& path, int64_t line,
-                      ImportSink& sink) {
-  auto results = ResultsOf(meta);
+// `where`: the object `meta` is in the row ("metadata.", "extra_info.", "" for the row).
+Status AddWithResults(KernelRecord r, const Json& meta, const std::string& where, const std::string& path,
+                      int64_t line, ImportSink& sink) {
+  auto results = ResultsOf(meta, where);
   if (!results) {
     sink.Malformed(path, line, results.error());
     return Status::Ok();
@@ -145,13 +168,14 @@ Status SftRow(const Json& row, int64_t line, const std::string& path, ImportSink
   r.provenance.prompt = user;
   r.provenance.source = "sft";
   ReadVaultExtras(meta, r);
-  return AddWithResults(std::move(r), meta, path, line, sink);
+  return AddWithResults(std::move(r), meta, "metadata.", path, line, sink);
 }
 
 // AMD's ground truth: a dict, or its JSON text; also under reward_model.
 Result<Json> GroundTruth(const Json& row) {
   auto rm = row.find("reward_model");
-  if (rm == row.end() || !rm->is_object()) return Error{"reward_model: not an object"};
+  if (rm == row.end() || rm->is_null()) return Error{"reward_model: missing (a veRL row holds reward_model.ground_truth)"};
+  if (!rm->is_object()) return Error{"reward_model: not an object"};
   auto gt = rm->find("ground_truth");
   if (gt == rm->end()) return Error{"reward_model.ground_truth: missing"};
   if (gt->is_string()) {
@@ -175,6 +199,20 @@ Status VerlRow(const Json& row, int64_t line, const std::string& path, ImportSin
     sink.Malformed(path, line, "reward_model.ground_truth.hip_code: not a string");
     return Status::Ok();
   }
+  // A column of the wrong type is said, not read as absent.
+  for (const std::string& wrong :
+       {WrongType(row, {"extra_info"}, [](const Json& j) { return j.is_object(); }, "an object"),
+        WrongType(row, {"prompt"}, [](const Json& j) { return j.is_array(); }, "a list of messages"),
+        WrongType(row, {"data_source"}, [](const Json& j) { return j.is_string(); }, "text"),
+        WrongType(*gt, {"pytorch_module_code", "task_source", "kernel_name", "task_name", "language", "lang"},
+                  [](const Json& j) { return j.is_string(); }, "text")})
+    if (!wrong.empty()) {
+      sink.Malformed(path, line, wrong.starts_with("extra_info") || wrong.starts_with("prompt") ||
+                                         wrong.starts_with("data_source")
+                                     ? wrong
+                                     : "reward_model.ground_truth." + wrong);
+      return Status::Ok();
+    }
   r.candidate_source = TextField(*gt, "hip_code");
   if (r.candidate_source.empty()) {
     sink.Skip(path, line, "no kernel (ground_truth.hip_code empty): a task-only row");
@@ -188,7 +226,7 @@ Status VerlRow(const Json& row, int64_t line, const std::string& path, ImportSin
   r.provenance.source = TextField(row, "data_source");
   if (row.contains("prompt") && row["prompt"].is_array()) r.provenance.prompt = ChatTurns(row["prompt"]).first;
   ReadVaultExtras(extra, r);
-  return AddWithResults(std::move(r), extra, path, line, sink);
+  return AddWithResults(std::move(r), extra, "extra_info.", path, line, sink);
 }
 
 Status AigV02Row(const Json& row, int64_t line, const std::string& path, ImportSink& sink) {
@@ -210,7 +248,7 @@ Status AigV02Row(const Json& row, int64_t line, const std::string& path, ImportS
     break;
   }
   if (r.provenance.source.empty()) r.provenance.source = "AIG-Datasets v0.2";
-  return AddWithResults(std::move(r), row, path, line, sink);
+  return AddWithResults(std::move(r), row, "", path, line, sink);
 }
 
 std::vector<fs::path> SortedEntries(const fs::path& dir) {
@@ -257,7 +295,7 @@ Status AigV01Kernel(const fs::path& root, const fs::path& dir, ImportSink& sink)
     SetKind(r, "hip");
     r.provenance.pipeline = "aig-v0.1";
     r.provenance.source = "AIG-Datasets v0.1";
-    if (Status s = AddWithResults(std::move(r), info, file.string(), 0, sink); !s) return s;
+    if (Status s = AddWithResults(std::move(r), info, "info.json: ", file.string(), 0, sink); !s) return s;
   }
   if (!any) sink.Skip(dir.string(), 0, "no .hip file");
   return Status::Ok();
@@ -277,8 +315,17 @@ bool IsParquetFile(const std::string& path) {
 }
 
 Status ImportVerlFile(const std::string& path, ImportSink& sink) {
-  if (FileExists(path) && !IsParquetFile(path))
+  if (!IsParquetFile(path)) {
+    // A file named Parquet that is not (text, an HTML error page saved as .parquet) is
+    // said as such, not read as JSON Lines that all fail to parse.
+    std::string ext = fs::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::error_code ec;
+    if ((ext == ".parquet" || ext == ".pq") && fs::file_size(path, ec) > 0)
+      return Error{path + ": not a Parquet file (a Parquet file begins with PAR1; this one does not: "
+                          "text, or another format; JSON Lines are read from a file of another name)"};
     return ForEachJsonLine(path, sink, [&](const Json& row, int64_t line) { return VerlRow(row, line, path, sink); });
+  }
   auto rows = ReadParquetRows(sink.options().python, path);
   if (!rows) return Error{rows.error()};
   for (size_t i = 0; i < rows->size(); ++i) {

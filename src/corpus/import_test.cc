@@ -419,6 +419,54 @@ TEST(Import, VerlRowWhoseKernelIsNoTextIsMalformedNotTaskOnly) {
   EXPECT_EQ(r.skipped[0].line, 2);
 }
 
+TEST(Import, BadPathsAndWrongTypesAreSaidAndImportNothing) {
+  auto dir = TempDir::Create("", "kvault-corpus-bad");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(EnsureDir(dir->Join("folder")).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("text.parquet"), "<html>not found</html>\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("typed.jsonl"),
+                              R"({"reward_model": {"ground_truth": {"kernel_name": "t", "hip_code": "k1"}},)"
+                              R"( "extra_info": {"pass_exe": "yes"}})"
+                              "\n"
+                              R"({"reward_model": {"ground_truth": {"kernel_name": "t", "hip_code": "k2"}},)"
+                              R"( "extra_info": {"pass_exe": true, "speedup": "fast"}})"
+                              "\n"
+                              R"({"reward_model": {"ground_truth": {"kernel_name": 7, "hip_code": "k3"}}})"
+                              "\n"
+                              R"({"prompt": "text", "reward_model": {"ground_truth": {"hip_code": "k4"}}})"
+                              "\n"
+                              R"({"reward_model": {"ground_truth": {"kernel_name": "t", "hip_code": "k5"}},)"
+                              R"( "extra_info": {"pass_exe": false, "speedup": null}})"
+                              "\n")
+                  .ok());
+  CorpusStore vault = Memory();
+  ASSERT_TRUE(vault.UpsertMany({Contender("kept", "passed", 1.0)}).ok());
+  ImportOptions o;
+  o.format = ImportFormat::kVerl;
+  // Every path is checked first: a good file before a bad path imports nothing.
+  for (auto [path, why] : {std::pair{dir->Join("folder"), "a folder (--from verl reads a file"},
+                           std::pair{dir->Join("missing.parquet"), "no such file or folder"},
+                           std::pair{dir->Join("text.parquet"), "not a Parquet file"}}) {
+    auto r = ImportPaths(vault, o, {dir->Join("typed.jsonl"), path});
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_NE(r.error().find(why), std::string::npos) << r.error();
+    EXPECT_EQ(All(vault).size(), 1u) << path;
+  }
+  o.format = ImportFormat::kKernelBench;
+  auto not_folder = ImportPaths(vault, o, {dir->Join("typed.jsonl")});
+  ASSERT_FALSE(not_folder.ok());
+  EXPECT_NE(not_folder.error().find("not a folder"), std::string::npos) << not_folder.error();
+  // A field of the wrong type is a malformed row that says which, not a value dropped.
+  ImportReport r = Import(vault, ImportFormat::kVerl, dir->Join("typed.jsonl"));
+  EXPECT_EQ(r.imported, 1);  // k5: null is "not given"
+  ASSERT_EQ(r.malformed.size(), 4u);
+  EXPECT_EQ(r.malformed[0].why, "extra_info.pass_exe: not true or false");
+  EXPECT_EQ(r.malformed[1].why, "extra_info.speedup: not a number");
+  EXPECT_EQ(r.malformed[2].why, "reward_model.ground_truth.kernel_name: not text");
+  EXPECT_EQ(r.malformed[3].why, "prompt: not a list of messages");
+  EXPECT_EQ(All(vault).size(), 2u);
+}
+
 TEST(Import, ARowNamingItselfAsParentIsMalformed) {
   auto dir = TempDir::Create("", "kvault-corpus-parent");
   ASSERT_TRUE(dir.ok());

@@ -19,6 +19,10 @@ Status Convert(const PythonEnv& env, const char* mode, const std::string& in, co
   auto r = RunCommand(cmd, kConvertTimeout);
   if (!r) return Error{r.error()};
   if (r->exit_code == 0) return Status::Ok();
+  // Exit 2 and 3 are the module's own verdicts (a bad input file, no pyarrow), each a
+  // line that says why; anything else is a failure of its own, said with how it ended.
+  if ((r->exit_code == 2 || r->exit_code == 3) && !r->term_signal && !Trim(r->output).empty())
+    return Error{std::string(Trim(r->output))};
   return Error{std::string(Trim(r->output)) + " (" +
                DescribeTermination(r->exit_code, r->term_signal) + ")"};
 }

@@ -238,5 +238,15 @@ fi
 # Bad input: a clear message and the misuse exit code, nothing lost.
 "$KVAULT" corpus import --vault "$V" --from sft "$TMP/missing.jsonl" 2>"$TMP/missing.err"
 [ $? -eq 2 ] && grep -q "missing.jsonl" "$TMP/missing.err" || fail "a missing file: $(cat "$TMP/missing.err")"
+# A text file named .parquet, a folder, a truncated JSON Lines row, a row of wrong types:
+# each said (the file, and why), exit 2, and the vault as it was.
+echo "<html>502 Bad Gateway</html>" > "$TMP/rows.parquet"
+mkdir -p "$TMP/a-folder"
+head -c 200 "$FIX/verl_rows.jsonl" > "$TMP/truncated.jsonl"
+printf '%s\n' '{"reward_model": {"ground_truth": {"kernel_name": "t", "hip_code": "k"}}, "extra_info": {"pass_exe": "yes"}}' > "$TMP/typed.jsonl"
+for bad in "rows.parquet:not a Parquet file" "a-folder:a folder" "truncated.jsonl:not JSON" "typed.jsonl:extra_info.pass_exe: not true or false"; do
+  rc=0; "$KVAULT" corpus import --vault "$V" --from verl "$TMP/${bad%%:*}" >/dev/null 2>"$TMP/bad.err" || rc=$?
+  [ $rc -eq 2 ] && grep -q -- "${bad#*:}" "$TMP/bad.err" || fail "import of ${bad%%:*}: exit $rc, $(cat "$TMP/bad.err")"
+done
 corpus stats --json >"$TMP/stats2.json" && expect "$TMP/stats2.json" 'j["records"] == 6'
 echo PASS
