@@ -142,6 +142,10 @@ int RunExportCmd(const CorpusFlags& f) {
       std::cerr << "kvault corpus export: " << s.error() << "\n";
       return kExitMisuse;
     }
+  if (Status s = corpus::CheckExportOutput(o); !s) {  // a bad -o, said before any work
+    std::cerr << "kvault corpus export: " << s.error() << "\n";
+    return kExitMisuse;
+  }
   auto vault = OpenVault(f, "export", true);
   if (!vault) return kExitMisuse;
   auto summary = corpus::ExportRecords(*vault, o);

@@ -334,7 +334,25 @@ void ExportSummary::Skip(const std::string& record_id, const std::string& why) {
   if (skipped_why.size() < kSkippedWhy) skipped_why.push_back("record " + record_id + ": " + why);
 }
 
+Status CheckExportOutput(const ExportOptions& o) {
+  const std::string format = "--format " + std::string(NameOf(kFormats, o.format));
+  if (o.output.empty()) return Error{"no output path (-o PATH)"};
+  std::error_code ec;
+  const fs::path out(o.output);
+  const fs::file_status st = fs::status(out, ec);
+  if (o.format == ExportFormat::kHf) {
+    if (fs::exists(st) && !fs::is_directory(st))
+      return Error{o.output + ": a file (" + format + " writes a folder: data/, README.md, LICENSE.md)"};
+    return Status::Ok();
+  }
+  if (fs::is_directory(st)) return Error{o.output + ": a folder (" + format + " writes one file)"};
+  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (!fs::is_directory(parent, ec)) return Error{o.output + ": no folder " + parent.string() + " to write it in"};
+  return Status::Ok();
+}
+
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& o) {
+  if (Status s = CheckExportOutput(o); !s) return Error{s.error()};
   auto tmp = TempDir::Create("", "kvault-corpus-export");
   if (!tmp) return Error{tmp.error()};
   // Every format but the vault's own renders gen's prompts: a folder, version or

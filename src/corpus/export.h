@@ -84,6 +84,10 @@ std::string PublicModel(const std::string& model);
 // (host, paths, compiler command lines) and its claim's file.
 Json ExportedResult(const VerificationResult& result, bool publish);
 
+// Whether `options.output` can take the format: a file in an existing folder (not a
+// folder), or for hf a folder (not a file). Said before anything is read or rendered.
+Status CheckExportOutput(const ExportOptions& options);
+
 Result<ExportSummary> ExportRecords(CorpusStore& vault, const ExportOptions& options);
 
 // Row builders (one place for what a row holds; the tests feed them to consumers).

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "corpus/export_card.h"
 #include "corpus/task_split.h"
@@ -169,6 +170,23 @@ TEST(Export, HfOfNoRowIsRefusedBeforeItWritesACard) {
   ASSERT_FALSE(summary.ok());
   EXPECT_NE(summary.error().find("no record to export"), std::string::npos) << summary.error();
   EXPECT_FALSE(FileExists(dir->Join("hf/README.md")));
+}
+
+TEST(Export, AnOutputPathOfTheWrongKindIsRefusedBeforeAnyWork) {
+  auto dir = TempDir::Create("", "kvault-corpus-out");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("rows.jsonl"), "kept\n").ok());
+  for (auto [format, path, why] :
+       {std::tuple{ExportFormat::kSft, dir->path(), "a folder (--format sft writes one file)"},
+        std::tuple{ExportFormat::kVerl, dir->Join("no/such/x.parquet"), "no folder"},
+        std::tuple{ExportFormat::kHf, dir->Join("rows.jsonl"), "a file (--format hf writes a folder"}}) {
+    Status s = CheckExportOutput(Export(format, path));
+    ASSERT_FALSE(s.ok()) << path;
+    EXPECT_NE(s.error().find(why), std::string::npos) << s.error();
+  }
+  EXPECT_TRUE(CheckExportOutput(Export(ExportFormat::kSft, dir->Join("new.jsonl"))).ok());
+  EXPECT_TRUE(CheckExportOutput(Export(ExportFormat::kHf, dir->Join("new-folder"))).ok());
+  EXPECT_EQ(*ReadFile(dir->Join("rows.jsonl")), "kept\n");
 }
 
 TEST(Export, AMistypedPromptFlagIsRefusedAndTheLastExportKept) {

@@ -75,9 +75,7 @@ Result<ImportReport> ImportPaths(CorpusStore& vault, const ImportOptions& option
   // of the first ones: the command can be run again as it is, once fixed.
   const bool folders = options.format == ImportFormat::kGeak || options.format == ImportFormat::kAigV01 ||
                        options.format == ImportFormat::kKernelBench;
-  std::string from = "--from";
-  for (const Named<ImportFormat>& f : kFormats)
-    if (f.value == options.format) from += std::string(" ") + f.name;
+  const std::string from = "--from " + std::string(NameOf(kFormats, options.format));
   for (const std::string& path : paths) {
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);

@@ -141,6 +141,11 @@ Status SftRow(const Json& row, int64_t line, const std::string& path, ImportSink
     sink.Malformed(path, line, "messages: not a list");
     return Status::Ok();
   }
+  if (std::string wrong = WrongType(row, {"metadata"}, [](const Json& j) { return j.is_object(); }, "an object");
+      !wrong.empty()) {
+    sink.Malformed(path, line, wrong);
+    return Status::Ok();
+  }
   const Json meta = row.contains("metadata") && row["metadata"].is_object() ? row["metadata"] : Json::object();
   auto [user, assistant] = ChatTurns(*messages);
   if (assistant.empty()) {
@@ -230,6 +235,13 @@ Status VerlRow(const Json& row, int64_t line, const std::string& path, ImportSin
 }
 
 Status AigV02Row(const Json& row, int64_t line, const std::string& path, ImportSink& sink) {
+  if (std::string wrong = WrongType(row, {"answer_code", "question_code", "kernel_name", "task_name", "language",
+                                          "lang"},
+                                    [](const Json& j) { return j.is_string(); }, "text");
+      !wrong.empty()) {
+    sink.Malformed(path, line, wrong);
+    return Status::Ok();
+  }
   KernelRecord r;
   r.candidate_source = TextField(row, "answer_code");
   if (r.candidate_source.empty()) {

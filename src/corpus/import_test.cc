@@ -465,6 +465,17 @@ TEST(Import, BadPathsAndWrongTypesAreSaidAndImportNothing) {
   EXPECT_EQ(r.malformed[2].why, "reward_model.ground_truth.kernel_name: not text");
   EXPECT_EQ(r.malformed[3].why, "prompt: not a list of messages");
   EXPECT_EQ(All(vault).size(), 2u);
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("sft.jsonl"),
+                              R"({"messages": [{"role": "assistant", "content": "```cuda\nk\n```"}], "metadata": 5})"
+                              "\n")
+                  .ok());
+  ImportReport sft = Import(vault, ImportFormat::kSft, dir->Join("sft.jsonl"));
+  ASSERT_EQ(sft.malformed.size(), 1u);
+  EXPECT_EQ(sft.malformed[0].why, "metadata: not an object");
+  ASSERT_TRUE(WriteFileAtomic(dir->Join("aig.jsonl"), R"({"answer_code": ["k"]})" "\n").ok());
+  ImportReport aig = Import(vault, ImportFormat::kAigV02, dir->Join("aig.jsonl"));
+  ASSERT_EQ(aig.malformed.size(), 1u);
+  EXPECT_EQ(aig.malformed[0].why, "answer_code: not text");
 }
 
 TEST(Import, ARowNamingItselfAsParentIsMalformed) {

@@ -19,6 +19,14 @@ std::optional<E> FromName(const Named<E> (&table)[N], std::string_view name) {
   return std::nullopt;
 }
 
+// The name of `value` ("" when the table lacks it).
+template <class E, size_t N>
+const char* NameOf(const Named<E> (&table)[N], E value) {
+  for (const Named<E>& n : table)
+    if (n.value == value) return n.name;
+  return "";
+}
+
 // "a|b|c", in table order.
 template <class E, size_t N>
 std::string NamesOf(const Named<E> (&table)[N]) {
