@@ -36,7 +36,8 @@ MAX_RECORDED_BYTES = 4 << 20  # of the recorded calls as JSON (the reply stays f
 
 # What decides the built module, as `normalized_call` writes it. The other
 # arguments (name, build_directory, verbose, keep_intermediates, use_pch) change
-# where and how PyTorch builds, not what; any other argument the installed PyTorch
+# where and how PyTorch builds, not what (the name is noted beside the digest, for the
+# engine to check); any other argument the installed PyTorch
 # knows is noted under `other` when it is not at its default (the engine then
 # leaves the call to PyTorch).
 _SOURCE_LISTS = ("cpp_sources", "cuda_sources")
@@ -107,6 +108,10 @@ def normalized_call(signature, args, kwargs):
             other[name] = _jsonable(given[name])
     call["other"] = other
     call["digest"] = hashlib.sha256(json.dumps(call, sort_keys=True).encode()).hexdigest()
+    # Not what is built (outside the digest), but PyTorch's own build writes it unquoted
+    # into the line a shell runs (-DTORCH_EXTENSION_NAME=<name>): the engine checks it.
+    if isinstance(given.get("name"), str):
+        call["name"] = given["name"]
     return call
 
 
@@ -157,9 +162,10 @@ def record(path, construct=None):
 
     def recording_load_inline(*args, **kwargs):
         call = normalized_call(signature, args, kwargs)
-        if call["digest"] in digests:
+        seen = (call["digest"], call.get("name"))  # a name the engine has not checked is noted too
+        if seen in digests:
             return _Placeholder()
-        digests.add(call["digest"])
+        digests.add(seen)
         size[0] += len(json.dumps(call))
         if len(calls) >= MAX_RECORDED_CALLS or size[0] > MAX_RECORDED_BYTES:
             raise _Recorded("more load_inline calls than are noted (%d calls, %d bytes at most)"

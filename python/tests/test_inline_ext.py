@@ -44,7 +44,12 @@ def test_record_notes_each_call_normalized(tmp_path):
     assert a["with_pytorch_error_handling"] is True and a["is_python_module"] is True
     assert b["functions"] == [["g", "the doc"]] and b["extra_cflags"] == ["-O3"]
     assert a["other"] == {} and b["other"] == {}  # name and verbose decide nothing built
-    assert "name" not in a and "verbose" not in b
+    assert "verbose" not in b
+    # The name is noted (PyTorch's own build writes it into a shell's line), outside the digest.
+    assert a["name"] == "a" and b["name"] == "b"
+    renamed = inline_ext.normalized_call(inspect.signature(cpp_extension.load_inline), ("c", a["cpp_sources"]),
+                                         {"functions": ["f"]})
+    assert renamed["name"] == "c" and renamed["digest"] == a["digest"]
     # The digest covers what the call asks for, and only that.
     again = inline_ext.record(path)["calls"]
     assert [c["digest"] for c in again] == [a["digest"], b["digest"]] and a["digest"] != b["digest"]

@@ -46,8 +46,9 @@ Result<std::vector<std::string>> Bindings(const Json& functions, bool error_hand
 }
 
 // The call's flags, each list through its compiler's allow-list (CandidateCompileFlags,
-// CandidateLinkFlags), and its include folders, which PyTorch's build makes flags
-// (CandidateIncludePaths); Error "extra_cuda_cflags: flag '...' is not allowed for nvcc".
+// CandidateLinkFlags), and its include folders and name, which PyTorch's build makes
+// flags (CandidateIncludePaths, CandidateExtensionName); Error "extra_cuda_cflags: flag
+// '...' is not allowed for nvcc".
 struct CheckedFlags {
   std::vector<std::string> cflags, cuda_cflags, ldflags;
 };
@@ -59,6 +60,10 @@ Result<CheckedFlags> CheckFlags(const Json& call) {
   for (const auto* r : {&cflags, &cuda_cflags, &ldflags, &includes})
     if (!*r) return Error{r->error()};
   if (auto folders = CandidateIncludePaths(*includes); !folders) return Error{"extra_include_paths: " + folders.error()};
+  if (call.contains("name")) {  // noted beside the digest by workers since it is checked
+    if (!call["name"].is_string()) return Error{"malformed call: 'name' is not a string"};
+    if (Status s = CandidateExtensionName(call["name"].get<std::string>()); !s) return Error{s.error()};
+  }
   CheckedFlags out;
   auto host = CandidateCompileFlags(Tool::kCxx, *cflags);
   if (!host) return Error{"extra_cflags: " + host.error()};

@@ -183,6 +183,21 @@ TEST(InlineUnit, IncludeFoldersHideNoFlagOrCommand) {
   EXPECT_NE(RefusedInlineFlag(call).find("malformed"), std::string::npos);
 }
 
+// The name, which PyTorch's build writes as -DTORCH_EXTENSION_NAME=<name>, is checked
+// when the worker noted it (records of older workers have none).
+TEST(InlineUnit, TheNameHidesNoCommand) {
+  Json call = Call(Json::array({"int f();"}));
+  EXPECT_EQ(RefusedInlineFlag(call), "");
+  call["name"] = "relu_ext";
+  EXPECT_EQ(RefusedInlineFlag(call), "");
+  EXPECT_TRUE(InlineUnitFor(call));
+  call["name"] = "x;touch y #";
+  EXPECT_EQ(RefusedInlineFlag(call), "name 'x;touch y #' is not plain");
+  EXPECT_FALSE(InlineUnitFor(call));
+  call["name"] = 7;
+  EXPECT_NE(RefusedInlineFlag(call).find("malformed"), std::string::npos);
+}
+
 // cpp_sources that repeat the definition's default argument, as models write them:
 // the unit holds the definition once, the declaring text only by its includes.
 TEST(InlineUnit, ADeclarationWithDefaultArgumentsIsNotRepeated) {

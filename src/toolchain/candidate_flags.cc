@@ -177,4 +177,10 @@ Result<std::vector<std::string>> CandidateIncludePaths(const std::vector<std::st
   return folders;
 }
 
+Status CandidateExtensionName(const std::string& name) {
+  static const std::regex kPlainName(std::string("[A-Za-z0-9_]") + kPlainValue);
+  if (!std::regex_match(name, kPlainName)) return Error{"name '" + Truncate(name, 120) + "' is not plain"};
+  return Status::Ok();
+}
+
 }  // namespace kvault

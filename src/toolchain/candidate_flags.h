@@ -41,4 +41,11 @@ Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::strin
 // otherwise (a space would start another flag, `;` or a backquote another command).
 Result<std::vector<std::string>> CandidateIncludePaths(const std::vector<std::string>& given);
 
+// The `name` of a load_inline call. The engine's builds never use it, but PyTorch's
+// writes it as -DTORCH_EXTENSION_NAME=<name> into the same shell line, and makes it a
+// folder: a define's value like any other (plain: letters, digits, `_.+-`, starting
+// with a letter, a digit or `_`, so no path either). Error "name '<name>' is not
+// plain" otherwise.
+Status CandidateExtensionName(const std::string& name);
+
 }  // namespace kvault

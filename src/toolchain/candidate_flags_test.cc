@@ -163,6 +163,15 @@ TEST(CandidateFlags, IncludeFoldersArePlainPaths) {
         << folder;
 }
 
+// The extension's name is a define's value in PyTorch's build line, and a folder.
+TEST(CandidateFlags, ExtensionNamesArePlain) {
+  for (const char* name : {"relu_ext", "my-ext", "ext.v2", "fused_gelu_cuda", "ext2", "_x"})
+    EXPECT_TRUE(CandidateExtensionName(name)) << name;
+  for (const char* name : {"", ".", "..", "../x", "a/b", "/tmp/x", "x;id", "x y", "x`id`", "$(id)", "x\nbuild",
+                           "x #", "x\"", "-x"})
+    EXPECT_EQ(CandidateExtensionName(name).error(), "name '" + std::string(name) + "' is not plain") << name;
+}
+
 TEST(CandidateFlags, LinkFlags) {
   auto link = CandidateLinkFlags({"", "-lcublas", "-L/usr/local/cuda/lib64", "-lcublas -lcudart"});
   ASSERT_TRUE(link.ok()) << link.error();
