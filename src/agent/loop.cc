@@ -106,20 +106,7 @@ class Loop {
   }
 
   TemplateValues Values(int it, const std::string& parent) const {
-    return TemplateValues{{"task_name", task_.name},
-                          {"task_source", task_.source},
-                          {"language", prompts_.format.name},
-                          {"fence", prompts_.format.fence},
-                          {"hardware", prompts_.hardware},
-                          {"format_contract", prompts_.format.contract},
-                          {"baseline_source", pipeline_.baseline()},
-                          {"iteration", std::to_string(it)},
-                          {"parent", parent.empty() ? "none" : parent},
-                          {"ancestors", ""},
-                          {"history", ""},
-                          {"candidate", ""},
-                          {"feedback", ""},
-                          {"verdict", ""}};
+    return GeneratorValues(prompts_, task_.name, task_.source, pipeline_.baseline(), it, parent);
   }
 
   // Renders system + user; an Error here is a defect of the prompt files.

@@ -14,6 +14,24 @@ const std::vector<std::string> kPlaceholders = {
     "baseline_source", "iteration", "ancestors", "history",   "candidate", "feedback",
     "verdict",       "parent"};
 
+TemplateValues GeneratorValues(const PromptSet& set, const std::string& task_name, const std::string& task_source,
+                               const std::string& baseline_source, int iteration, const std::string& parent) {
+  return TemplateValues{{"task_name", task_name},
+                        {"task_source", task_source},
+                        {"language", set.format.name},
+                        {"fence", set.format.fence},
+                        {"hardware", set.hardware},
+                        {"format_contract", set.format.contract},
+                        {"baseline_source", baseline_source},
+                        {"iteration", std::to_string(iteration)},
+                        {"parent", parent.empty() ? "none" : parent},
+                        {"ancestors", ""},
+                        {"history", ""},
+                        {"candidate", ""},
+                        {"feedback", ""},
+                        {"verdict", ""}};
+}
+
 Result<FormatSpec> ParseFormatFile(const std::string& name, const std::string& text) {
   FormatSpec spec;
   spec.name = name;

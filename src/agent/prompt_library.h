@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/template.h"
 #include "util/result.h"
 
 namespace kvault::agent {
@@ -51,6 +52,14 @@ struct PromptSet {
 // Error naming the file for a missing or unreadable file, a format header without
 // file_extension or fence, or a template with an unknown or malformed placeholder.
 Result<PromptSet> LoadPromptSet(const PromptSelection& selection);
+
+// The values of a generator call's templates: the task, the set's format and hardware,
+// the baseline kernel (kernel2kernel; "" otherwise), the iteration and the parent it
+// refines ("none" for ""); ancestors, history, candidate, feedback and verdict empty,
+// for the caller to fill. gen's loop renders every call from these, and the corpus
+// exports their rows' prompts as gen's first call (one source of what gen sends).
+TemplateValues GeneratorValues(const PromptSet& set, const std::string& task_name, const std::string& task_source,
+                               const std::string& baseline_source, int iteration, const std::string& parent);
 
 // Parses a format file's text (header, `---`, contract).
 Result<FormatSpec> ParseFormatFile(const std::string& name, const std::string& text);

@@ -79,21 +79,9 @@ Result<RenderedPrompt> ExportPrompts::Of(const KernelRecord& r) {
     set = sets_.emplace(key, std::move(*loaded)).first;
   }
   const agent::PromptSet& p = set->second;
-  // The values gen's loop gives its first generator call (agent/loop.cc).
-  agent::TemplateValues values = {{"task_name", r.task.name},
-                                  {"task_source", r.task.reference_source},
-                                  {"language", p.format.name},
-                                  {"fence", p.format.fence},
-                                  {"hardware", p.hardware},
-                                  {"format_contract", p.format.contract},
-                                  {"baseline_source", ""},
-                                  {"iteration", "1"},
-                                  {"parent", "none"},
-                                  {"ancestors", ""},
-                                  {"history", ""},
-                                  {"candidate", ""},
-                                  {"feedback", ""},
-                                  {"verdict", ""}};
+  // The values gen's loop gives its first generator call (torch2kernel: no baseline).
+  const agent::TemplateValues values =
+      agent::GeneratorValues(p, r.task.name, r.task.reference_source, "", 1, "");
   auto system = agent::RenderTemplate(p.system, values);
   if (!system) return Error{"system prompt: " + system.error()};
   auto user = agent::RenderTemplate(p.generate, values);

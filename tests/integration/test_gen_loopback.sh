@@ -141,6 +141,27 @@ assert len(rows)==int(sys.argv[2]) and all(r['resumed'] and r['finished'] for r 
 assert sum(r['solved'] for r in rows)==int(sys.argv[3])
 " "$TMP/resumed.jsonl" "$ntasks" "$nsolved" || fail "resumed output differs"
 
+# The corpus exports render a record's prompt as gen's first call for its task (one
+# template source): its run's kernels, imported and exported as SFT, carry exactly the
+# system and user messages this run sent first, task by task.
+"$KVAULT" corpus import --vault "$TMP/vault.db" --from store "$TMP/kv.db" --suite "$TMP/suite" > /dev/null 2> "$TMP/vault_err.txt" ||
+  { cat "$TMP/vault_err.txt"; fail "corpus import of the gen store"; }
+"$KVAULT" corpus export --vault "$TMP/vault.db" --format sft --claims --any-status -o "$TMP/sft.jsonl" > /dev/null 2> "$TMP/vault_err.txt" ||
+  { cat "$TMP/vault_err.txt"; fail "corpus export of the gen records"; }
+python3 - "$TMP/calls.jsonl" "$TMP/sft.jsonl" <<'PY' || fail "an exported prompt is not the one gen sent first"
+import json, re, sys
+first = {}
+for line in open(sys.argv[1]):
+    j = json.loads(line) if line.strip() else {}
+    user = [m for m in j.get("messages", []) if m["role"] == "user"]
+    if user and "role: generator" in user[-1]["content"] and "iteration: 1\n" in user[-1]["content"]:
+        first.setdefault(re.search(r"task: (\w+)\n", user[-1]["content"]).group(1), j["messages"])
+rows = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+bad = [r["metadata"]["kernel_name"] for r in rows if r["messages"][:2] != first.get(r["metadata"]["kernel_name"])]
+print(f"{len(rows)} exported rows, {len(first)} tasks' first calls, {len(bad)} differ: {bad}")
+sys.exit(1 if bad or not rows else 0)
+PY
+
 # Interrupt a run while its first calls are in flight; it stops cleanly (exit 130)
 # with a consistent store, and --resume finishes it without repeating recorded calls.
 stop_server
