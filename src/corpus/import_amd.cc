@@ -178,9 +178,17 @@ Status SftRow(const Json& row, int64_t line, const std::string& path, ImportSink
 
 // AMD's ground truth: a dict, or its JSON text; also under reward_model.
 Result<Json> GroundTruth(const Json& row) {
-  auto rm = row.find("reward_model");
-  if (rm == row.end() || rm->is_null()) return Error{"reward_model: missing (a veRL row holds reward_model.ground_truth)"};
-  if (!rm->is_object()) return Error{"reward_model: not an object"};
+  auto found = row.find("reward_model");
+  if (found == row.end() || found->is_null())
+    return Error{"reward_model: missing (a veRL row holds reward_model.ground_truth)"};
+  Json model = *found;
+  if (model.is_string()) {  // a Parquet column of JSON text, as some datasets store it
+    auto parsed = ParseJson(model.get<std::string>());
+    if (!parsed || !parsed->is_object()) return Error{"reward_model: a string but not a JSON object"};
+    model = std::move(*parsed);
+  }
+  if (!model.is_object()) return Error{"reward_model: not an object"};
+  const Json* rm = &model;
   auto gt = rm->find("ground_truth");
   if (gt == rm->end()) return Error{"reward_model.ground_truth: missing"};
   if (gt->is_string()) {
@@ -198,7 +206,11 @@ Status VerlRow(const Json& row, int64_t line, const std::string& path, ImportSin
     sink.Malformed(path, line, gt.error());
     return Status::Ok();
   }
-  const Json extra = row.contains("extra_info") && row["extra_info"].is_object() ? row["extra_info"] : Json::object();
+  Json extra = row.contains("extra_info") && !row["extra_info"].is_null() ? row["extra_info"] : Json::object();
+  if (extra.is_string()) {  // JSON text, as a Parquet column of mixed rows may hold it
+    auto parsed = ParseJson(extra.get<std::string>());
+    extra = parsed && parsed->is_object() ? std::move(*parsed) : Json();
+  }
   KernelRecord r;
   if (auto code = gt->find("hip_code"); code != gt->end() && !code->is_null() && !code->is_string()) {
     sink.Malformed(path, line, "reward_model.ground_truth.hip_code: not a string");
@@ -206,7 +218,7 @@ Status VerlRow(const Json& row, int64_t line, const std::string& path, ImportSin
   }
   // A column of the wrong type is said, not read as absent.
   for (const std::string& wrong :
-       {WrongType(row, {"extra_info"}, [](const Json& j) { return j.is_object(); }, "an object"),
+       {std::string(extra.is_object() ? "" : "extra_info: not an object (or its JSON text)"),
         WrongType(row, {"prompt"}, [](const Json& j) { return j.is_array(); }, "a list of messages"),
         WrongType(row, {"data_source"}, [](const Json& j) { return j.is_string(); }, "text"),
         WrongType(*gt, {"pytorch_module_code", "task_source", "kernel_name", "task_name", "language", "lang"},

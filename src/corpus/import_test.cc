@@ -437,6 +437,12 @@ TEST(Import, BadPathsAndWrongTypesAreSaidAndImportNothing) {
                               "\n"
                               R"({"reward_model": {"ground_truth": {"kernel_name": "t", "hip_code": "k5"}},)"
                               R"( "extra_info": {"pass_exe": false, "speedup": null}})"
+                              "\n"
+                              // reward_model and extra_info as JSON text, as a Parquet column may hold them
+                              R"({"reward_model": "{\"ground_truth\": {\"kernel_name\": \"t\", \"hip_code\": \"k6\"}}",)"
+                              R"( "extra_info": "{\"pass_exe\": true}"})"
+                              "\n"
+                              R"({"reward_model": {"ground_truth": {"kernel_name": "t", "hip_code": "k7"}}, "extra_info": 3})"
                               "\n")
                   .ok());
   CorpusStore vault = Memory();
@@ -458,13 +464,14 @@ TEST(Import, BadPathsAndWrongTypesAreSaidAndImportNothing) {
   EXPECT_NE(not_folder.error().find("not a folder"), std::string::npos) << not_folder.error();
   // A field of the wrong type is a malformed row that says which, not a value dropped.
   ImportReport r = Import(vault, ImportFormat::kVerl, dir->Join("typed.jsonl"));
-  EXPECT_EQ(r.imported, 1);  // k5: null is "not given"
-  ASSERT_EQ(r.malformed.size(), 4u);
+  EXPECT_EQ(r.imported, 2);  // k5: null is "not given"; k6
+  ASSERT_EQ(r.malformed.size(), 5u);
+  EXPECT_EQ(r.malformed[4].why, "extra_info: not an object (or its JSON text)");
   EXPECT_EQ(r.malformed[0].why, "extra_info.pass_exe: not true or false");
   EXPECT_EQ(r.malformed[1].why, "extra_info.speedup: not a number");
   EXPECT_EQ(r.malformed[2].why, "reward_model.ground_truth.kernel_name: not text");
   EXPECT_EQ(r.malformed[3].why, "prompt: not a list of messages");
-  EXPECT_EQ(All(vault).size(), 2u);
+  EXPECT_EQ(All(vault).size(), 3u);
   ASSERT_TRUE(WriteFileAtomic(dir->Join("sft.jsonl"),
                               R"({"messages": [{"role": "assistant", "content": "```cuda\nk\n```"}], "metadata": 5})"
                               "\n")
