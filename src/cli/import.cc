@@ -3,9 +3,11 @@
 // into the driver's store (docs/cluster.md): the store's own key makes a row
 // imported twice one row. Imported rows are marked (origin "imported"): claims that
 // `kvault serve` never answers a request with.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "export/rows.h"
@@ -37,9 +39,30 @@ Result<size_t> ImportLines(std::istream& in, const std::string& name, Store& sto
   return count;
 }
 
+// Why `input` cannot be read as rows, "" when it can be tried: checked for every input
+// before any row is stored, so a typo in the last one imports none of the first ones.
+std::string Unreadable(const std::string& input) {
+  if (input == "-") return "";
+  std::error_code ec;
+  const auto status = std::filesystem::status(input, ec);
+  if (!std::filesystem::exists(status)) return input + ": no such file";
+  if (std::filesystem::is_directory(status)) return input + ": a folder, not a file of rows";
+  std::ifstream in(input, std::ios::binary);
+  if (!in) return "cannot read " + input;
+  char magic[4] = {};
+  if (in.read(magic, 4) && std::string_view(magic, 4) == "PAR1")
+    return input + ": a Parquet file; kvault import reads the JSON Lines of `kvault export --format jsonl`";
+  return "";
+}
+
 }  // namespace
 
 int RunImport(const ImportFlags& flags) {
+  for (const std::string& input : flags.inputs)
+    if (std::string why = Unreadable(input); !why.empty()) {
+      std::cerr << "kvault import: " << why << "\n";
+      return kExitMisuse;
+    }
   auto store = Store::Open(ResolveDbPath(flags.db));
   if (!store) {
     std::cerr << "kvault import: " << store.error() << "\n";

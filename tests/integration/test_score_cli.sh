@@ -28,6 +28,13 @@ rows = [row("sweep1", "19_ReLU", h("19_ReLU"), "passed", "a.cu"),
         row("default", "20_GELU", h("20_GELU"), "passed", "d.cu")]
 open(out, "w").write("\n".join(rows) + "\n")
 PY
+# Inputs import cannot read are said before any row is stored (exit 2): a folder, a
+# missing file, a Parquet file (import reads JSON Lines), even after a good file.
+mkdir -p "$TMP/a-folder"; printf 'PAR1rest' > "$TMP/rows.parquet"
+for bad in "a-folder:a folder" "missing.jsonl:no such file" "rows.parquet:a Parquet file"; do
+  rc=0; "$KVAULT" import --db "$TMP/bad.db" "$TMP/rows.jsonl" "$TMP/${bad%%:*}" > /dev/null 2> "$TMP/e.txt" || rc=$?
+  [ $rc = 2 ] && grep -q "${bad#*:}" "$TMP/e.txt" && [ ! -e "$TMP/bad.db" ] || fail "import of ${bad%%:*}: exit $rc, $(cat "$TMP/e.txt")"
+done
 "$KVAULT" import --db "$TMP/s.db" "$TMP/rows.jsonl" > /dev/null 2>&1 || fail "import"
 # With the suite: serve's names are the suite's tasks (by content, else by label);
 # 21_Softmax, never attempted, counts as a failure.
