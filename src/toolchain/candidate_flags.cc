@@ -72,6 +72,21 @@ bool NvccAllowed(const std::string& flag) {
   return std::regex_match(flag, re);
 }
 
+// The linker: libraries of the CUDA toolkit, the C runtime and PyTorch by `-l<name>`,
+// and the `-L` folders it searches anyway.
+bool LinkedLibrary(const std::string& flag) {
+  static const std::regex re(
+      R"(-l(cublas|cublasLt|cudart|cuda|curand|cufft|cusparse|cusolver|nvrtc|nvToolsExt|gomp|m|pthread|dl|rt|)"
+      R"(c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python))");
+  return std::regex_match(flag, re);
+}
+
+bool SearchedAnyway(const std::string& flag) {
+  static const std::regex re(
+      R"(-L(/usr/local/cuda(-[0-9.]+)?(/targets/[a-z0-9_-]+)?/lib(64)?|/usr/lib(64)?|/usr/lib/x86_64-linux-gnu)/?)");
+  return std::regex_match(flag, re);
+}
+
 // Every comma-separated item of `list` passes `allowed`.
 template <class Allowed>
 bool EachItem(const std::string& list, Allowed allowed) {
@@ -138,6 +153,9 @@ Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vec
       AddOnce(groups, {flag, value});
       continue;
     }
+    // A library of the linker's list (extra_cuda_cflags=["-lcublas"]) means nothing to a
+    // compile: PyTorch's (-c) ignores it and links with extra_ldflags only. Dropped.
+    if (LinkedLibrary(flag) || SearchedAnyway(flag)) continue;
     if (!CompileFlagAllowed(tool, flag)) return Error{Refused(flag, tool_name)};
     AddOnce(groups, {flag});
   }
@@ -147,19 +165,14 @@ Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vec
 }
 
 Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::string>& given) {
-  static const std::regex kLibrary(
-      R"(-l(cublas|cublasLt|cudart|cuda|curand|cufft|cusparse|cusolver|nvrtc|nvToolsExt|gomp|m|pthread|dl|rt|)"
-      R"(c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python))");
-  static const std::regex kSearchedAnyway(
-      R"(-L(/usr/local/cuda(-[0-9.]+)?(/targets/[a-z0-9_-]+)?/lib(64)?|/usr/lib(64)?|/usr/lib/x86_64-linux-gnu)/?)");
   std::vector<std::string> flags;
   for (std::string flag : Tokens(given)) {
-    if (std::regex_match(flag, kSearchedAnyway)) continue;
+    if (SearchedAnyway(flag)) continue;
     // What g++ links for these driver options, spelled so that nvcc's link takes it too
     // (PyTorch's link runs g++, which reads them).
     if (flag == "-fopenmp") flag = "-lgomp";
     if (flag == "-pthread") flag = "-lpthread";
-    if (!std::regex_match(flag, kLibrary)) return Error{Refused(flag, "the linker")};
+    if (!LinkedLibrary(flag)) return Error{Refused(flag, "the linker")};
     if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
   }
   return flags;

@@ -12,7 +12,8 @@
 // an entry is split at whitespace (PyTorch's ninja file joins the list with spaces,
 // so "" is no flag and "-O3 --use_fast_math" two), and a flag given twice counts
 // once. A flag whose value is a separate argument (`-Xcompiler -O3`, `-gencode
-// arch=...`, `-arch sm_90`) keeps it.
+// arch=...`, `-arch sm_90`) keeps it. A library of the link list (`-lcublas` among
+// extra_cuda_cflags) is dropped from compile flags: PyTorch's compile ignores it too.
 #include <string>
 #include <vector>
 

@@ -76,6 +76,11 @@ TEST(CandidateFlags, HabitsPass) {
       {"--ftz=true", "--prec-div=false"}, {"-res-usage"}, {"-U__CUDA_NO_HALF_OPERATORS__"}};
   for (const Argv& flags : nvcc) EXPECT_EQ(Refusal(Tool::kNvcc, flags), "") << flags[0];
   EXPECT_TRUE(CandidateLinkFlags({"-lcublas", "-lcublasLt", "-lcudart", "-lcurand", "-lgomp", ""}).ok());
+  // Libraries among compile flags: ignored by PyTorch's compile (-c), dropped here.
+  EXPECT_EQ(Compile(Tool::kNvcc, {"-O3", "-lcublas", "-L/usr/local/cuda/lib64 -lcublasLt"}), Argv{"-O3"});
+  EXPECT_EQ(Compile(Tool::kCxx, {"-fopenmp", "-lgomp"}), Argv{"-fopenmp"});
+  EXPECT_NE(Refusal(Tool::kNvcc, {"-lmylib"}), "");
+  EXPECT_NE(Refusal(Tool::kNvcc, {"-Xcompiler", "-lcublas"}), "");
 }
 
 // Every way to run a program, load code or read or write a file of the candidate's
@@ -121,7 +126,7 @@ TEST(CandidateFlags, CommandsPluginsAndFilesAreRefusedInEverySpelling) {
       "--run", "-run", "--run-args=x", "--dryrun", "-dryrun", "--keep", "-keep", "--keep-dir=/tmp", "-keep-dir",
       "-odir", "--output-directory=/tmp", "--output-file=/tmp/x", "-o", "--options-file=f", "-optf", "--pre-include=f",
       "-include", "--include-path=/", "-I/tmp", "--system-include=/", "-isystem", "--library-path=/tmp", "-L/tmp",
-      "--library=x", "-lcublas", "-x", "-E", "--preprocess", "--save-temps", "-save-temps", "--profile", "-pg",
+      "--library=x", "-lx", "-x", "-E", "--preprocess", "--save-temps", "-save-temps", "--profile", "-pg",
       "-MF", "--dependency-output=/tmp/x", "-MD", "--generate-dependencies", "--time=/tmp/x", "-time",
       "--fdevice-time-trace=/tmp/x", "--list-gpu-arch", "-arch=sm_90;id", "-gencode=arch=compute_90,code=sm_90;id",
       "-Werror=a;b", "-XCOMPILER=-O3", "--Xcompiler=-O3", "-xcompiler=-O3", "--COMPILER-OPTIONS=-O3",
