@@ -337,6 +337,8 @@ void ExportSummary::Skip(const std::string& record_id, const std::string& why) {
 Status CheckExportOutput(const ExportOptions& o) {
   const std::string format = "--format " + std::string(NameOf(kFormats, o.format));
   if (o.output.empty()) return Error{"no output path (-o PATH)"};
+  // `kvault export` takes - for standard output; a file named - here would surprise.
+  if (o.output == "-") return Error{"-o -: a file or folder to write, not standard output"};
   std::error_code ec;
   const fs::path out(o.output);
   const fs::file_status st = fs::status(out, ec);

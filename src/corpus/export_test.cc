@@ -179,7 +179,8 @@ TEST(Export, AnOutputPathOfTheWrongKindIsRefusedBeforeAnyWork) {
   for (auto [format, path, why] :
        {std::tuple{ExportFormat::kSft, dir->path(), "a folder (--format sft writes one file)"},
         std::tuple{ExportFormat::kVerl, dir->Join("no/such/x.parquet"), "no folder"},
-        std::tuple{ExportFormat::kHf, dir->Join("rows.jsonl"), "a file (--format hf writes a folder"}}) {
+        std::tuple{ExportFormat::kHf, dir->Join("rows.jsonl"), "a file (--format hf writes a folder"},
+        std::tuple{ExportFormat::kSft, std::string("-"), "not standard output"}}) {
     Status s = CheckExportOutput(Export(format, path));
     ASSERT_FALSE(s.ok()) << path;
     EXPECT_NE(s.error().find(why), std::string::npos) << s.error();
