@@ -1,5 +1,6 @@
 #include "candidate/inline_unit.h"
 
+#include <cctype>
 #include <optional>
 #include <regex>
 
@@ -10,6 +11,15 @@
 
 namespace kvault {
 namespace {
+
+// The longest line or name a std::regex is run on. It matches by recursion, a few
+// hundred bytes of stack a character: a line of 40,000 ended the engine. Longer text
+// is no include line, no #pragma once, no identifier (nothing honest comes near it).
+constexpr size_t kMostMatched = 4096;
+
+bool Matches(const std::string& s, const std::regex& re) {
+  return s.size() <= kMostMatched && std::regex_match(s, re);
+}
 
 Result<std::vector<std::string>> Strings(const Json& call, const char* name) {
   std::vector<std::string> out;
@@ -35,7 +45,7 @@ Result<std::vector<std::string>> Bindings(const Json& functions, bool error_hand
     if (!f.is_array() || f.size() != 2 || !f[0].is_string() || !f[1].is_string())
       return Error{"malformed call: a 'functions' entry is not [name, docstring]"};
     const std::string name = f[0].get<std::string>(), doc = f[1].get<std::string>();
-    if (!std::regex_match(name, kIdentifier)) return Error{"function name '" + Truncate(name, 80) + "' is not an identifier"};
+    if (!Matches(name, kIdentifier)) return Error{"function name '" + Truncate(name, 80) + "' is not an identifier"};
     if (doc.find_first_of("\"\\\n") != std::string::npos)
       return Error{"the docstring of '" + name + "' needs escaping in C++"};
     lines.push_back(error_handling ? "m.def(\"" + name + "\", torch::wrap_pybind_function(" + name + "), \"" + doc + "\");"
@@ -77,7 +87,7 @@ Result<CheckedFlags> CheckFlags(const Json& call) {
 // True when `line` is an #include directive.
 bool IsIncludeLine(const std::string& line) {
   static const std::regex kInclude(R"(\s*#\s*include\s*[<"][^>"]*[>"]\s*)");
-  return std::regex_match(line, kInclude);
+  return Matches(line, kInclude);
 }
 
 // cpp_sources that bind by hand beside cuda_sources, as models write them without
@@ -90,12 +100,21 @@ struct ModuleSplit {
 std::optional<ModuleSplit> SplitModule(const std::string& cpp) {
   static const std::regex kModule(R"(\bPYBIND11_MODULE\s*\(\s*TORCH_EXTENSION_NAME\s*,\s*[A-Za-z_]\w*\s*\)\s*\{)");
   const std::string code = CodeOnly(cpp);  // the same length: positions are the source's
-  std::smatch m;
-  if (!std::regex_search(code, m, kModule)) return std::nullopt;
-  const size_t begin = static_cast<size_t>(m.position(0));
+  // The first PYBIND11_MODULE whose opening (matched within kMostMatched characters) is
+  // the block's; a std::regex never runs over the whole source.
+  size_t begin = std::string::npos, opening = 0;
+  for (size_t at = code.find("PYBIND11_MODULE"); at != std::string::npos && begin == std::string::npos;
+       at = code.find("PYBIND11_MODULE", at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(code[at - 1])) || code[at - 1] == '_')) continue;
+    const std::string window = code.substr(at, kMostMatched);
+    std::smatch m;
+    if (std::regex_search(window, m, kModule, std::regex_constants::match_continuous))
+      begin = at, opening = static_cast<size_t>(m.length(0));
+  }
+  if (begin == std::string::npos) return std::nullopt;
   size_t end = std::string::npos;
   int depth = 0;
-  for (size_t i = begin + static_cast<size_t>(m.length(0)) - 1; i < code.size() && end == std::string::npos; ++i) {
+  for (size_t i = begin + opening - 1; i < code.size() && end == std::string::npos; ++i) {
     if (code[i] == '{') ++depth;
     if (code[i] == '}' && --depth == 0) end = i + 1;
   }
@@ -146,7 +165,7 @@ bool DeclaresOnly(const std::string& cpp) {
   for (size_t i = 0; i < code_lines.size(); ++i) {
     const size_t at = code_lines[i].find_first_not_of(" \t\r");
     if (at != std::string::npos && code_lines[i][at] == '#' && !IsIncludeLine(lines[i]) &&
-        !std::regex_match(lines[i], kPragmaOnce))
+        !Matches(lines[i], kPragmaOnce))
       return false;
   }
   // A raw string literal would hide braces from CodeOnly's simple scan: not declarations.

@@ -183,6 +183,24 @@ TEST(InlineUnit, IncludeFoldersHideNoFlagOrCommand) {
   EXPECT_NE(RefusedInlineFlag(call).find("malformed"), std::string::npos);
 }
 
+// std::regex matches by recursion (a few hundred bytes of stack a character): no text
+// of the candidate's reaches one unbounded, or a long line ended the engine.
+TEST(InlineUnit, LongTextIsJudgedWithoutOverflowingTheStack) {
+  const std::string a(1 << 20, 'a'), blanks(1 << 20, ' ');
+  const Json cuda = Json::array({"__global__ void k() {}"});
+  Json call = Call(Json::array({"int f();"}));
+  call["functions"] = Json::array({Json::array({a, "f"})});
+  EXPECT_FALSE(InlineUnitFor(call));
+  call = Call(Json::array({"#include <" + a + ">\nint f();"}), cuda);
+  EXPECT_EQ(IncludeLines("#include <" + a + ">"), std::vector<std::string>{});
+  EXPECT_FALSE(DeclaresOnly("#include <" + a + ">\nint f();"));
+  EXPECT_FALSE(DeclaresOnly("#pragma once" + blanks));
+  call = Call(Json::array({"int f();\nPYBIND11_MODULE" + blanks + "(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }"}),
+              cuda);
+  call["functions"] = nullptr;
+  EXPECT_FALSE(InlineUnitFor(call));
+}
+
 // The name, which PyTorch's build writes as -DTORCH_EXTENSION_NAME=<name>, is checked
 // when the worker noted it (records of older workers have none).
 TEST(InlineUnit, TheNameHidesNoCommand) {

@@ -9,6 +9,20 @@
 namespace kvault {
 namespace {
 
+// The longest flag, folder or name judged. No honest one comes near it, and
+// std::regex matches by recursion, a few hundred bytes of stack a character: a
+// "-DX=aaa..." of 40,000 characters overflowed an 8 MiB stack and ended the engine
+// (every lane of a run, a whole `kvault serve`). Anything longer is refused unread.
+constexpr size_t kMostChars = 1024;
+// The most flags (or folders) a list may hold: honest calls pass a handful; a list of
+// 700,000 distinct defines (4 MiB) would be deduplicated in quadratic time, then
+// exceed what exec takes.
+constexpr size_t kMostFlags = 256;
+
+bool Matches(const std::string& s, const std::regex& re) {
+  return s.size() <= kMostChars && std::regex_match(s, re);
+}
+
 // A value that reaches a compiler's own command lines: no character a shell or a
 // response-file reader gives a meaning (nvcc runs its stages through a shell).
 const char* const kPlainValue = R"([A-Za-z0-9_.+-]*)";
@@ -36,11 +50,11 @@ const std::regex& GxxFlag() {
 // bare names (an -Xcompiler item "-Wl" of "-Wl,-O1") and "-Wl=..." are refused too.
 bool PassesToAnotherProgram(const std::string& flag) {
   static const std::regex re(R"(-W[lap]([,=].*)?)");
-  return std::regex_match(flag, re);
+  return Matches(flag, re);
 }
 
 bool GxxAllowed(const std::string& flag) {
-  return !PassesToAnotherProgram(flag) && std::regex_match(flag, GxxFlag());
+  return !PassesToAnotherProgram(flag) && Matches(flag, GxxFlag());
 }
 
 // One ptxas option (the values of -Xptxas / --ptxas-options, split at commas).
@@ -49,7 +63,7 @@ bool PtxasAllowed(const std::string& option) {
       R"(-v|--verbose|-O[0-3]|-warn-spills|--warn-on-spills|-warn-lmem-usage|--warn-on-local-memory-usage|)"
       R"(-dlcm=(ca|cg|cs)|--def-load-cache=(ca|cg|cs)|--allow-expensive-optimizations(=(true|false))?|)"
       R"(-?-maxrregcount=[0-9]+|-w|--disable-warnings)");
-  return std::regex_match(option, re);
+  return Matches(option, re);
 }
 
 const char* const kGpu = R"((sm|compute|lto)_[0-9]+[a-z]?)";
@@ -69,7 +83,7 @@ bool NvccAllowed(const std::string& flag) {
       R"(-?-default-stream=(legacy|null|per-thread)|-?-threads=[0-9]+|-t=?[0-9]+|)" +
       R"(-?-diag[-_]suppress=[0-9A-Za-z_,-]+|)" +
       R"(-D[A-Za-z_][A-Za-z0-9_]*(=)" + kPlainValue + R"()?|-U[A-Za-z_][A-Za-z0-9_]*)");
-  return std::regex_match(flag, re);
+  return Matches(flag, re);
 }
 
 // The linker: libraries of the CUDA toolkit, the C runtime and PyTorch by `-l<name>`,
@@ -78,13 +92,13 @@ bool LinkedLibrary(const std::string& flag) {
   static const std::regex re(
       R"(-l(cublas|cublasLt|cudart|cuda|curand|cufft|cusparse|cusolver|nvrtc|nvToolsExt|gomp|m|pthread|dl|rt|)"
       R"(c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python))");
-  return std::regex_match(flag, re);
+  return Matches(flag, re);
 }
 
 bool SearchedAnyway(const std::string& flag) {
   static const std::regex re(
       R"(-L(/usr/local/cuda(-[0-9.]+)?(/targets/[a-z0-9_-]+)?/lib(64)?|/usr/lib(64)?|/usr/lib/x86_64-linux-gnu)/?)");
-  return std::regex_match(flag, re);
+  return Matches(flag, re);
 }
 
 // Every comma-separated item of `list` passes `allowed`.
@@ -114,6 +128,7 @@ bool TakesSeparateValue(Tool tool, const std::string& flag) {
 }
 
 bool CompileFlagAllowed(Tool tool, const std::string& flag) {
+  if (flag.size() > kMostChars) return false;  // an -Xcompiler list of any length, too
   if (tool != Tool::kNvcc) return GxxAllowed(flag);
   const size_t eq = flag.find('=');
   if (eq != std::string::npos && NvccForwarded(flag.substr(0, eq), flag.substr(eq + 1))) return true;
@@ -122,6 +137,10 @@ bool CompileFlagAllowed(Tool tool, const std::string& flag) {
 
 std::string Refused(const std::string& flag, const std::string& tool) {
   return "flag '" + Truncate(flag, 120) + "' is not allowed for " + tool;
+}
+
+std::string TooMany(const std::string& tool) {
+  return "more than " + std::to_string(kMostFlags) + " flags for " + tool;
 }
 
 // The entries of `given` split at whitespace, as PyTorch's ninja file reads them.
@@ -143,6 +162,7 @@ void AddOnce(std::vector<std::vector<std::string>>& groups, std::vector<std::str
 Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vector<std::string>& given) {
   const std::string tool_name = ToolName(tool);
   const std::vector<std::string> tokens = Tokens(given);
+  if (tokens.size() > kMostFlags) return Error{TooMany(tool_name)};
   std::vector<std::vector<std::string>> groups;  // a flag with its separate value, if any
   for (size_t i = 0; i < tokens.size(); ++i) {
     const std::string& flag = tokens[i];
@@ -165,8 +185,10 @@ Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vec
 }
 
 Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::string>& given) {
+  const std::vector<std::string> tokens = Tokens(given);
+  if (tokens.size() > kMostFlags) return Error{TooMany("the linker")};
   std::vector<std::string> flags;
-  for (std::string flag : Tokens(given)) {
+  for (std::string flag : tokens) {
     if (SearchedAnyway(flag)) continue;
     // What g++ links for these driver options, spelled so that nvcc's link takes it too
     // (PyTorch's link runs g++, which reads them).
@@ -180,11 +202,12 @@ Result<std::vector<std::string>> CandidateLinkFlags(const std::vector<std::strin
 
 Result<std::vector<std::string>> CandidateIncludePaths(const std::vector<std::string>& given) {
   static const std::regex kPlainPath(R"([A-Za-z0-9_./+-]+)");
+  if (given.size() > kMostFlags) return Error{"more than " + std::to_string(kMostFlags) + " folders"};
   std::vector<std::string> folders;
   for (const std::string& entry : given) {
     const std::string folder(Trim(entry));
     if (folder.empty()) continue;
-    if (!std::regex_match(folder, kPlainPath)) return Error{"folder '" + Truncate(folder, 120) + "' is not a plain path"};
+    if (!Matches(folder, kPlainPath)) return Error{"folder '" + Truncate(folder, 120) + "' is not a plain path"};
     folders.push_back(folder);
   }
   return folders;
@@ -192,7 +215,7 @@ Result<std::vector<std::string>> CandidateIncludePaths(const std::vector<std::st
 
 Status CandidateExtensionName(const std::string& name) {
   static const std::regex kPlainName(std::string("[A-Za-z0-9_]") + kPlainValue);
-  if (!std::regex_match(name, kPlainName)) return Error{"name '" + Truncate(name, 120) + "' is not plain"};
+  if (!Matches(name, kPlainName)) return Error{"name '" + Truncate(name, 120) + "' is not plain"};
   return Status::Ok();
 }
 

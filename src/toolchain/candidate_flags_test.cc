@@ -157,6 +157,30 @@ TEST(CandidateFlags, WhitespaceNeverHidesAFlag) {
   EXPECT_FALSE(CandidateLinkFlags({"-lcublas\n-Wl,-rpath,/tmp"}).ok());
 }
 
+// std::regex matches by recursion: a flag of 40,000 characters overflowed the stack
+// and ended the engine. A long flag, folder or name is refused unread, a long list too.
+TEST(CandidateFlags, LongFlagsAndListsAreRefusedNotRead) {
+  const std::string a(1 << 20, 'a');
+  EXPECT_NE(Refusal(Tool::kCxx, {"-DX=" + a}).find("is not allowed for g++"), std::string::npos);
+  EXPECT_NE(Refusal(Tool::kCxx, {"-Wl," + a}), "");
+  EXPECT_NE(Refusal(Tool::kNvcc, {"-DX=" + a}), "");
+  EXPECT_NE(Refusal(Tool::kNvcc, {"-Xcompiler", "-DX=" + a}), "");
+  std::string many_items = "-Xcompiler=-O3";
+  for (int i = 0; i < 100000; ++i) many_items += ",-O3";
+  EXPECT_NE(Refusal(Tool::kNvcc, {many_items}), "");
+  EXPECT_NE(Refusal(Tool::kNvcc, {"-Xptxas=-v," + a}), "");
+  EXPECT_FALSE(CandidateLinkFlags({"-l" + a}).ok());
+  EXPECT_FALSE(CandidateIncludePaths({a}).ok());
+  EXPECT_FALSE(CandidateExtensionName(a));
+  EXPECT_EQ(Compile(Tool::kCxx, {"-DX=" + std::string(1000, 'a')}), Argv{"-DX=" + std::string(1000, 'a')});
+  // Many flags: a handful is what honest calls pass.
+  std::string defines, libraries;
+  for (int i = 0; i < 300; ++i) defines += " -DA" + std::to_string(i), libraries += " -lcublas";
+  EXPECT_EQ(Refusal(Tool::kCxx, {defines}), "more than 256 flags for g++");
+  EXPECT_EQ(CandidateLinkFlags({libraries}).error(), "more than 256 flags for the linker");
+  EXPECT_EQ(CandidateIncludePaths(Argv(300, "x")).error(), "more than 256 folders");
+}
+
 // PyTorch's build writes each folder as -I<folder> into a line a shell reads.
 TEST(CandidateFlags, IncludeFoldersArePlainPaths) {
   auto folders = CandidateIncludePaths({"", " ", "/usr/local/cuda/include", " cutlass/include ", "../x"});

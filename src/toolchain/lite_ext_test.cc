@@ -170,6 +170,8 @@ TEST_F(LiteExtTest, WhatExcludesASource) {
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <pybind11/stl.h>\n", lite), "the lite headers have no <pybind11/stl.h>");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <Python.h>\n", lite), "the lite headers have no <Python.h>");
   EXPECT_EQ(LiteExtExcluded(req, gxx, "#include \"kernels.h\"\n", lite), "the source includes local files");
+  EXPECT_EQ(LiteExtExcluded(req, gxx, "#include <" + std::string(1 << 20, 'a') + ">\n", lite),
+            "the source has a line longer than 4096 characters");
   BuildRequest native = req;
   native.kind = SourceKind::kNative;
   EXPECT_EQ(LiteExtExcluded(native, gxx, kSource, lite), "native sources have no binding");
