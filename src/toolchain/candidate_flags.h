@@ -24,7 +24,9 @@ namespace kvault {
 
 // The compile flags of `given` for `tool` (g++ for extra_cflags, nvcc for
 // extra_cuda_cflags), normalised; Error "flag '<flag>' is not allowed for <tool>"
-// (the first refused one) or for a flag that needs a value and has none.
+// (the first refused one, a flag of more than 1024 characters among them: std::regex
+// would overflow the stack), "more than 256 flags for <tool>", or for a flag that
+// needs a value and has none.
 Result<std::vector<std::string>> CandidateCompileFlags(Tool tool, const std::vector<std::string>& given);
 
 // The link flags of `given` (extra_ldflags), normalised: libraries of the CUDA
