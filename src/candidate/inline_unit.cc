@@ -12,10 +12,9 @@
 namespace kvault {
 namespace {
 
-// The longest line or name a std::regex is run on. It matches by recursion, a few
-// hundred bytes of stack a character: a line of 40,000 ended the engine. Longer text
-// is no include line, no #pragma once, no identifier (nothing honest comes near it).
-constexpr size_t kMostMatched = 4096;
+// The longest line or name a std::regex is run on (util/strings.h): longer text is no
+// include line, no #pragma once, no identifier (nothing honest comes near it).
+constexpr size_t kMostMatched = kMostRegexChars;
 
 bool Matches(const std::string& s, const std::regex& re) {
   return s.size() <= kMostMatched && std::regex_match(s, re);

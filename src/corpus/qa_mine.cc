@@ -83,6 +83,7 @@ class GxxChecker : public CodeChecker {
   // Errors about names or headers the snippet does not declare mean it needs the
   // library's context: unchecked. Any other error: failed.
   static CodeCheck Classify(const std::string& output) {
+    if (!FitsRegex(output)) return {CodeCheck::Verdict::kUnchecked, "the compiler's output has lines too long to read"};
     static const std::regex kError(R"(error: (.*))");
     static const std::regex kContext(
         R"(No such file or directory|was not declared|does not name a type|has not been declared|is not a member of|incomplete type|undeclared|unknown type name)");
@@ -141,6 +142,7 @@ const char* CodeVerdictName(CodeCheck::Verdict v) {
 }
 
 std::vector<std::string> KeyTerms(std::string_view answer) {
+  if (!FitsRegex(answer)) return {};  // a model's text past what std::regex can match: none grounded
   static const std::regex kLineRef(R"(\blines?\s+\d+(\s*(-|–|to|and)\s*\d+)?)", std::regex::icase);
   std::string text = std::regex_replace(std::string(answer), kLineRef, " ");
   std::set<std::string> terms;

@@ -332,9 +332,15 @@ int64_t DeviceMemoryBytes(const Result<Json>& hello) {
 // The bytes a PyTorch out-of-memory message says were asked for ("Tried to allocate
 // 8.00 GiB"); nullopt when it says none.
 std::optional<double> AskedBytes(const std::string& message) {
+  // The candidate's process words the message: only the few characters after the
+  // phrase are matched (util/strings.h, kMostRegexChars).
+  constexpr std::string_view kPhrase = "Tried to allocate ";
+  const size_t at = message.find(kPhrase);
+  if (at == std::string::npos) return std::nullopt;
+  const std::string asked = message.substr(at, kPhrase.size() + 64);
   static const std::regex kAsked(R"(Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)\b)");
   std::smatch m;
-  if (!std::regex_search(message, m, kAsked)) return std::nullopt;
+  if (!std::regex_search(asked, m, kAsked)) return std::nullopt;
   const double scale = m[2] == "GiB" ? 1073741824.0 : m[2] == "MiB" ? 1048576.0 : m[2] == "KiB" ? 1024.0 : 1.0;
   return std::strtod(m[1].str().c_str(), nullptr) * scale;
 }

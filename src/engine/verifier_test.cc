@@ -175,11 +175,12 @@ class VerifierTest : public ::testing::Test {
 
   // `side`'s time_sample runs out of memory (a reply of `kind`) whenever `fails()` says
   // so, and answers as usual otherwise.
-  void SamplesRunOutOfMemory(const std::string& side, const std::string& kind, std::function<bool()> fails) {
-    sample_ = [this, side, kind, fails](const Json& r, const std::string& s) {
+  void SamplesRunOutOfMemory(const std::string& side, const std::string& kind, std::function<bool()> fails,
+                             const std::string& asked = "512.00 MiB") {
+    sample_ = [this, side, kind, fails, asked](const Json& r, const std::string& s) {
       if (s == side && fails())
         return Failed(kind, "the " + side + " forward raised: OutOfMemoryError: CUDA out of memory. "
-                                            "Tried to allocate 512.00 MiB.");
+                                            "Tried to allocate " + asked + ".");
       return SampleReply(r, s == "reference" ? reference_ms_ : 1.0);
     };
   }
@@ -999,6 +1000,18 @@ TEST_F(VerifierTest, TimingReferenceOutOfMemoryBesideOtherLanesIsNotTheTasks) {
   EXPECT_NE(v.message.find("timing case default: the reference ran out"), std::string::npos) << v.message;
   EXPECT_TRUE(v.reward.has_value());
   EXPECT_EQ(loaded_when_failing, 3);  // in the turn, alone, with the whole memory
+}
+
+// The candidate words its own out-of-memory message: 200,000 digits where the size
+// goes would overflow the stack of a std::regex run over it (util/strings.h).
+TEST_F(VerifierTest, AnOutOfMemoryMessageOfAnyLengthIsRead) {
+  options_.backend = Backend::kCuda;
+  DeviceGate::Member other_lane = DeviceGate::For("cuda-0")->Join();
+  int candidate_samples = 0;
+  SamplesRunOutOfMemory("candidate", "oom", [&] { return ++candidate_samples <= 1; }, std::string(200000, '9'));
+  Verification v = Verify();
+  EXPECT_EQ(v.status, OutcomeStatus::kPassed) << v.message;
+  EXPECT_EQ(AloneAfterOom(v), std::vector<std::string>{"timing case default"});
 }
 
 // The candidate's out of memory in its timing beside other lanes runs again alone, then

@@ -223,6 +223,9 @@ LiteFailureJudgement Doubt(std::string why) { return {false, std::move(why), {},
 
 LiteFailureJudgement JudgeLiteFailure(std::string_view diagnostics, std::string_view source_path,
                                       std::string_view source_text, std::string_view lite_include_dir) {
+  // Matched by std::regex below: text past its bounds is the full build's to judge.
+  if (!FitsRegex(source_text)) return Doubt("the source has a line or a blank run too long to match");
+  if (!FitsRegex(diagnostics)) return Doubt("a diagnostic line too long to match");
   const Source src(source_text);
   LiteFailureJudgement j;
   bool syntax_before = false;

@@ -121,6 +121,20 @@ TEST(LiteDiagnosticsTest, ErrorsElsewhereOrUnlocatedAreDoubts) {
                                 "u.cpp:1:20: error: expected ';' before '}' token\n", "u.cpp", source, "").own);
 }
 
+// Text std::regex cannot match without overflowing its stack (util/strings.h) is the
+// full build's to judge: a syntax error beside a macro-like word looks the word up in
+// the whole source, across a run of 200,000 blank lines here.
+TEST(LiteDiagnosticsTest, TextTooLongToMatchIsADoubt) {
+  const std::string source = "int f() { return FOO_BAR 0 }\n#" + std::string(200000, '\n') + "define Y 1\n";
+  auto j = JudgeLiteFailure("u.cpp:1:27: error: expected ';' before numeric constant\n", "u.cpp", source, "");
+  EXPECT_FALSE(j.own);
+  EXPECT_NE(j.why.find("too long to match"), std::string::npos) << j.why;
+  j = JudgeLiteFailure("u.cpp:1:20: error: expected ';' before '" + std::string(100000, 'x') + "'\n", "u.cpp",
+                       "int f() { return 0 }\n", "");
+  EXPECT_FALSE(j.own);
+  EXPECT_NE(j.why.find("too long to match"), std::string::npos) << j.why;
+}
+
 TEST(LiteDiagnosticsTest, UnknownWordsBesideASyntaxErrorAreLookedUp) {
   const std::string source = "__device__ float __ubsan_ignore_undefined__ g(float x) { return x; }\n";
   auto j = JudgeLiteFailure("u.cu(1): error: expected a \";\"\n", "u.cu", source, "");

@@ -106,9 +106,9 @@ std::string LiteExtExcluded(const BuildRequest& req, const CompilerSetup& setup,
     return "the lite extension build is for g++ and nvcc on C++ and CUDA sources";
   static const std::regex include_line(R"(^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]*)[>"])");
   for (const std::string& line : Split(source, '\n')) {
-    // std::regex matches by recursion: a candidate's line of 40,000 characters
-    // overflowed the stack and ended the engine. The full build reads such a source.
-    if (line.size() > 4096) return "the source has a line longer than 4096 characters";
+    // Past what std::regex can match (util/strings.h): the full build reads such a source.
+    if (line.size() > kMostRegexChars)
+      return "the source has a line longer than " + std::to_string(kMostRegexChars) + " characters";
     std::smatch m;
     if (!std::regex_search(line, m, include_line)) continue;
     const std::string path = m[2];

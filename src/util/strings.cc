@@ -65,6 +65,16 @@ std::string OmittedMarker(size_t omitted) {
   return "\n[... " + std::to_string(omitted) + " bytes omitted ...]\n";
 }
 
+bool FitsRegex(std::string_view text) {
+  size_t line = 0, space = 0;
+  for (char c : text) {
+    line = c == '\n' ? 0 : line + 1;
+    space = IsSpace(c) ? space + 1 : 0;
+    if (line > kMostRegexChars || space > kMostRegexChars) return false;
+  }
+  return true;
+}
+
 std::string Truncate(std::string s, size_t max) {
   if (s.size() <= max) return s;
   HeadTailBuffer buf(max);

@@ -25,6 +25,14 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 inline bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 inline bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
+// std::regex matches by recursion, a few hundred bytes of stack a character of a
+// match: a run of 100,000 characters overflows an 8 MiB stack and ends the process
+// (every lane of a run, a whole `kvault serve`). Text a candidate or a model controls
+// is matched only where no line and no run of whitespace (which may span lines) is
+// longer than this.
+inline constexpr size_t kMostRegexChars = 4096;
+bool FitsRegex(std::string_view text);
+
 // The marker Truncate places where bytes were dropped: "\n[... N bytes omitted ...]\n".
 std::string OmittedMarker(size_t omitted);
 

@@ -31,6 +31,15 @@ TEST(StringsTest, NaturalLessComparesNumbersAsNumbers) {
   EXPECT_TRUE(NaturalLess("level_1_problem_19_sample_9_kernel.py", "level_1_problem_19_sample_10_kernel.py"));
 }
 
+TEST(StringsTest, FitsRegexBoundsLinesAndBlankRuns) {
+  EXPECT_TRUE(FitsRegex(""));
+  EXPECT_TRUE(FitsRegex(std::string(kMostRegexChars, 'a') + "\n" + std::string(kMostRegexChars, 'b')));
+  EXPECT_FALSE(FitsRegex("x\n" + std::string(kMostRegexChars + 1, 'a')));
+  // Blank lines are short lines, but whitespace runs across them.
+  EXPECT_FALSE(FitsRegex("#" + std::string(kMostRegexChars + 1, '\n') + "define X"));
+  EXPECT_TRUE(FitsRegex(std::string(kMostRegexChars / 2, '\n') + "x" + std::string(kMostRegexChars / 2, '\n')));
+}
+
 TEST(StringsTest, Join) {
   EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
   EXPECT_EQ(Join({}, ", "), "");
