@@ -1,6 +1,7 @@
 #include "toolchain/lite_diagnostics.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <regex>
 #include <set>
@@ -132,6 +133,9 @@ std::vector<std::string> Identifiers(std::string_view text, bool skip_members) {
   return out;
 }
 
+// The most characters between a declaration's type word and its name that are read.
+constexpr size_t kDeclarationChars = 256;
+
 class Source {
  public:
   explicit Source(std::string_view text) : lines_(Split(text, '\n')), text_(text) {}
@@ -153,17 +157,26 @@ class Source {
   std::vector<std::string> DeclaredTypes(const std::string& name, int before_line = 0) const {
     static const std::set<std::string> kNotTypes = {"return", "else", "case", "goto", "new", "delete",
                                                     "throw", "sizeof", "typename", "using", "do"};
-    const std::regex decl(R"re(\b([A-Za-z_]\w*)\s*[*&]*\s*(?:(?:const|__restrict__)\s*[*&]*\s*)*\b)re" + name +
-                          R"re(\s*[=;,\[\)\{:])re");
+    // The words before `name`, matched in the kDeclarationChars before it: a std::regex
+    // over the whole source recursed through every line of a run of `const` lines.
+    static const std::regex kTypeBefore(R"re(\b([A-Za-z_]\w*)\s*[*&]*\s*(?:(?:const|__restrict__)\s*[*&]*\s*)*$)re");
+    auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     std::vector<std::string> types;
-    for (auto it = std::sregex_iterator(text_.begin(), text_.end(), decl); it != std::sregex_iterator(); ++it) {
-      if (kNotTypes.contains((*it)[1])) continue;
+    for (size_t at = text_.find(name); at != std::string::npos; at = text_.find(name, at + 1)) {
+      if (at > 0 && word_char(text_[at - 1])) continue;
+      size_t after = at + name.size();
+      while (after < text_.size() && std::isspace(static_cast<unsigned char>(text_[after]))) ++after;
+      if (after == text_.size() || std::string_view("=;,[){:").find(text_[after]) == std::string_view::npos) continue;
+      const size_t from = at > kDeclarationChars ? at - kDeclarationChars : 0;
+      const std::string before = text_.substr(from, at - from);
+      std::smatch m;
+      if (!std::regex_search(before, m, kTypeBefore) || kNotTypes.contains(m[1])) continue;
       if (before_line > 0) {
-        const auto line = 1 + std::count(text_.begin(), text_.begin() + it->position(0), '\n');
+        const auto line = 1 + std::count(text_.begin(), text_.begin() + from + m.position(0), '\n');
         if (line > before_line) break;
         types.clear();
       }
-      types.push_back((*it)[1]);
+      types.push_back(m[1]);
     }
     return types;
   }

@@ -133,6 +133,13 @@ TEST(LiteDiagnosticsTest, TextTooLongToMatchIsADoubt) {
                        "int f() { return 0 }\n", "");
   EXPECT_FALSE(j.own);
   EXPECT_NE(j.why.find("too long to match"), std::string::npos) << j.why;
+  // Short lines, short blank runs: a declaration's words are still read near its name
+  // only (100,000 lines of `const` between a type and a name).
+  std::string consts;
+  for (int i = 0; i < 100000; ++i) consts += "const\n";
+  j = JudgeLiteFailure("u.cpp:2:8: error: assignment of read-only location '* x'\n", "u.cpp",
+                       "void f(const float* x) {\n  x[0] = 1;\n}\nfloat\n" + consts + "x;\n", "");
+  EXPECT_TRUE(j.own) << j.why;  // x is a const float* where the error is
 }
 
 TEST(LiteDiagnosticsTest, UnknownWordsBesideASyntaxErrorAreLookedUp) {
@@ -248,3 +255,4 @@ TEST_F(LiteVerdictBuildTest, ADoubtfulErrorTakesTheFullBuild) {
 
 }  // namespace
 }  // namespace kvault
+
